@@ -1,0 +1,60 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { CreditTransferRecord, CreditTransferStore } from '#domain/ports';
+import { creditTransferKey } from './keys.ts';
+
+export type CapacityObserver = (operation: string, capacityUnits: number) => void;
+
+/** The item as stored: keys, the record's fields, and the transfer as the JSON text the client sent. */
+export const toCreditTransferItem = (record: CreditTransferRecord): Record<string, unknown> => ({
+  ...creditTransferKey(record.tenant, record.paymentId),
+  type: 'CreditTransfer',
+  ...record,
+  // JSON text keeps every value and the field order exactly as sent.
+  transfer: JSON.stringify(record.transfer),
+});
+
+const fromCreditTransferItem = (item: Record<string, unknown>): CreditTransferRecord => {
+  const { pk: _pk, sk: _sk, type: _type, transfer, ...record } = item;
+  return { ...(record as Omit<CreditTransferRecord, 'transfer'>), transfer: JSON.parse(transfer as string) };
+};
+
+export class DynamoDbCreditTransferStore implements CreditTransferStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly onCapacity?: CapacityObserver,
+  ) {}
+
+  async create(record: CreditTransferRecord): Promise<boolean> {
+    try {
+      const result = await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: toCreditTransferItem(record),
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
+        }),
+      );
+      this.onCapacity?.('create', result.ConsumedCapacity?.CapacityUnits ?? 0);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined> {
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        // A client reads its payment right after the 202: it must see it.
+        ConsistentRead: true,
+        ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
+      }),
+    );
+    this.onCapacity?.('get', result.ConsumedCapacity?.CapacityUnits ?? 0);
+    return result.Item ? fromCreditTransferItem(result.Item) : undefined;
+  }
+}

@@ -1,0 +1,26 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { optionalEnv, requiredEnv } from '#shared/config';
+
+/** The one DynamoDB client of the service. DYNAMODB_ENDPOINT points it at the local dynalite. */
+export const createDocumentClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DynamoDBDocumentClient => {
+  const client = new DynamoDBClient(
+    endpoint
+      ? {
+          endpoint,
+          region: optionalEnv('AWS_REGION') ?? 'local',
+          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+          maxAttempts: 5,
+        }
+      : {},
+  );
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+};
+
+let shared: DynamoDBDocumentClient | undefined;
+export const documentClient = (): DynamoDBDocumentClient => {
+  shared ??= createDocumentClient();
+  return shared;
+};
+
+export const tableName = (): string => requiredEnv('TABLE_NAME');

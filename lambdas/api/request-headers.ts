@@ -1,0 +1,44 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { idempotencyKeySchema, type ServicerHeaders, servicerHeadersSchema } from '#domain/credit-transfer';
+import { InvalidRequestError } from '#domain/errors';
+import { parseOrThrow } from '#domain/validation';
+import { headerValue } from '#shared/http-event';
+
+export const servicerHeaders = (event: APIGatewayProxyEvent): ServicerHeaders =>
+  parseOrThrow(
+    servicerHeadersSchema,
+    {
+      servicerId: headerValue(event, 'servicerId'),
+      servicerBranchId: headerValue(event, 'servicerBranchId'),
+    },
+    'A request header is not valid',
+  );
+
+const optionalKey = z.optional(idempotencyKeySchema);
+
+/** The idempotency key from `idempotencyId` (the spec's name) or `Idempotency-Key`; both must agree. */
+export const idempotencyKey = (event: APIGatewayProxyEvent): string | undefined => {
+  const fromSpecHeader = parseOrThrow(
+    optionalKey,
+    headerValue(event, 'idempotencyId'),
+    'A request header is not valid',
+    ['idempotencyId'],
+  );
+  const fromStandardHeader = parseOrThrow(
+    optionalKey,
+    headerValue(event, 'Idempotency-Key'),
+    'A request header is not valid',
+    ['Idempotency-Key'],
+  );
+  if (
+    fromSpecHeader !== undefined &&
+    fromStandardHeader !== undefined &&
+    fromSpecHeader !== fromStandardHeader
+  ) {
+    throw new InvalidRequestError('A request header is not valid', [
+      { name: 'Idempotency-Key', reason: 'differs from idempotencyId; send one of them' },
+    ]);
+  }
+  return fromSpecHeader ?? fromStandardHeader;
+};

@@ -1,0 +1,40 @@
+/** Failures the domain names; one middleware maps each to its HTTP problem response. */
+
+export interface InvalidParam {
+  name: string;
+  reason: string;
+}
+
+export class InvalidRequestError extends Error {
+  constructor(
+    message: string,
+    readonly invalidParams: InvalidParam[] = [],
+  ) {
+    super(message);
+    this.name = 'InvalidRequestError';
+  }
+}
+
+export class PaymentNotFoundError extends Error {
+  constructor(readonly paymentId: string) {
+    super(`No credit transfer with paymentId '${paymentId}'`);
+    this.name = 'PaymentNotFoundError';
+  }
+}
+
+export class PaymentNotCancellableError extends Error {
+  constructor(
+    readonly paymentId: string,
+    readonly status: string,
+  ) {
+    super(`The credit transfer is ${status} and can no longer be cancelled`);
+    this.name = 'PaymentNotCancellableError';
+  }
+}
+
+export class IdempotencyKeyReusedError extends Error {
+  constructor() {
+    super('This idempotencyId was already used with a different request body');
+    this.name = 'IdempotencyKeyReusedError';
+  }
+}

@@ -1,0 +1,99 @@
+import { fingerprint } from './canonical-json.ts';
+import {
+  type CreditTransfer,
+  type CreditTransferRequest,
+  creditTransferRequestSchema,
+  type ServicerHeaders,
+} from './credit-transfer.ts';
+import { toCreditTransfer } from './credit-transfer-view.ts';
+import { IdempotencyKeyReusedError, type InvalidParam, InvalidRequestError } from './errors.ts';
+import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
+import type { Clock, CreditTransferRecord, CreditTransferStore } from './ports.ts';
+import { parseOrThrow } from './validation.ts';
+
+export interface InitiationDependencies {
+  store: CreditTransferStore;
+  clock: Clock;
+}
+
+export interface InitiationCommand {
+  tenant: string;
+  clientId: string;
+  body: unknown;
+  idempotencyKey?: string;
+  servicer: ServicerHeaders;
+}
+
+export interface InitiationResult {
+  creditTransfer: CreditTransfer;
+  /** True when an earlier request with the same idempotency key and body made this payment. */
+  replayed: boolean;
+}
+
+const isAboveZero = (amount: string): boolean => !amount.startsWith('-') && /[1-9]/.test(amount);
+
+/** Rules of an initiation beyond the shape of the fields; they depend on the day it arrives. */
+const initiationRuleViolations = (transfer: CreditTransferRequest, now: Date): InvalidParam[] => {
+  const violations: InvalidParam[] = [];
+  if (!isAboveZero(transfer.amount)) violations.push({ name: 'amount', reason: 'must be greater than zero' });
+  const today = now.toISOString().slice(0, 10);
+  if (transfer.valueDate !== undefined && transfer.valueDate < today) {
+    violations.push({ name: 'valueDate', reason: `must be today (${today}, UTC) or later` });
+  }
+  return violations;
+};
+
+export const initiateCreditTransfer = async (
+  { store, clock }: InitiationDependencies,
+  command: InitiationCommand,
+): Promise<InitiationResult> => {
+  const { tenant, clientId, idempotencyKey, servicer } = command;
+  const transfer = parseOrThrow(
+    creditTransferRequestSchema,
+    command.body,
+    'The credit transfer is not valid',
+  );
+  const requestHash = fingerprint({ transfer: command.body, servicer });
+  const paymentId =
+    idempotencyKey === undefined ? randomPaymentId() : derivedPaymentId(tenant, 'initiate', idempotencyKey);
+
+  const replayOf = async (): Promise<InitiationResult | undefined> => {
+    if (idempotencyKey === undefined) return undefined;
+    const existing = await store.get(tenant, paymentId);
+    if (existing === undefined) return undefined;
+    if (existing.requestHash !== requestHash || existing.idempotencyKey !== idempotencyKey) {
+      throw new IdempotencyKeyReusedError();
+    }
+    return { creditTransfer: toCreditTransfer(existing), replayed: true };
+  };
+
+  const now = clock.now();
+  const violations = initiationRuleViolations(transfer, now);
+  if (violations.length > 0) {
+    // A retry of yesterday's accepted payment still replays, though its valueDate has passed.
+    const replay = await replayOf();
+    if (replay) return replay;
+    throw new InvalidRequestError('The credit transfer is not valid', violations);
+  }
+
+  const date = now.toISOString();
+  const record: CreditTransferRecord = {
+    tenant,
+    paymentId,
+    clientId,
+    createdAt: date,
+    status: 'Received',
+    statusDate: date,
+    requestHash,
+    ...(idempotencyKey !== undefined && { idempotencyKey }),
+    servicer,
+    // Stored exactly as sent: the schema accepted it whole, with no unknown field.
+    transfer: command.body as CreditTransferRequest,
+    history: [{ status: 'Received', date, actor: clientId }],
+  };
+  if (await store.create(record)) return { creditTransfer: toCreditTransfer(record), replayed: false };
+
+  const replay = await replayOf();
+  if (replay) return replay;
+  throw new Error(`paymentId ${paymentId} is taken and no idempotent original was found`);
+};

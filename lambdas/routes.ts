@@ -1,0 +1,90 @@
+import type { Scope } from '#auth/scopes';
+
+/**
+ * The route table, the one list both runtimes read: the CDK stack makes a REST resource,
+ * method and function of each, the local server dispatches to the same handler files.
+ * A route with a scope sits behind the authorizer; one without is public.
+ */
+export interface Route {
+  operationId: string;
+  method: 'GET' | 'POST';
+  /** API Gateway resource path, with `{name}` path parameters. */
+  path: string;
+  /** Handler source file, relative to the project root; it exports `handler`. */
+  entry: string;
+  scope?: Scope;
+  summary: string;
+}
+
+export const ROUTES: readonly Route[] = [
+  {
+    operationId: 'issueToken',
+    method: 'POST',
+    path: '/oauth/token',
+    entry: 'lambdas/auth/issue-token.ts',
+    summary: 'Issue an access token (OAuth 2.0 client credentials)',
+  },
+  {
+    operationId: 'getJsonWebKeySet',
+    method: 'GET',
+    path: '/.well-known/jwks.json',
+    entry: 'lambdas/auth/key-set.ts',
+    summary: 'Public keys that verify access tokens',
+  },
+  {
+    operationId: 'getOpenIdConfiguration',
+    method: 'GET',
+    path: '/.well-known/openid-configuration',
+    entry: 'lambdas/auth/openid-configuration.ts',
+    summary: 'Authorization server metadata',
+  },
+  {
+    operationId: 'initiateCreditTransfer',
+    method: 'POST',
+    path: '/v1/payments/credit-transfers',
+    entry: 'lambdas/api/initiate-credit-transfer.ts',
+    scope: 'transactions:write',
+    summary: 'Credit transfer initiation',
+  },
+  {
+    operationId: 'getCreditTransferStatus',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers/{paymentId}/status',
+    entry: 'lambdas/api/get-credit-transfer-status.ts',
+    scope: 'transactions:read',
+    summary: 'Credit transfer status report',
+  },
+  {
+    operationId: 'getOpenApiDocument',
+    method: 'GET',
+    path: '/openapi.json',
+    entry: 'lambdas/api/openapi-document.ts',
+    summary: 'This API as an OpenAPI 3.1 document',
+  },
+  {
+    operationId: 'getReferencePage',
+    method: 'GET',
+    path: '/docs',
+    entry: 'lambdas/api/reference-page.ts',
+    summary: 'API reference page',
+  },
+];
+
+/** Matches a concrete path against a route path; returns the path parameters, or undefined. */
+export const matchPath = (routePath: string, path: string): Record<string, string> | undefined => {
+  const routeSegments = routePath.split('/');
+  const segments = path.split('/');
+  if (routeSegments.length !== segments.length) return undefined;
+  const parameters: Record<string, string> = {};
+  for (const [index, routeSegment] of routeSegments.entries()) {
+    const segment = segments[index] ?? '';
+    const parameter = /^\{(\w+)\}$/.exec(routeSegment)?.[1];
+    if (parameter !== undefined) {
+      if (segment === '') return undefined;
+      parameters[parameter] = segment;
+    } else if (routeSegment !== segment) {
+      return undefined;
+    }
+  }
+  return parameters;
+};

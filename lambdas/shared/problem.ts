@@ -1,0 +1,79 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { InvalidParam } from '#domain/errors';
+
+/**
+ * Every error the service answers has one body: the spec's `error` and `error_description`,
+ * which is also an RFC 9457 problem (`type`, `title`, `status`, `detail`).
+ */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'payment_not_cancellable'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'idempotency_key_reused'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'service_unavailable'
+  // RFC 6749 section 5.2, for the token endpoint.
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'invalid_scope';
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  error: ErrorCode;
+  error_description: string;
+  invalidParams?: InvalidParam[];
+}
+
+export const problemBody = (
+  status: number,
+  error: ErrorCode,
+  description: string,
+  invalidParams?: InvalidParam[],
+): ProblemBody => ({
+  type: `urn:problem-type:credit-transfers:${error}`,
+  title: TITLES[status] ?? 'Error',
+  status,
+  detail: description,
+  error,
+  error_description: description,
+  ...(invalidParams && invalidParams.length > 0 && { invalidParams }),
+});
+
+export const problemResponse = (
+  status: number,
+  error: ErrorCode,
+  description: string,
+  options: { invalidParams?: InvalidParam[]; headers?: Record<string, string> } = {},
+): APIGatewayProxyResult => ({
+  statusCode: status,
+  headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', ...options.headers },
+  body: JSON.stringify(problemBody(status, error, description, options.invalidParams)),
+});

@@ -1,0 +1,51 @@
+import { rm } from 'node:fs/promises';
+import { LOCAL_CLIENT, startLocalService } from '#local/service-process';
+import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
+import { benchClient, fixed } from './support.ts';
+
+/**
+ * `npm run bench`: figures measured side by side in one run, on a fresh local service.
+ * Not a test: it prints, and it fails only if the service does.
+ */
+const requestToken = async (baseUrl: string): Promise<string> => {
+  const response = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: LOCAL_CLIENT.clientId,
+      client_secret: LOCAL_CLIENT.clientSecret,
+    }),
+  });
+  return ((await response.json()) as { access_token: string }).access_token;
+};
+
+const service = await startLocalService();
+try {
+  const api = benchClient(service.baseUrl, await requestToken(service.baseUrl));
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+  const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
+
+  console.log(`\n## Initiation throughput (${requests} requests, concurrency ${concurrency}, same dynalite)`);
+  await benchInitiationThroughput(service, api, { requests: 200, concurrency, rounds: 1 }); // warm-up
+  const throughput = await benchInitiationThroughput(service, api, { requests, concurrency, rounds: 4 });
+  console.log(
+    `HTTP initiations:        ${fixed(throughput.viaHttp.perSecond)}/s  (p50 ${fixed(throughput.viaHttp.p50Ms)} ms, p99 ${fixed(throughput.viaHttp.p99Ms)} ms)`,
+  );
+  console.log(
+    `raw conditional PutItem: ${fixed(throughput.raw.perSecond)}/s  (p50 ${fixed(throughput.raw.p50Ms)} ms, p99 ${fixed(throughput.raw.p99Ms)} ms)`,
+  );
+  console.log(`ratio HTTP / raw:        ${fixed(throughput.ratio, 2)}  (target >= 0.5)`);
+
+  console.log(
+    '\n## Write capacity per initiation (ReturnConsumedCapacity; dynalite reports none for a refused conditional write, which DynamoDB bills as one write of the item size)',
+  );
+  for (const row of await benchInitiationCapacity(service)) {
+    console.log(
+      `${row.label.padEnd(40)} item ${String(row.itemBytes).padStart(6)} B = ${row.startedKilobytes} started KB -> ${row.writeUnits} WCU written, ${row.readUnits} RCU read`,
+    );
+  }
+} finally {
+  await service.stop();
+  await rm(service.dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayTokenAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { matchPath, type Route } from '#routes';
+import {
+  type GatewayResponseType,
+  gatewayResponse,
+  gatewayResponseBody,
+  gatewayResponseHeaders,
+} from '#shared/gateway-responses';
+import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
+
+/**
+ * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
+ * runs the same TOKEN authorizer (with a result cache, as API Gateway keeps one), hands the
+ * same handlers v1 proxy events and answers with the same Gateway Responses.
+ */
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type TokenAuthorizer = (
+  event: APIGatewayTokenAuthorizerEvent,
+  context: Context,
+) => Promise<APIGatewayAuthorizerResult>;
+export type PolicyEvaluator = (
+  policy: APIGatewayAuthorizerResult['policyDocument'],
+  methodArn: string,
+) => boolean;
+
+export interface BoundRoute {
+  route: Route;
+  handler: ProxyHandler;
+}
+
+export interface ApiGatewayOptions {
+  routes: readonly BoundRoute[];
+  authorizer: TokenAuthorizer;
+  isAllowed: PolicyEvaluator;
+  authorizerCacheSeconds?: number;
+  stage?: string;
+}
+
+const REGION = 'local';
+const ACCOUNT = '000000000000';
+const API_ID = 'local';
+
+const lambdaContext = (functionName: string): Context => ({
+  callbackWaitsForEmptyEventLoop: false,
+  functionName,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionName}`,
+  memoryLimitInMB: '1024',
+  awsRequestId: randomUUID(),
+  logGroupName: `/aws/lambda/${functionName}`,
+  logStreamName: 'local',
+  getRemainingTimeInMillis: () => 29_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+});
+
+const send = (response: ServerResponse, result: APIGatewayProxyResult): void => {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {}))
+    headers[name] = values.map(String);
+  response.writeHead(result.statusCode, headers);
+  response.end(
+    result.body === undefined
+      ? undefined
+      : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'),
+  );
+};
+
+const sendGatewayResponse = (response: ServerResponse, type: GatewayResponseType): void => {
+  const definition = gatewayResponse(type);
+  send(response, {
+    statusCode: definition.statusCode,
+    headers: gatewayResponseHeaders(definition),
+    body: gatewayResponseBody(definition),
+  });
+};
+
+/** Reads the body up to the limit; past it, drains the rest so the client reads the 413, not a reset. */
+const readBody = (request: IncomingMessage): Promise<Buffer | 'too-large'> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () => resolve(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+const toRecord = (
+  entries: Iterable<[string, string]>,
+): { single: Record<string, string> | null; multi: Record<string, string[]> | null } => {
+  const single: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [name, value] of entries) {
+    single[name] = value;
+    multi[name] = [...(multi[name] ?? []), value];
+  }
+  return Object.keys(single).length === 0 ? { single: null, multi: null } : { single, multi };
+};
+
+const headerEntries = (request: IncomingMessage): [string, string][] => {
+  const entries: [string, string][] = [];
+  for (let index = 0; index < request.rawHeaders.length; index += 2) {
+    entries.push([request.rawHeaders[index] ?? '', request.rawHeaders[index + 1] ?? '']);
+  }
+  return entries;
+};
+
+const methodArn = (stage: string, route: Route, path: string): string =>
+  `arn:aws:execute-api:${REGION}:${ACCOUNT}:${API_ID}/${stage}/${route.method}${path}`;
+
+export const createApiGateway = (options: ApiGatewayOptions): RequestListener => {
+  const stage = options.stage ?? 'live';
+  const cacheMilliseconds = (options.authorizerCacheSeconds ?? 60) * 1000;
+  const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
+
+  const authorize = async (token: string, arn: string): Promise<APIGatewayAuthorizerResult | undefined> => {
+    const cached = authorizerCache.get(token);
+    if (cached && cached.expires > Date.now()) return cached.result;
+    try {
+      const result = await options.authorizer(
+        { type: 'TOKEN', authorizationToken: token, methodArn: arn },
+        lambdaContext('authorizer'),
+      );
+      authorizerCache.set(token, { result, expires: Date.now() + cacheMilliseconds });
+      return result;
+    } catch (error) {
+      if (error instanceof Error && error.message === 'Unauthorized') return undefined;
+      throw error;
+    }
+  };
+
+  const dispatch = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const body = await readBody(request);
+    let path: string;
+    try {
+      path = decodeURI(url.pathname);
+    } catch {
+      return sendGatewayResponse(response, 'DEFAULT_4XX');
+    }
+    const candidates = options.routes.flatMap(({ route, handler }) => {
+      const parameters = matchPath(route.path, url.pathname);
+      return parameters ? [{ route, handler, parameters }] : [];
+    });
+    const matched = candidates.find(({ route }) => route.method === request.method);
+    if (!matched) return sendGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN');
+    const { route, handler, parameters } = matched;
+
+    let authorizer: APIGatewayProxyEvent['requestContext']['authorizer'] = null;
+    if (route.scope) {
+      const token = request.headers.authorization;
+      if (!token) return sendGatewayResponse(response, 'UNAUTHORIZED');
+      const arn = methodArn(stage, route, url.pathname);
+      const result = await authorize(token, arn);
+      if (!result) return sendGatewayResponse(response, 'UNAUTHORIZED');
+      if (!options.isAllowed(result.policyDocument, arn))
+        return sendGatewayResponse(response, 'ACCESS_DENIED');
+      authorizer = { ...result.context, principalId: result.principalId };
+    }
+    if (body === 'too-large') return send(response, toProblemResponse(new PayloadTooLargeError()));
+
+    const pathParameters: Record<string, string> = {};
+    for (const [name, value] of Object.entries(parameters)) {
+      try {
+        pathParameters[name] = decodeURIComponent(value);
+      } catch {
+        return sendGatewayResponse(response, 'DEFAULT_4XX');
+      }
+    }
+    const headers = toRecord(headerEntries(request));
+    const query = toRecord(url.searchParams.entries());
+    const requestId = randomUUID();
+    const event: APIGatewayProxyEvent = {
+      resource: route.path,
+      path,
+      httpMethod: route.method,
+      headers: headers.single ?? {},
+      multiValueHeaders: headers.multi ?? {},
+      queryStringParameters: query.single,
+      multiValueQueryStringParameters: query.multi,
+      pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+      stageVariables: null,
+      body: body.length > 0 ? body.toString('utf8') : null,
+      isBase64Encoded: false,
+      requestContext: {
+        accountId: ACCOUNT,
+        apiId: API_ID,
+        authorizer,
+        protocol: `HTTP/${request.httpVersion}`,
+        httpMethod: route.method,
+        identity: {
+          sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        } as APIGatewayProxyEvent['requestContext']['identity'],
+        path: `/${stage}${path}`,
+        stage,
+        requestId,
+        requestTimeEpoch: Date.now(),
+        resourceId: route.operationId,
+        resourcePath: route.path,
+      },
+    };
+    send(response, await handler(event, lambdaContext(route.operationId)));
+  };
+
+  return (request, response) => {
+    dispatch(request, response).catch((error: unknown) => {
+      console.error('Unhandled error in the local API gateway', error);
+      // A handler that throws past its middleware is a Lambda error: API Gateway answers 5XX.
+      if (!response.headersSent) sendGatewayResponse(response, 'DEFAULT_5XX');
+      else response.destroy();
+    });
+  };
+};

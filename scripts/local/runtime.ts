@@ -1,0 +1,132 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ROUTES } from '#routes';
+import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthorizer } from './api-gateway.ts';
+import { startDynalite } from './dynalite-process.ts';
+import { ensureTable } from './table.ts';
+
+export interface LocalRuntimeOptions {
+  host: string;
+  port: number;
+  dynamodbPort: number;
+  dataDir: string;
+  tableName: string;
+  client: { clientId: string; clientSecret: string; tenant: string };
+}
+
+export interface LocalRuntime {
+  baseUrl: string;
+  dynamodbEndpoint: string;
+  stop(): Promise<void>;
+}
+
+const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const AUDIENCE = 'credit-transfers';
+
+const importHandler = async <T>(entry: string): Promise<T> => {
+  const module = (await import(pathToFileURL(join(PROJECT_ROOT, entry)).href)) as { handler: T };
+  return module.handler;
+};
+
+const listen = (server: Server, host: string, port: number): Promise<number> =>
+  new Promise((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolveListen((server.address() as AddressInfo).port));
+  });
+
+const stopChild = (child: ChildProcess): Promise<void> =>
+  new Promise((resolveStop) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
+    const force = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolveStop();
+    });
+    child.kill('SIGTERM');
+  });
+
+/**
+ * Starts the whole service on this machine: dynalite (own process, LevelDB under dataDir),
+ * the table from the shared definition, the signing key, the seeded client and the HTTP server
+ * running the real handlers. The server answers 503 until everything is ready.
+ */
+export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
+  await mkdir(options.dataDir, { recursive: true });
+  const dynalite = await startDynalite({
+    host: options.host,
+    port: options.dynamodbPort,
+    path: join(options.dataDir, 'dynamodb'),
+  });
+
+  let listener: RequestListener | undefined;
+  const server = createServer((request, response) => {
+    if (new URL(request.url ?? '/', 'http://localhost').pathname === '/health') {
+      response.writeHead(listener ? 200 : 503, { 'Content-Type': 'application/json' });
+      response.end(JSON.stringify({ status: listener ? 'ok' : 'starting' }));
+      return;
+    }
+    if (listener) return listener(request, response);
+    response.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+    response.end(JSON.stringify({ error: 'service_unavailable', error_description: 'Starting' }));
+  });
+  server.keepAliveTimeout = 65_000;
+
+  const stop = async () => {
+    server.closeAllConnections();
+    await new Promise((resolveClose) => server.close(resolveClose));
+    await stopChild(dynalite.child);
+  };
+
+  try {
+    const port = await listen(server, options.host, options.port);
+    const baseUrl = `http://${options.host}:${port}`;
+    Object.assign(process.env, {
+      AWS_REGION: 'local',
+      TABLE_NAME: options.tableName,
+      DYNAMODB_ENDPOINT: dynalite.endpoint,
+      ISSUER: baseUrl,
+      AUDIENCE,
+      LOCAL_SIGNING_KEY_FILE: join(options.dataDir, 'signing-key.pem'),
+      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+    });
+
+    await ensureTable(
+      new DynamoDBClient({
+        endpoint: dynalite.endpoint,
+        region: 'local',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+      options.tableName,
+    );
+    const { ensureLocalSigningKey } = await import('#adapters/signer-local');
+    await ensureLocalSigningKey(process.env.LOCAL_SIGNING_KEY_FILE as string);
+    const { registerClient } = await import('#auth/register-client');
+    const { DynamoDbClientStore } = await import('#adapters/client-store');
+    const { documentClient, tableName } = await import('#adapters/dynamodb-client');
+    await registerClient(new DynamoDbClientStore(documentClient(), tableName()), {
+      clientId: options.client.clientId,
+      secret: options.client.clientSecret,
+      scopes: [...(await import('#auth/scopes')).SCOPES],
+      tenant: options.client.tenant,
+    });
+
+    const routes: BoundRoute[] = [];
+    for (const route of ROUTES)
+      routes.push({ route, handler: await importHandler<ProxyHandler>(route.entry) });
+    const { isAllowed } = await import('#auth/policy');
+    listener = createApiGateway({
+      routes,
+      authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
+      isAllowed,
+    });
+    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};

@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const START_SCRIPT = fileURLToPath(new URL('../start.ts', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export const LOCAL_CLIENT = { clientId: 'it-client', clientSecret: 'it-client-secret-0123456789' };
+
+export interface LocalService {
+  baseUrl: string;
+  dynamodbEndpoint: string;
+  dataDir: string;
+  output: () => string;
+  /** SIGTERM, as Ctrl-C or a process manager would stop it. */
+  stop(): Promise<void>;
+  /** SIGKILL: no chance to clean up. */
+  kill(): Promise<void>;
+}
+
+const exited = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+  });
+
+/**
+ * Starts the service exactly as `npm start` does, in its own process, on free ports and a data
+ * folder of its own (a fresh one unless `dataDir` is given, to restart on kept data).
+ */
+export const startLocalService = async (options: { dataDir?: string; env?: Record<string, string> } = {}) => {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'credit-transfers-')));
+  const child = spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DYNAMODB_PORT: '0',
+      DATA_DIR: dataDir,
+      LOCAL_CLIENT_ID: LOCAL_CLIENT.clientId,
+      LOCAL_CLIENT_SECRET: LOCAL_CLIENT.clientSecret,
+      ...options.env,
+    },
+    cwd: PROJECT_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 60_000);
+    const check = () => {
+      const url = /listening on (http:\/\/[^\s]+)/.exec(output)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve(url);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited (${code}) before it was ready:\n${output}`));
+    });
+  });
+  const service: LocalService = {
+    baseUrl,
+    dynamodbEndpoint: /DynamoDB \(dynalite\):\s+(\S+)/.exec(output)?.[1] ?? '',
+    dataDir,
+    output: () => output,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited(child);
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+  };
+  return service;
+};

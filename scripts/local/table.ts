@@ -1,0 +1,28 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceInUseException,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
+import { createTableInput } from '#adapters/table-definition';
+
+/** Creates the table from the shared definition unless it exists, and waits until it is active. */
+export const ensureTable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+    try {
+      await client.send(new CreateTableCommand(createTableInput(tableName)));
+    } catch (createError) {
+      if (!(createError instanceof ResourceInUseException)) throw createError;
+    }
+  }
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Table ${tableName} did not become active`);
+};

@@ -1,0 +1,45 @@
+import { resolve } from 'node:path';
+import { startLocalRuntime } from '#local/runtime';
+
+/** `npm start`: the whole service on this machine. Every setting has a default; see README. */
+const setting = (name: string, fallback: string): string => process.env[name] || fallback;
+
+const client = {
+  clientId: setting('LOCAL_CLIENT_ID', 'local-client'),
+  clientSecret: setting('LOCAL_CLIENT_SECRET', 'local-client-secret'),
+  tenant: 'local',
+};
+
+const runtime = await startLocalRuntime({
+  host: setting('HOST', '127.0.0.1'),
+  port: Number(setting('PORT', '3000')),
+  dynamodbPort: Number(setting('DYNAMODB_PORT', '8000')),
+  dataDir: resolve(setting('DATA_DIR', '.local-data')),
+  tableName: setting('TABLE_NAME', 'credit-transfers'),
+  client,
+});
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: stopping`);
+  await runtime.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+const { baseUrl } = runtime;
+console.log(`Credit transfer service listening on ${baseUrl}
+  DynamoDB (dynalite):  ${runtime.dynamodbEndpoint}
+  OpenAPI:              ${baseUrl}/openapi.json   reference: ${baseUrl}/docs
+  Client:               client_id=${client.clientId} client_secret=${client.clientSecret} tenant=${client.tenant} (all scopes)
+
+Try it:
+  TOKEN=$(curl -s ${baseUrl}/oauth/token -H 'Content-Type: application/json' \\
+    -d '{"grant_type":"client_credentials","client_id":"${client.clientId}","client_secret":"${client.clientSecret}","scope":"transactions:read transactions:write"}' \\
+    | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
+  curl -s ${baseUrl}/v1/payments/credit-transfers -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -H 'idempotencyId: 7d1f0c1e-first-try' -d '{"paymentMethod":"CreditTransfer","amount":"125.50","currency":"EUR","debtorAccountId":"001-DDA-01-123456"}'
+`);

@@ -1,0 +1,274 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fullCreditTransfer, minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
+import {
+  callApi,
+  createClient,
+  type LocalService,
+  removeDataDir,
+  requestToken,
+  startLocalService,
+} from './support/local-service.ts';
+
+const TRANSFERS = '/v1/payments/credit-transfers';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let service: LocalService;
+let token: string;
+let table: DynamoDBDocumentClient;
+
+const initiate = (body: unknown, headers: Record<string, string> = {}) =>
+  callApi(service.baseUrl, TRANSFERS, { token, body, headers });
+const status = (paymentId: string, accessToken = token) =>
+  callApi(service.baseUrl, `${TRANSFERS}/${encodeURIComponent(paymentId)}/status`, { token: accessToken });
+
+/** Every stored credit transfer item, read straight from the service's DynamoDB. */
+const storedTransfers = async (): Promise<Record<string, unknown>[]> => {
+  const items: Record<string, unknown>[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.send(new ScanCommand({ TableName: 'credit-transfers', ExclusiveStartKey }));
+    items.push(...(page.Items ?? []).filter((item) => item.type === 'CreditTransfer'));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+};
+
+beforeAll(async () => {
+  service = await startLocalService();
+  token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
+  table = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: service.dynamodbEndpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+});
+
+afterAll(async () => {
+  await service?.stop();
+  if (service) await removeDataDir(service.dataDir);
+});
+
+describe('credit transfer initiation', () => {
+  it('accepts a transfer with every optional field and echoes each value exactly as sent', async () => {
+    const body = fullCreditTransfer();
+    const reply = await initiate(body);
+
+    expect(reply.status).toBe(202);
+    expect(reply.headers.get('content-type')).toContain('application/json');
+    const { paymentId, status: state, date, ...echoed } = reply.body;
+    expect(echoed).toEqual(body);
+    expect(JSON.stringify(echoed)).toBe(JSON.stringify(body));
+    expect(paymentId).toMatch(UUID);
+    expect(state).toBe('Received');
+    expect(Date.parse(date)).not.toBeNaN();
+    expect(reply.headers.get('location')).toBe(`${TRANSFERS}/${paymentId}/status`);
+  });
+
+  it('stores the servicer headers, whatever the case of their names', async () => {
+    const reply = await initiate(minimalCreditTransfer(), {
+      SERVICERID: 'BANK-001',
+      servicerbranchid: 'BR-42',
+    });
+    expect(reply.status).toBe(202);
+    const stored = (await storedTransfers()).find((item) => item.paymentId === reply.body.paymentId);
+    expect(stored?.servicer).toEqual({ servicerId: 'BANK-001', servicerBranchId: 'BR-42' });
+  });
+
+  it('answers each rule a body breaks with 400 naming the field', async () => {
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const cases: [string, unknown][] = [
+      ['paymentMethod', minimalCreditTransfer({ paymentMethod: undefined })],
+      ['amount', minimalCreditTransfer({ amount: undefined })],
+      ['debtorAccountId', minimalCreditTransfer({ debtorAccountId: undefined })],
+      ['amount', minimalCreditTransfer({ amount: '12.123456789' })],
+      ['amount', minimalCreditTransfer({ amount: '12345678901234' })],
+      ['amount', minimalCreditTransfer({ amount: '0012' })],
+      ['amount', minimalCreditTransfer({ amount: 125.5 })],
+      ['amount', minimalCreditTransfer({ amount: '0' })],
+      ['amount', minimalCreditTransfer({ amount: '-5.00' })],
+      ['currency', minimalCreditTransfer({ currency: 'usd' })],
+      ['currency', minimalCreditTransfer({ currency: 'ABC' })],
+      ['currency', minimalCreditTransfer({ currency: 'EURO' })],
+      ['debtorAccountId', minimalCreditTransfer({ debtorAccountId: 'x'.repeat(37) })],
+      ['debtorAccountId', minimalCreditTransfer({ debtorAccountId: '' })],
+      ['creditorAccountId', minimalCreditTransfer({ creditorAccountId: 'y'.repeat(37) })],
+      ['purpose', minimalCreditTransfer({ purpose: 'p'.repeat(1026) })],
+      ['paymentMethod', minimalCreditTransfer({ paymentMethod: 'm'.repeat(36) })],
+      ['domain', minimalCreditTransfer({ domain: 'd'.repeat(36) })],
+      ['family', minimalCreditTransfer({ family: 'f'.repeat(61) })],
+      ['paymentReason', minimalCreditTransfer({ paymentReason: '' })],
+      ['valueDate', minimalCreditTransfer({ valueDate: '2026-02-30' })],
+      ['valueDate', minimalCreditTransfer({ valueDate: yesterday })],
+      ['paymentId', minimalCreditTransfer({ paymentId: 'chosen-by-client' })],
+      ['status', minimalCreditTransfer({ status: 'AcceptedSettlementCompleted' })],
+      ['amout', minimalCreditTransfer({ amout: '1.00' })],
+      [
+        'creditor.postalAddress.country',
+        minimalCreditTransfer({ creditor: { postalAddress: { country: 'USA' } } }),
+      ],
+      [
+        'creditor.agent.identifiers[0].foreignIDIndicator',
+        minimalCreditTransfer({ creditor: { agent: { identifiers: [{ foreignIDIndicator: true }] } } }),
+      ],
+      ['debtor.account.currency', minimalCreditTransfer({ debtor: { account: { currency: 'XYZ' } } })],
+      ['check.availabilityDate', minimalCreditTransfer({ check: { availabilityDate: '2026-12-01' } })],
+      ['identifiers[0].number', minimalCreditTransfer({ identifiers: [{ number: 42 }] })],
+      ['(body)', []],
+    ];
+    for (const [field, body] of cases) {
+      const reply = await initiate(body);
+      expect.soft(reply.status, `${field}: ${JSON.stringify(body)}`).toBe(400);
+      expect.soft(reply.body.error, field).toBe('invalid_request');
+      expect
+        .soft(
+          reply.body.invalidParams?.map((p: { name: string }) => p.name),
+          field,
+        )
+        .toContain(field);
+    }
+  });
+
+  it('refuses bodies that are not a JSON object of acceptable size and type', async () => {
+    const malformed = await callApi(service.baseUrl, TRANSFERS, { token, rawBody: '{"amount": ' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error).toBe('invalid_request');
+
+    const wrongType = await callApi(service.baseUrl, TRANSFERS, {
+      token,
+      rawBody: 'amount=1',
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(wrongType.status).toBe(415);
+    expect(wrongType.headers.get('content-type')).toBe('application/problem+json');
+
+    const tooLarge = await initiate(minimalCreditTransfer({ purpose: 'x'.repeat(70 * 1024) }));
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.error).toBe('payload_too_large');
+  });
+
+  it('writes nothing for a refused request', async () => {
+    const before = (await storedTransfers()).length;
+    await initiate(minimalCreditTransfer({ amount: '-1' }), { idempotencyId: 'refused-request-key' });
+    expect((await storedTransfers()).length).toBe(before);
+  });
+});
+
+describe('idempotent initiation', () => {
+  it('replays a repeated request with the same key and body: same paymentId, marked as replayed', async () => {
+    const body = minimalCreditTransfer({ amount: '10.00' });
+    const first = await initiate(body, { idempotencyId: 'replay-key-1' });
+    const second = await initiate(body, { idempotencyId: 'replay-key-1' });
+
+    expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.status).toBe(202);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+  });
+
+  it('treats the Idempotency-Key header and a reordered body as the same request', async () => {
+    const first = await initiate(
+      { amount: '11.00', paymentMethod: 'CreditTransfer', debtorAccountId: 'acc-1' },
+      {
+        idempotencyId: 'replay-key-2',
+      },
+    );
+    const second = await initiate(
+      { debtorAccountId: 'acc-1', paymentMethod: 'CreditTransfer', amount: '11.00' },
+      {
+        'Idempotency-Key': 'replay-key-2',
+      },
+    );
+    expect(second.status).toBe(202);
+    expect(second.body.paymentId).toBe(first.body.paymentId);
+  });
+
+  it('answers 422 when a key is reused with a different body', async () => {
+    await initiate(minimalCreditTransfer({ amount: '12.00' }), { idempotencyId: 'reused-key' });
+    const reused = await initiate(minimalCreditTransfer({ amount: '12.01' }), {
+      idempotencyId: 'reused-key',
+    });
+    expect(reused.status).toBe(422);
+    expect(reused.body.error).toBe('idempotency_key_reused');
+  });
+
+  it('makes a new payment for each request without a key', async () => {
+    const body = minimalCreditTransfer({ amount: '13.00' });
+    const [first, second] = await Promise.all([initiate(body), initiate(body)]);
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(202);
+    expect(first.body.paymentId).not.toBe(second.body.paymentId);
+  });
+
+  it('makes exactly one payment from 50 concurrent identical requests, and answers each with 202', async () => {
+    const body = minimalCreditTransfer({ amount: '14.00', debtorAccountId: 'concurrent-acc' });
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, () => initiate(body, { idempotencyId: 'concurrent-key' })),
+    );
+    expect(replies.map((reply) => reply.status)).toEqual(Array(50).fill(202));
+    expect(new Set(replies.map((reply) => reply.body.paymentId)).size).toBe(1);
+    expect(replies.filter((reply) => reply.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    const stored = (await storedTransfers()).filter((item) => item.idempotencyKey === 'concurrent-key');
+    expect(stored).toHaveLength(1);
+  });
+
+  it('refuses an idempotency key longer than 36 characters', async () => {
+    const reply = await initiate(minimalCreditTransfer(), { idempotencyId: 'k'.repeat(37) });
+    expect(reply.status).toBe(400);
+    expect(reply.body.invalidParams[0].name).toBe('idempotencyId');
+  });
+});
+
+describe('credit transfer status', () => {
+  it('reports the current status of a transfer', async () => {
+    const created = await initiate(minimalCreditTransfer({ amount: '20.00' }));
+    const reply = await status(created.body.paymentId);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual(created.body);
+  });
+
+  it('answers 404 for an unknown paymentId', async () => {
+    const reply = await status('00000000-0000-4000-8000-000000000000');
+    expect(reply.status).toBe(404);
+    expect(reply.body.error).toBe('not_found');
+  });
+
+  it('answers 400 for a paymentId longer than 36 characters', async () => {
+    const reply = await status('p'.repeat(37));
+    expect(reply.status).toBe(400);
+    expect(reply.body.invalidParams[0].name).toBe('paymentId');
+  });
+
+  it("answers another tenant's paymentId with the same 404 as an unknown one, and keeps keys per tenant", async () => {
+    const otherClient = { clientId: 'other-tenant-client', clientSecret: 'other-tenant-secret-0123456789' };
+    await createClient(service, {
+      ...otherClient,
+      scope: 'transactions:read transactions:write',
+      tenant: 'other',
+    });
+    const otherToken = await requestToken(service.baseUrl, undefined, otherClient);
+
+    const mine = await initiate(minimalCreditTransfer({ amount: '21.00' }), { idempotencyId: 'shared-key' });
+    const theirs = await callApi(service.baseUrl, TRANSFERS, {
+      token: otherToken,
+      body: minimalCreditTransfer({ amount: '99.00' }),
+      headers: { idempotencyId: 'shared-key' },
+    });
+    expect(theirs.status).toBe(202);
+    expect(theirs.body.paymentId).not.toBe(mine.body.paymentId);
+
+    const peek = await status(mine.body.paymentId, otherToken);
+    const unknown = await status('00000000-0000-4000-8000-000000000000', otherToken);
+    expect(peek.status).toBe(404);
+    expect(peek.body).toEqual({
+      ...unknown.body,
+      detail: peek.body.detail,
+      error_description: peek.body.error_description,
+    });
+    expect(peek.body).not.toHaveProperty('amount');
+  });
+});

@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { LOCAL_CLIENT, type LocalService } from '#local/service-process';
+
+export { LOCAL_CLIENT, type LocalService, startLocalService } from '#local/service-process';
+
+export const removeDataDir = (dataDir: string) => rm(dataDir, { recursive: true, force: true });
+
+export const requestToken = async (
+  baseUrl: string,
+  scope?: string,
+  client: { clientId: string; clientSecret: string } = LOCAL_CLIENT,
+): Promise<string> => {
+  const response = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      ...(scope !== undefined && { scope }),
+    }),
+  });
+  if (response.status !== 200)
+    throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+};
+
+export interface JsonReply {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests inspect replies field by field
+  body: any;
+}
+
+export const callApi = async (
+  baseUrl: string,
+  path: string,
+  options: {
+    method?: string;
+    token?: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<JsonReply> => {
+  const hasBody = options.body !== undefined || options.rawBody !== undefined;
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: options.method ?? (hasBody ? 'POST' : 'GET'),
+    headers: {
+      ...(hasBody && { 'Content-Type': 'application/json' }),
+      ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }),
+      ...options.headers,
+    },
+    ...(hasBody && { body: options.rawBody ?? JSON.stringify(options.body) }),
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, headers: response.headers, body };
+};
+
+/** Registers a client in the running service's store through `npm run client:create`'s script. */
+export const createClient = async (
+  service: LocalService,
+  client: { clientId: string; clientSecret: string; scope: string; tenant: string },
+): Promise<void> => {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('../../../scripts/client-create.ts', import.meta.url)),
+      '--client-id',
+      client.clientId,
+      '--client-secret',
+      client.clientSecret,
+      '--scope',
+      client.scope,
+      '--tenant',
+      client.tenant,
+    ],
+    {
+      env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`client:create failed (${code}): ${output}`);
+};

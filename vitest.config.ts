@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Integration suites each start their own local runtime; two cores run two at a time.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
