@@ -1,0 +1,221 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Route } from '#routes';
+import {
+  type GatewayResponseDefinition,
+  gatewayResponseBody,
+  gatewayResponseHeaders,
+} from '#shared/gateway-responses';
+import { ServiceFunction } from './function-defaults.ts';
+
+/** The authorizer is no route: API Gateway calls it before every route that has a scope. */
+export const AUTHORIZER_ENTRY = 'lambdas/auth/authorizer.ts';
+
+export interface CreditTransferApiProps {
+  readonly stageName: string;
+  readonly routes: readonly Route[];
+  readonly gatewayResponses: readonly GatewayResponseDefinition[];
+  /** Stage-wide steady-state limit, requests per second. @default 50 */
+  readonly throttlingRateLimit?: number;
+  /** Stage-wide burst limit. @default 100 */
+  readonly throttlingBurstLimit?: number;
+  /** @default three months */
+  readonly logRetention?: RetentionDays;
+}
+
+/**
+ * The REST API: one resource, method and function per route of the route table; a cached
+ * TOKEN authorizer on every route with a scope; Gateway Responses so that the answers API
+ * Gateway gives itself carry the same problem body as the handlers' answers.
+ */
+export class CreditTransferApi extends Construct {
+  readonly restApi: RestApi;
+  readonly authorizerFunction: ServiceFunction;
+  readonly stageName: string;
+  private readonly routeFunctions = new Map<string, ServiceFunction>();
+
+  constructor(scope: Construct, id: string, props: CreditTransferApiProps) {
+    super(scope, id);
+    this.stageName = props.stageName;
+    const logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      restApiName: 'credit-transfers',
+      description: 'Credit transfer API: OAuth 2.0 client credentials, initiation and status',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Execution logging needs the account's API Gateway CloudWatch role; kept when the stack
+      // goes, since other APIs in the account and region rely on the same setting.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stageName,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        // Errors only, and never request or response bodies: they carry account numbers and names.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        throttlingRateLimit: props.throttlingRateLimit ?? 50,
+        throttlingBurstLimit: props.throttlingBurstLimit ?? 100,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: accessLogFormat(),
+      },
+    });
+    // The stack has its own ApiUrl output.
+    this.restApi.node.tryRemoveChild('Endpoint');
+
+    this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
+      entry: AUTHORIZER_ENTRY,
+      description: 'Verifies bearer access tokens for the credit transfer API',
+      logRetention,
+    });
+    const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
+      authorizerName: 'bearer-token',
+      handler: this.authorizerFunction.function,
+      identitySource: IdentitySource.header('Authorization'),
+      resultsCacheTtl: Duration.seconds(60),
+    });
+
+    for (const route of props.routes) {
+      if (this.routeFunctions.has(route.operationId)) {
+        throw new Error(`Route table: operationId ${route.operationId} appears twice`);
+      }
+      const routeFunction = new ServiceFunction(this, `${pascalCase(route.operationId)}Function`, {
+        entry: route.entry,
+        description: `${route.method} ${route.path}: ${route.summary}`,
+        logRetention,
+      });
+      this.routeFunctions.set(route.operationId, routeFunction);
+
+      const method = this.restApi.root
+        .resourceForPath(route.path)
+        .addMethod(
+          route.method,
+          new LambdaIntegration(routeFunction.function, { proxy: true, allowTestInvoke: false }),
+          route.scope === undefined
+            ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
+            : { operationName: route.operationId, authorizationType: AuthorizationType.CUSTOM, authorizer },
+        );
+
+      if (route.scope === undefined) {
+        Validations.of(method).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${route.method} ${route.path} is public by design: the token endpoint authenticates the client by its credentials, the key set and discovery documents are public by OAuth/OpenID convention, and the API description and reference page hold no data.`,
+        });
+      }
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-COG4',
+        reason:
+          'Clients are machines using OAuth 2.0 client credentials issued by this service; access tokens are KMS-signed JWTs verified by the Lambda TOKEN authorizer, so there is no Cognito user pool.',
+      });
+    }
+
+    for (const definition of props.gatewayResponses) {
+      this.restApi.addGatewayResponse(`${pascalCase(definition.type)}Response`, {
+        type: ResponseType.of(definition.type),
+        statusCode: String(definition.statusCode),
+        responseHeaders: quoteHeaderValues(gatewayResponseHeaders(definition)),
+        templates: { 'application/json': velocityLiteral(gatewayResponseBody(definition)) },
+      });
+    }
+
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Request bodies, headers and parameters are validated by each handler against the zod schemas that also generate the OpenAPI document; API Gateway models would be a second copy that could drift. Failures answer 400 with invalidParams.',
+    });
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'Abuse is limited by stage throttling and the authorizer; a WAF web ACL is an account-level edge decision, associated with the stage at deployment rather than owned by this service stack.',
+    });
+    const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
+    if (cloudWatchRole) {
+      Validations.of(cloudWatchRole).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          "API Gateway's account-level logging role: the AWS managed policy is the documented one and only allows writing API Gateway's own log groups.",
+      });
+    }
+  }
+
+  /** The function that serves a route of the route table. */
+  functionFor(operationId: string): ServiceFunction {
+    const found = this.routeFunctions.get(operationId);
+    if (!found) throw new Error(`No function for operation ${operationId}`);
+    return found;
+  }
+}
+
+/** One JSON line per request, with the fields the Logs Insights queries in the README use. */
+const accessLogFormat = (): AccessLogFormat =>
+  AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: AccessLogField.contextRequestId(),
+      extendedRequestId: AccessLogField.contextExtendedRequestId(),
+      requestTime: AccessLogField.contextRequestTime(),
+      sourceIp: AccessLogField.contextIdentitySourceIp(),
+      userAgent: AccessLogField.contextIdentityUserAgent(),
+      httpMethod: AccessLogField.contextHttpMethod(),
+      resourcePath: AccessLogField.contextResourcePath(),
+      path: AccessLogField.contextPath(),
+      protocol: AccessLogField.contextProtocol(),
+      status: AccessLogField.contextStatus(),
+      responseLength: AccessLogField.contextResponseLength(),
+      responseLatency: AccessLogField.contextResponseLatency(),
+      integrationStatus: AccessLogField.contextIntegrationStatus(),
+      integrationLatency: AccessLogField.contextIntegrationLatency(),
+      authorizerStatus: AccessLogField.contextAuthorizerStatus(),
+      authorizerLatency: AccessLogField.contextAuthorizerLatency(),
+      clientId: AccessLogField.contextAuthorizerPrincipalId(),
+      errorResponseType: AccessLogField.contextErrorResponseType(),
+      xrayTraceId: AccessLogField.contextXrayTraceId(),
+    }),
+  );
+
+/** API Gateway reads a header value as a mapping expression: a literal goes in single quotes. */
+const quoteHeaderValues = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => {
+      if (value.includes("'")) throw new Error(`Gateway response header ${name} cannot hold a single quote`);
+      return [name, `'${value}'`];
+    }),
+  );
+
+/**
+ * A Gateway Response template is Velocity: `$` starts a reference and `#` a directive.
+ * The bodies are fixed JSON, used as they are once it is certain neither appears.
+ */
+const velocityLiteral = (text: string): string => {
+  if (/[$#]/.test(text)) throw new Error(`Gateway response body is not a Velocity literal: ${text}`);
+  return text;
+};
+
+const pascalCase = (name: string): string =>
+  name
+    .split(/[^A-Za-z0-9]+/)
+    .filter((part) => part !== '')
+    .map((part) =>
+      part === part.toUpperCase()
+        ? part.charAt(0) + part.slice(1).toLowerCase()
+        : part.charAt(0).toUpperCase() + part.slice(1),
+    )
+    .join('');

@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type IGrantable, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** The repository root: handler entries in the route table are relative to it. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Lambda's Node 24 runtime, the same major `npm start` and `npm test` run on. */
+export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
+
+export interface ServiceFunctionProps {
+  /** Handler source file, relative to the project root; it exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  /** @default 1024 (more memory is more CPU: shorter cold starts and KMS/DynamoDB calls) */
+  readonly memorySize?: number;
+  /** @default 10 seconds, well inside API Gateway's 29-second integration timeout */
+  readonly timeout?: Duration;
+  /** @default three months */
+  readonly logRetention?: RetentionDays;
+}
+
+/**
+ * The one way this service makes a Lambda function: Node 24 on arm64, active tracing, its own
+ * log group with retention, its own role that may only write to that log group, and an ESM,
+ * minified bundle with source maps that carries the AWS SDK it was tested with.
+ * Permissions and environment come afterwards, together, through `bind`.
+ */
+export class ServiceFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new LogGroup(this, 'LogGroup', {
+      retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // An own role instead of the default one with AWSLambdaBasicExecutionRole, which may
+    // create and write any log group in the account.
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs ${props.entry}`,
+    });
+    this.logGroup.grantWrite(role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: join(PROJECT_ROOT, props.entry),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      description: props.description,
+      runtime: FUNCTION_RUNTIME,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 1024,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      role,
+      environment: { NODE_OPTIONS: '--enable-source-maps' },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        // CommonJS dependencies inside an ES module bundle still call require().
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // Bundle everything, the AWS SDK included: the version in package-lock.json is the one tested.
+        externalModules: [],
+      },
+    });
+
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Active tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no ' +
+        'resource-level permissions; every other statement of this role names its resource ' +
+        '(asserted in test/infra).',
+    });
+  }
+}
+
+/**
+ * What a function needs of one resource: the environment that tells it where the resource is,
+ * and the grant that lets it do exactly what it does there.
+ */
+export interface Binding {
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly grant?: (grantee: IGrantable) => void;
+}
+
+/** Grants and sets the environment together, so a function never knows a resource it may not use. */
+export const bind = (target: LambdaFunction, ...bindings: readonly Binding[]): void => {
+  for (const binding of bindings) {
+    for (const [name, value] of Object.entries(binding.environment ?? {})) {
+      target.addEnvironment(name, value);
+    }
+    binding.grant?.(target);
+  }
+};

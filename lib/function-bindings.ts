@@ -1,0 +1,79 @@
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { Binding } from './constructs/function-defaults.ts';
+
+/** What the functions may be bound to. */
+export interface ServiceResources {
+  readonly table: ITable;
+  readonly signingKey: IKey;
+  /** The `iss` and `aud` of the access tokens. */
+  readonly issuer: string;
+  readonly audience: string;
+}
+
+type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'TransactWriteItems';
+type SigningKeyAction = 'Sign' | 'GetPublicKey';
+
+/**
+ * Item actions on the table itself; `indexes` adds exactly the named indexes (for Query),
+ * never `index/*`.
+ */
+export const tableAccess = (
+  table: ITable,
+  actions: readonly TableAction[],
+  indexes: readonly string[] = [],
+): Binding => ({
+  environment: { TABLE_NAME: table.tableName },
+  grant: (grantee) =>
+    Grant.addToPrincipal({
+      grantee,
+      actions: actions.map((action) => `dynamodb:${action}`),
+      resourceArns: [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)],
+    }),
+});
+
+export const signingKeyAccess = (key: IKey, actions: readonly SigningKeyAction[]): Binding => ({
+  environment: { KMS_KEY_ID: key.keyId },
+  grant: (grantee) => key.grant(grantee, ...actions.map((action) => `kms:${action}`)),
+});
+
+export const tokenClaims = (resources: ServiceResources): Binding => ({
+  environment: { ISSUER: resources.issuer, AUDIENCE: resources.audience },
+});
+
+type Bindings = (resources: ServiceResources) => readonly Binding[];
+
+/**
+ * Every route's function, by operationId, with exactly what it needs (least privilege).
+ * A route missing here fails synthesis: a new route adds one line.
+ */
+export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
+  // Sign, and read the public key once per container for the tokens' `kid`.
+  issueToken: (r) => [
+    tableAccess(r.table, ['GetItem']),
+    signingKeyAccess(r.signingKey, ['Sign', 'GetPublicKey']),
+    tokenClaims(r),
+  ],
+  getJsonWebKeySet: (r) => [signingKeyAccess(r.signingKey, ['GetPublicKey']), tokenClaims(r)],
+  // The discovery document only names URLs under the issuer: no key.
+  getOpenIdConfiguration: (r) => [tokenClaims(r)],
+  initiateCreditTransfer: (r) => [tableAccess(r.table, ['PutItem', 'GetItem'])],
+  getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'])],
+  getOpenApiDocument: () => [],
+  getReferencePage: () => [],
+};
+
+/** The authorizer verifies tokens: the public key, and the issuer and audience they must name. */
+export const AUTHORIZER_BINDINGS: Bindings = (r) => [
+  signingKeyAccess(r.signingKey, ['GetPublicKey']),
+  tokenClaims(r),
+];
+
+export const routeBindings = (operationId: string): Bindings => {
+  const bindings = ROUTE_BINDINGS[operationId];
+  if (!bindings) {
+    throw new Error(`lib/function-bindings.ts: no bindings for operation ${operationId}; add its line`);
+  }
+  return bindings;
+};

@@ -1,0 +1,339 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_DEFINITION } from '#adapters/table-definition';
+import { ROUTES, type Route } from '#routes';
+import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
+import { AUTHORIZER_ENTRY } from '../../lib/constructs/api.ts';
+import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
+import { createApp } from '../../lib/credit-transfer-app.ts';
+import {
+  allowedActions,
+  functionOfMethod,
+  getAttTargets,
+  methodsByRoute,
+  type Resource,
+  resourcesOf,
+  statementsOfFunction,
+} from './template-queries.ts';
+
+/** Set to false, synthesis reports validation findings instead of throwing them. */
+const FAIL_SYNTH_ON_VALIDATION_ERRORS = '@aws-cdk/core:failSynthOnValidationErrors';
+
+/** The same feature flags `cdk synth` reads from cdk.json. */
+const CDK_JSON_CONTEXT = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: object }
+).context;
+
+const routeKey = (route: Pick<Route, 'method' | 'path'>): string => `${route.method} ${route.path}`;
+const routeOf = (operationId: string): Route => {
+  const route = ROUTES.find((candidate) => candidate.operationId === operationId);
+  if (!route) throw new Error(`No route ${operationId}`);
+  return route;
+};
+
+describe('CreditTransferService stack', () => {
+  let assembly: CloudAssembly;
+  let synthesized: Template;
+
+  beforeAll(() => {
+    const missing = [...ROUTES.map((route) => route.entry), AUTHORIZER_ENTRY].filter(
+      (entry) => !existsSync(join(PROJECT_ROOT, entry)),
+    );
+    if (missing.length > 0)
+      throw new Error(`Handler files missing, nothing to bundle: ${missing.join(', ')}`);
+
+    // Bundles every handler with esbuild and runs cdk-nag. cdk-nag findings are read from the
+    // validation report (first test) rather than thrown, so one finding does not hide the others.
+    const { app, stack } = createApp({
+      context: { ...CDK_JSON_CONTEXT, [FAIL_SYNTH_ON_VALIDATION_ERRORS]: false },
+    });
+    assembly = app.synth();
+    synthesized = Template.fromStack(stack);
+  });
+
+  const template = (): Template => synthesized;
+  const methods = (): Map<string, Resource> => methodsByRoute(template());
+  const methodOf = (route: Route): Resource => {
+    const method = methods().get(routeKey(route));
+    if (!method) throw new Error(`No method for ${routeKey(route)}`);
+    return method;
+  };
+  const functionOfRoute = (operationId: string): string =>
+    functionOfMethod(template(), methodOf(routeOf(operationId)));
+  const authorizerFunction = (): string => {
+    const [authorizer] = resourcesOf(template(), 'AWS::ApiGateway::Authorizer').values();
+    const functions = resourcesOf(template(), 'AWS::Lambda::Function');
+    const found = getAttTargets(authorizer?.Properties.AuthorizerUri).find((id) => functions.has(id));
+    if (found === undefined) throw new Error('No authorizer function');
+    return found;
+  };
+
+  const environmentOf = (functionId: string): Record<string, unknown> => {
+    const fn = resourcesOf(template(), 'AWS::Lambda::Function').get(functionId);
+    const environment = fn?.Properties.Environment as { Variables?: Record<string, unknown> } | undefined;
+    return environment?.Variables ?? {};
+  };
+
+  it('synthesizes with no unacknowledged cdk-nag finding', () => {
+    const reportFile = join(assembly.directory, 'validation-report.json');
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as {
+      pluginReports: { pluginName: string; violations: { ruleName: string; severity: string }[] }[];
+    };
+    const nagFindings = report.pluginReports
+      .filter((plugin) => plugin.pluginName === 'AwsSolutions')
+      .flatMap((plugin) => plugin.violations.map((v) => `${v.severity} ${v.ruleName}`));
+    expect(nagFindings).toEqual([]);
+  });
+
+  it('fails synthesis on an unacknowledged cdk-nag error', () => {
+    // As `cdk synth` runs it (validation errors fail it); bundling skipped, only validation matters.
+    const { app, stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+    new Table(stack, 'UncheckedTable', { partitionKey: { name: 'id', type: AttributeType.STRING } });
+    expect(() => app.synth()).toThrow(/AwsSolutions-DDB3/);
+  });
+
+  it('is a REST API, not an HTTP API', () => {
+    template().resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    template().resourceCountIs('AWS::ApiGatewayV2::Api', 0);
+  });
+
+  it('has one method per route, with its HTTP method on its path', () => {
+    expect([...methods().keys()].sort()).toEqual(ROUTES.map(routeKey).sort());
+  });
+
+  it('serves each route with its own function', () => {
+    const functions = ROUTES.map((route) => functionOfRoute(route.operationId));
+    expect(new Set(functions).size).toBe(ROUTES.length);
+  });
+
+  it('puts the TOKEN authorizer on every /v1 route', () => {
+    const [authorizerId] = resourcesOf(template(), 'AWS::ApiGateway::Authorizer').keys();
+    const v1Routes = ROUTES.filter((route) => route.path.startsWith('/v1/'));
+    expect(v1Routes.length).toBeGreaterThan(0);
+    for (const route of v1Routes) {
+      expect(route.scope, `${routeKey(route)} needs a scope`).toBeDefined();
+      expect(methodOf(route).Properties, routeKey(route)).toMatchObject({
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: { Ref: authorizerId },
+      });
+    }
+  });
+
+  it('leaves the token, discovery, key set, OpenAPI and docs routes public', () => {
+    const publicRoutes = ROUTES.filter((route) => !route.path.startsWith('/v1/'));
+    expect(publicRoutes.map((route) => route.path)).toEqual(
+      expect.arrayContaining([
+        '/oauth/token',
+        '/.well-known/jwks.json',
+        '/.well-known/openid-configuration',
+        '/openapi.json',
+        '/docs',
+      ]),
+    );
+    for (const route of publicRoutes) {
+      expect(route.scope, `${routeKey(route)} has no scope`).toBeUndefined();
+      expect(methodOf(route).Properties.AuthorizationType, routeKey(route)).toBe('NONE');
+      expect(methodOf(route).Properties.AuthorizerId, routeKey(route)).toBeUndefined();
+    }
+  });
+
+  it('has one TOKEN authorizer reading the Authorization header, cached for 60 seconds', () => {
+    template().resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    template().hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 60,
+    });
+  });
+
+  it.each(GATEWAY_RESPONSES)('answers $type with $statusCode and the problem body', (definition) => {
+    const responses = [...resourcesOf(template(), 'AWS::ApiGateway::GatewayResponse').values()].filter(
+      (response) => response.Properties.ResponseType === definition.type,
+    );
+    expect(responses).toHaveLength(1);
+    const properties = responses[0]?.Properties ?? {};
+    expect(properties.StatusCode).toBe(String(definition.statusCode));
+
+    const templates = properties.ResponseTemplates as Record<string, string>;
+    const body = JSON.parse(templates['application/json'] ?? '') as Record<string, unknown>;
+    expect(body).toMatchObject({
+      error: definition.error,
+      error_description: definition.description,
+      status: definition.statusCode,
+    });
+
+    const headers = properties.ResponseParameters as Record<string, string>;
+    expect(headers['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
+    expect(headers['gatewayresponse.header.Cache-Control']).toBe("'no-store'");
+    for (const [name, value] of Object.entries(definition.headers)) {
+      expect(headers[`gatewayresponse.header.${name}`]).toBe(`'${value}'`);
+    }
+  });
+
+  it('runs every function on nodejs24.x and arm64', () => {
+    const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').values()];
+    expect(functions).toHaveLength(ROUTES.length + 1);
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
+    }
+  });
+
+  it('traces every function and logs it to its own log group with retention', () => {
+    const logGroups = resourcesOf(template(), 'AWS::Logs::LogGroup');
+    const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').values()];
+    const groupsUsed = new Set<string>();
+    for (const fn of functions) {
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Environment).toMatchObject({
+        Variables: { NODE_OPTIONS: '--enable-source-maps' },
+      });
+      const group = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+      expect(logGroups.get(group)?.Properties.RetentionInDays).toBeGreaterThan(0);
+      groupsUsed.add(group);
+    }
+    expect(groupsUsed.size).toBe(functions.length);
+  });
+
+  it('has the table keys and indexes of TABLE_DEFINITION', () => {
+    const { partitionKey, sortKey, indexes } = TABLE_DEFINITION;
+    template().resourceCountIs('AWS::DynamoDB::Table', 1);
+    template().hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: partitionKey, KeyType: 'HASH' },
+        { AttributeName: sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes:
+        indexes.length === 0
+          ? Match.absent()
+          : indexes.map((index) => ({
+              IndexName: index.indexName,
+              KeySchema: [
+                { AttributeName: index.partitionKey, KeyType: 'HASH' },
+                { AttributeName: index.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            })),
+    });
+  });
+
+  it('keeps the table: point-in-time recovery, deletion protection, retained, encrypted', () => {
+    template().hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+        SSESpecification: { SSEEnabled: true },
+      }),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  it('signs tokens with a retained RSA_2048 SIGN_VERIFY KMS key', () => {
+    template().resourceCountIs('AWS::KMS::Key', 1);
+    template().hasResource('AWS::KMS::Key', {
+      Properties: Match.objectLike({ KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' }),
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  it('lets only the token function sign', () => {
+    const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').keys()];
+    const signers = functions.filter((id) =>
+      allowedActions(statementsOfFunction(template(), id)).has('kms:Sign'),
+    );
+    expect(signers).toEqual([functionOfRoute('issueToken')]);
+  });
+
+  it('gives every other function at most kms:GetPublicKey', () => {
+    const tokenFunction = functionOfRoute('issueToken');
+    for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
+      if (id === tokenFunction) continue;
+      const kmsActions = [...allowedActions(statementsOfFunction(template(), id))].filter((action) =>
+        action.startsWith('kms:'),
+      );
+      expect(
+        kmsActions.filter((action) => action !== 'kms:GetPublicKey'),
+        id,
+      ).toEqual([]);
+    }
+  });
+
+  it('lets the token, key set and authorizer functions read the public key', () => {
+    for (const id of [
+      functionOfRoute('issueToken'),
+      functionOfRoute('getJsonWebKeySet'),
+      authorizerFunction(),
+    ]) {
+      expect(allowedActions(statementsOfFunction(template(), id)), id).toContain('kms:GetPublicKey');
+    }
+  });
+
+  it('does not let the status function write the table', () => {
+    const actions = allowedActions(
+      statementsOfFunction(template(), functionOfRoute('getCreditTransferStatus')),
+    );
+    expect(actions).toContain('dynamodb:GetItem');
+    expect(actions).not.toContain('dynamodb:PutItem');
+    expect(actions).not.toContain('dynamodb:UpdateItem');
+  });
+
+  it('grants wildcard resources to nothing but X-Ray', () => {
+    for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
+      const wildcard = statementsOfFunction(template(), id).filter((statement) =>
+        [statement.Resource].flat().includes('*'),
+      );
+      for (const statement of wildcard) {
+        for (const action of [statement.Action].flat()) expect(action, id).toMatch(/^xray:/);
+      }
+    }
+  });
+
+  it('tells the token, key set, discovery and authorizer functions the issuer and audience', () => {
+    const tokenFunctions = [
+      functionOfRoute('issueToken'),
+      functionOfRoute('getJsonWebKeySet'),
+      functionOfRoute('getOpenIdConfiguration'),
+      authorizerFunction(),
+    ];
+    const deployments = [
+      ...resourcesOf(template(), 'AWS::ApiGateway::Deployment').keys(),
+      ...resourcesOf(template(), 'AWS::ApiGateway::Stage').keys(),
+    ];
+    for (const id of tokenFunctions) {
+      const variables = environmentOf(id);
+      expect(Object.keys(variables), id).toEqual(expect.arrayContaining(['ISSUER', 'AUDIENCE']));
+      expect(variables.AUDIENCE).toBe('credit-transfers');
+      // The issuer names the API, never its deployment or stage resource (that would be a cycle).
+      const issuer = JSON.stringify(variables.ISSUER);
+      for (const deployment of deployments) expect(issuer).not.toContain(deployment);
+    }
+  });
+
+  it('names the signing key to exactly the functions that may use it', () => {
+    const [keyId] = resourcesOf(template(), 'AWS::KMS::Key').keys();
+    for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
+      const usesKey = [...allowedActions(statementsOfFunction(template(), id))].some((action) =>
+        action.startsWith('kms:'),
+      );
+      expect(environmentOf(id).KMS_KEY_ID, id).toEqual(usesKey ? { Ref: keyId } : undefined);
+    }
+    expect(environmentOf(authorizerFunction()).KMS_KEY_ID).toEqual({ Ref: keyId });
+  });
+
+  it('gives the table name to the functions that use the table', () => {
+    const [tableId] = resourcesOf(template(), 'AWS::DynamoDB::Table').keys();
+    for (const operationId of ['issueToken', 'initiateCreditTransfer', 'getCreditTransferStatus']) {
+      expect(environmentOf(functionOfRoute(operationId)).TABLE_NAME, operationId).toEqual({ Ref: tableId });
+    }
+  });
+
+  it('outputs the API URL, the table name and the signing key id', () => {
+    const outputs = Object.keys(template().toJSON().Outputs as object);
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'SigningKeyId']));
+  });
+});

@@ -1,0 +1,233 @@
+import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
+import {
+  callApi,
+  LOCAL_CLIENT,
+  type LocalService,
+  removeDataDir,
+  requestToken,
+  startLocalService,
+} from './support/local-service.ts';
+
+const TRANSFERS = '/v1/payments/credit-transfers';
+
+let service: LocalService;
+let signingKey: KeyObject;
+let keyId: string;
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A token shaped like the service's own, signed with `key`; each test bends one part of it. */
+const forgeToken = (
+  claims: Record<string, unknown> = {},
+  options: { key?: KeyObject; header?: Record<string, unknown>; unsigned?: boolean } = {},
+) => {
+  const now = Math.floor(Date.now() / 1000);
+  const header = { alg: 'RS256', typ: 'JWT', kid: keyId, ...options.header };
+  const payload = {
+    iss: service.baseUrl,
+    sub: LOCAL_CLIENT.clientId,
+    aud: 'credit-transfers',
+    iat: now,
+    exp: now + 3600,
+    jti: crypto.randomUUID(),
+    scope: 'transactions:read transactions:write',
+    tenant: 'local',
+    client_id: LOCAL_CLIENT.clientId,
+    ...claims,
+  };
+  const input = `${base64url(header)}.${base64url(payload)}`;
+  if (options.unsigned) return `${input}.`;
+  return `${input}.${sign('sha256', Buffer.from(input), options.key ?? signingKey).toString('base64url')}`;
+};
+
+const tokenRequest = (body: string, headers: Record<string, string>) =>
+  callApi(service.baseUrl, '/oauth/token', { method: 'POST', rawBody: body, headers });
+
+beforeAll(async () => {
+  service = await startLocalService();
+  signingKey = createPrivateKey(await readFile(join(service.dataDir, 'signing-key.pem')));
+  keyId = (await callApi(service.baseUrl, '/.well-known/jwks.json')).body.keys[0].kid;
+});
+
+afterAll(async () => {
+  await service?.stop();
+  if (service) await removeDataDir(service.dataDir);
+});
+
+describe('token endpoint', () => {
+  it("issues a token for the spec's JSON body", async () => {
+    const reply = await tokenRequest(
+      JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: LOCAL_CLIENT.clientId,
+        client_secret: LOCAL_CLIENT.clientSecret,
+        scope: 'transactions:read',
+      }),
+      { 'Content-Type': 'application/json' },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'transactions:read' });
+    expect(reply.body.access_token.split('.')).toHaveLength(3);
+    expect(reply.headers.get('cache-control')).toContain('no-store');
+  });
+
+  it('issues a token for a form-encoded body with client_secret_post', async () => {
+    const reply = await tokenRequest(
+      new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: LOCAL_CLIENT.clientId,
+        client_secret: LOCAL_CLIENT.clientSecret,
+      }).toString(),
+      { 'Content-Type': 'application/x-www-form-urlencoded' },
+    );
+    expect(reply.status).toBe(200);
+    // No scope asked: every scope the client is allowed.
+    expect(reply.body.scope.split(' ')).toHaveLength(8);
+  });
+
+  it('issues a token for HTTP Basic credentials', async () => {
+    const basic = Buffer.from(`${LOCAL_CLIENT.clientId}:${LOCAL_CLIENT.clientSecret}`).toString('base64');
+    const reply = await tokenRequest('grant_type=client_credentials&scope=transactions%3Awrite', {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${basic}`,
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body.scope).toBe('transactions:write');
+  });
+
+  it('answers a wrong secret with 401 invalid_client', async () => {
+    const reply = await tokenRequest(
+      new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: LOCAL_CLIENT.clientId,
+        client_secret: 'not-the-secret',
+      }).toString(),
+      { 'Content-Type': 'application/x-www-form-urlencoded' },
+    );
+    expect(reply.status).toBe(401);
+    expect(reply.body.error).toBe('invalid_client');
+    expect(reply.body.error_description).toEqual(expect.any(String));
+  });
+
+  it('answers an unknown grant type with 400 unsupported_grant_type', async () => {
+    const reply = await tokenRequest(
+      JSON.stringify({ grant_type: 'password', client_id: LOCAL_CLIENT.clientId, client_secret: LOCAL_CLIENT.clientSecret }),
+      { 'Content-Type': 'application/json' },
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toBe('unsupported_grant_type');
+  });
+
+  it('answers a scope the client is not allowed with 400 invalid_scope', async () => {
+    const reply = await tokenRequest(
+      JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: LOCAL_CLIENT.clientId,
+        client_secret: LOCAL_CLIENT.clientSecret,
+        scope: 'transactions:read payments:admin',
+      }),
+      { 'Content-Type': 'application/json' },
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toBe('invalid_scope');
+  });
+
+  it('works with a standard OAuth client (openid-client), from discovery to an API call', async () => {
+    const config = await oidc.discovery(new URL(service.baseUrl), LOCAL_CLIENT.clientId, LOCAL_CLIENT.clientSecret, undefined, {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'transactions:write' });
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.expiresIn()).toBeGreaterThan(3500);
+
+    const reply = await callApi(service.baseUrl, TRANSFERS, { token: tokens.access_token, body: minimalCreditTransfer() });
+    expect(reply.status).toBe(202);
+  });
+});
+
+describe('refused tokens', () => {
+  const expectRefusal = async (token: string | undefined, status: 401 | 403, error: string) => {
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      body: minimalCreditTransfer(),
+      ...(token !== undefined && { headers: { Authorization: token } }),
+    });
+    expect(reply.status).toBe(status);
+    expect(reply.body.error).toBe(error);
+    expect(reply.body.error_description).toEqual(expect.any(String));
+    expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(reply.headers.get('content-type')).toBe('application/problem+json');
+  };
+
+  it('answers a request without a token with 401', () => expectRefusal(undefined, 401, 'unauthorized'));
+  it('answers a malformed token with 401', () => expectRefusal('Bearer not.a.jwt', 401, 'unauthorized'));
+  it('answers a token without the Bearer scheme with 401', () => expectRefusal(forgeToken(), 401, 'unauthorized'));
+
+  it('answers a token signed by another key with 401', () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    return expectRefusal(`Bearer ${forgeToken({}, { key: privateKey })}`, 401, 'unauthorized');
+  });
+
+  it('answers an unsigned token (alg none) with 401', () =>
+    expectRefusal(`Bearer ${forgeToken({}, { header: { alg: 'none' }, unsigned: true })}`, 401, 'unauthorized'));
+
+  it('answers an expired token with 401', () => {
+    const past = Math.floor(Date.now() / 1000) - 7200;
+    return expectRefusal(`Bearer ${forgeToken({ iat: past, exp: past + 3600 })}`, 401, 'unauthorized');
+  });
+
+  it('answers a token from another issuer with 401', () =>
+    expectRefusal(`Bearer ${forgeToken({ iss: 'https://issuer.invalid' })}`, 401, 'unauthorized'));
+
+  it('answers a token for another audience with 401', () =>
+    expectRefusal(`Bearer ${forgeToken({ aud: 'another-api' })}`, 401, 'unauthorized'));
+
+  it('answers a valid token without the operation scope with 403 insufficient_scope', async () => {
+    const readOnly = await requestToken(service.baseUrl, 'transactions:read');
+    await expectRefusal(`Bearer ${readOnly}`, 403, 'insufficient_scope');
+  });
+
+  it('accepts the same forged-shape token when it is genuinely signed: the refusals above are about one flaw each', async () => {
+    const reply = await callApi(service.baseUrl, TRANSFERS, { token: forgeToken(), body: minimalCreditTransfer() });
+    expect(reply.status).toBe(202);
+  });
+
+  it('keeps a read-only token out of writes even after it was accepted for a read (cached policy)', async () => {
+    const readOnly = await requestToken(service.baseUrl, 'transactions:read');
+    const read = await callApi(service.baseUrl, `${TRANSFERS}/unknown-id/status`, { token: readOnly });
+    expect(read.status).toBe(404);
+    const write = await callApi(service.baseUrl, TRANSFERS, { token: readOnly, body: minimalCreditTransfer() });
+    expect(write.status).toBe(403);
+  });
+});
+
+describe('discovery and unknown routes', () => {
+  it('publishes the key set and the authorization server metadata', async () => {
+    const keys = await callApi(service.baseUrl, '/.well-known/jwks.json');
+    expect(keys.status).toBe(200);
+    expect(keys.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: keyId });
+    expect(keys.body.keys[0]).not.toHaveProperty('d');
+
+    const metadata = await callApi(service.baseUrl, '/.well-known/openid-configuration');
+    expect(metadata.body).toMatchObject({
+      issuer: service.baseUrl,
+      token_endpoint: `${service.baseUrl}/oauth/token`,
+      jwks_uri: `${service.baseUrl}/.well-known/jwks.json`,
+    });
+  });
+
+  it('answers an unknown path or method with 404 in the problem shape', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/payments/unknown'],
+      ['DELETE', TRANSFERS],
+    ] as const) {
+      const reply = await callApi(service.baseUrl, path, { method });
+      expect(reply.status).toBe(404);
+      expect(reply.body.error).toBe('not_found');
+    }
+  });
+});
