@@ -116,7 +116,11 @@ describe('token endpoint', () => {
 
   it('answers an unknown grant type with 400 unsupported_grant_type', async () => {
     const reply = await tokenRequest(
-      JSON.stringify({ grant_type: 'password', client_id: LOCAL_CLIENT.clientId, client_secret: LOCAL_CLIENT.clientSecret }),
+      JSON.stringify({
+        grant_type: 'password',
+        client_id: LOCAL_CLIENT.clientId,
+        client_secret: LOCAL_CLIENT.clientSecret,
+      }),
       { 'Content-Type': 'application/json' },
     );
     expect(reply.status).toBe(400);
@@ -138,14 +142,23 @@ describe('token endpoint', () => {
   });
 
   it('works with a standard OAuth client (openid-client), from discovery to an API call', async () => {
-    const config = await oidc.discovery(new URL(service.baseUrl), LOCAL_CLIENT.clientId, LOCAL_CLIENT.clientSecret, undefined, {
-      execute: [oidc.allowInsecureRequests],
-    });
+    const config = await oidc.discovery(
+      new URL(service.baseUrl),
+      LOCAL_CLIENT.clientId,
+      LOCAL_CLIENT.clientSecret,
+      undefined,
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
     const tokens = await oidc.clientCredentialsGrant(config, { scope: 'transactions:write' });
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.expiresIn()).toBeGreaterThan(3500);
 
-    const reply = await callApi(service.baseUrl, TRANSFERS, { token: tokens.access_token, body: minimalCreditTransfer() });
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      token: tokens.access_token,
+      body: minimalCreditTransfer(),
+    });
     expect(reply.status).toBe(202);
   });
 });
@@ -165,7 +178,8 @@ describe('refused tokens', () => {
 
   it('answers a request without a token with 401', () => expectRefusal(undefined, 401, 'unauthorized'));
   it('answers a malformed token with 401', () => expectRefusal('Bearer not.a.jwt', 401, 'unauthorized'));
-  it('answers a token without the Bearer scheme with 401', () => expectRefusal(forgeToken(), 401, 'unauthorized'));
+  it('answers a token without the Bearer scheme with 401', () =>
+    expectRefusal(forgeToken(), 401, 'unauthorized'));
 
   it('answers a token signed by another key with 401', () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -173,7 +187,11 @@ describe('refused tokens', () => {
   });
 
   it('answers an unsigned token (alg none) with 401', () =>
-    expectRefusal(`Bearer ${forgeToken({}, { header: { alg: 'none' }, unsigned: true })}`, 401, 'unauthorized'));
+    expectRefusal(
+      `Bearer ${forgeToken({}, { header: { alg: 'none' }, unsigned: true })}`,
+      401,
+      'unauthorized',
+    ));
 
   it('answers an expired token with 401', () => {
     const past = Math.floor(Date.now() / 1000) - 7200;
@@ -192,7 +210,10 @@ describe('refused tokens', () => {
   });
 
   it('accepts the same forged-shape token when it is genuinely signed: the refusals above are about one flaw each', async () => {
-    const reply = await callApi(service.baseUrl, TRANSFERS, { token: forgeToken(), body: minimalCreditTransfer() });
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      token: forgeToken(),
+      body: minimalCreditTransfer(),
+    });
     expect(reply.status).toBe(202);
   });
 
@@ -200,7 +221,10 @@ describe('refused tokens', () => {
     const readOnly = await requestToken(service.baseUrl, 'transactions:read');
     const read = await callApi(service.baseUrl, `${TRANSFERS}/unknown-id/status`, { token: readOnly });
     expect(read.status).toBe(404);
-    const write = await callApi(service.baseUrl, TRANSFERS, { token: readOnly, body: minimalCreditTransfer() });
+    const write = await callApi(service.baseUrl, TRANSFERS, {
+      token: readOnly,
+      body: minimalCreditTransfer(),
+    });
     expect(write.status).toBe(403);
   });
 });
