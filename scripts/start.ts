@@ -1,5 +1,8 @@
 import { resolve } from 'node:path';
-import { startLocalRuntime } from '#local/runtime';
+
+// Before any handler module builds its logger: locally only warnings and errors by default.
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+const { startLocalRuntime } = await import('#local/runtime');
 
 /** `npm start`: the whole service on this machine. Every setting has a default; see README. */
 const setting = (name: string, fallback: string): string => process.env[name] || fallback;

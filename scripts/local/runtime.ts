@@ -92,7 +92,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ISSUER: baseUrl,
       AUDIENCE,
       LOCAL_SIGNING_KEY_FILE: join(options.dataDir, 'signing-key.pem'),
-      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     });
 
     await ensureTable(

@@ -1,0 +1,75 @@
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Client secrets are kept as `scrypt$N$r$p$salt$hash` (salt and hash base64url), so the cost
+ * parameters travel with each hash and can be raised later without breaking stored clients.
+ */
+interface ScryptParameters {
+  N: number;
+  r: number;
+  p: number;
+}
+
+const CURRENT: ScryptParameters = { N: 16384, r: 8, p: 1 };
+const SALT_BYTES = 16;
+const HASH_BYTES = 32;
+const MAX_COST = 1 << 20;
+
+const deriveKey = (
+  secret: string,
+  salt: Buffer,
+  length: number,
+  parameters: ScryptParameters,
+): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const maxmem = 256 * parameters.N * parameters.r * parameters.p;
+    scrypt(secret, salt, length, { ...parameters, maxmem }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
+  });
+
+const format = (parameters: ScryptParameters, salt: Buffer, hash: Buffer): string =>
+  `scrypt$${parameters.N}$${parameters.r}$${parameters.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+
+const parse = (
+  secretHash: string,
+): { parameters: ScryptParameters; salt: Buffer; hash: Buffer } | undefined => {
+  const [scheme, N, r, p, salt, hash] = secretHash.split('$');
+  const parameters = { N: Number(N), r: Number(r), p: Number(p) };
+  const bounded = (value: number, max: number) => Number.isSafeInteger(value) && value >= 1 && value <= max;
+  // Bounds keep a tampered record from making one verification cost gigabytes of memory.
+  if (
+    scheme !== 'scrypt' ||
+    !bounded(parameters.N, MAX_COST) ||
+    !bounded(parameters.r, 32) ||
+    !bounded(parameters.p, 16)
+  ) {
+    return undefined;
+  }
+  const saltBytes = Buffer.from(salt ?? '', 'base64url');
+  const hashBytes = Buffer.from(hash ?? '', 'base64url');
+  // A short (or empty) stored hash would be matched by almost any secret.
+  if (saltBytes.length < SALT_BYTES || hashBytes.length < HASH_BYTES) return undefined;
+  return { parameters, salt: saltBytes, hash: hashBytes };
+};
+
+export const hashClientSecret = async (secret: string): Promise<string> => {
+  const salt = randomBytes(SALT_BYTES);
+  return format(CURRENT, salt, await deriveKey(secret, salt, HASH_BYTES, CURRENT));
+};
+
+/**
+ * Verifies against a hash no secret produces (all zero bytes), so that a request for an unknown
+ * client spends the same scrypt as one for a known client.
+ */
+export const NO_CLIENT_SECRET_HASH = format(CURRENT, Buffer.alloc(SALT_BYTES), Buffer.alloc(HASH_BYTES));
+
+export const verifyClientSecret = async (secret: string, secretHash: string): Promise<boolean> => {
+  const stored = parse(secretHash);
+  if (stored === undefined) {
+    await deriveKey(secret, Buffer.alloc(SALT_BYTES), HASH_BYTES, CURRENT);
+    return false;
+  }
+  const derived = await deriveKey(secret, stored.salt, stored.hash.length, stored.parameters);
+  return timingSafeEqual(derived, stored.hash);
+};

@@ -1,0 +1,48 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { DynamoDbClientStore } from '#adapters/client-store';
+import { documentClient, tableName } from '#adapters/dynamodb-client';
+import { signerFromEnvironment } from '#adapters/signer';
+import { requiredEnv } from '#shared/config';
+import { jsonResponse } from '#shared/http-event';
+import { logger } from '#shared/logger';
+import { problemResponses } from '#shared/middleware';
+import { issueAccessToken, type TokenIssuerDependencies } from './issue-access-token.ts';
+import { tokenErrorResponses } from './token-errors.ts';
+import { parseTokenRequest } from './token-request.ts';
+
+/** Read per invocation: cheap, and a local runtime restarted on another port gets the new ISSUER. */
+const tokenIssuerDependencies = (): TokenIssuerDependencies => ({
+  clients: new DynamoDbClientStore(documentClient(), tableName()),
+  signer: signerFromEnvironment(),
+  issuer: requiredEnv('ISSUER'),
+  audience: requiredEnv('AUDIENCE'),
+});
+
+/** POST /oauth/token: OAuth 2.0 client credentials grant (RFC 6749 4.4). */
+export const issueToken =
+  (dependencies: () => TokenIssuerDependencies) =>
+  async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const request = parseTokenRequest(event);
+    const { response, claims } = await issueAccessToken(dependencies(), request);
+    logger.info('Access token issued', {
+      clientId: claims.client_id,
+      tenant: claims.tenant,
+      scope: claims.scope,
+      jti: claims.jti,
+      authentication: request.credentials.method,
+    });
+    // RFC 6749 5.1: token responses are never cached.
+    return jsonResponse(200, response, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  };
+
+export const createIssueTokenHandler = (dependencies: () => TokenIssuerDependencies) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(injectLambdaContext(logger, { clearState: true }))
+    .use(problemResponses())
+    // Registered after problemResponses(), so it sees errors first on the way out.
+    .use(tokenErrorResponses())
+    .handler(issueToken(dependencies));
+
+export const handler = createIssueTokenHandler(tokenIssuerDependencies);

@@ -1,0 +1,34 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { requiredEnv } from '#shared/config';
+import { jsonResponse } from '#shared/http-event';
+import { httpHandler } from '#shared/http-handler';
+import { SCOPES } from './scopes.ts';
+
+const DISCOVERY_MAX_AGE_SECONDS = 300;
+
+/**
+ * Authorization server metadata (RFC 8414), served at the OpenID discovery path that OAuth
+ * client libraries try first. `issuer` is ISSUER exactly as the tokens' `iss` carries it.
+ */
+export const authorizationServerMetadata = (issuer: string) => {
+  const base = issuer.replace(/\/+$/, '');
+  return {
+    issuer,
+    token_endpoint: `${base}/oauth/token`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    grant_types_supported: ['client_credentials'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    scopes_supported: [...SCOPES],
+    // Required by RFC 8414; there is no authorization endpoint, so no response type is supported.
+    response_types_supported: [],
+    service_documentation: `${base}/docs`,
+  };
+};
+
+/** GET /.well-known/openid-configuration */
+export const getOpenIdConfiguration = (issuer: () => string) => async (): Promise<APIGatewayProxyResult> =>
+  jsonResponse(200, authorizationServerMetadata(issuer()), {
+    'Cache-Control': `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`,
+  });
+
+export const handler = httpHandler(getOpenIdConfiguration(() => requiredEnv('ISSUER')));

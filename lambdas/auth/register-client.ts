@@ -1,0 +1,57 @@
+import { TENANT_ID_PATTERN } from '#adapters/keys';
+import { CLIENT_ID_PATTERN, type ClientRecord, type ClientStore } from './client.ts';
+import { hashClientSecret } from './client-secret.ts';
+import { isScope, type Scope } from './scopes.ts';
+
+export const MIN_SECRET_LENGTH = 16;
+export const MAX_SECRET_LENGTH = 256;
+
+export interface ClientRegistration {
+  clientId: string;
+  secret: string;
+  scopes: readonly string[];
+  tenant: string;
+}
+
+export class InvalidClientRegistrationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+    this.name = 'InvalidClientRegistrationError';
+  }
+}
+
+const problemsOf = (registration: ClientRegistration): string[] => {
+  const problems: string[] = [];
+  if (!CLIENT_ID_PATTERN.test(registration.clientId)) {
+    problems.push('the client id must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ -');
+  }
+  if (registration.secret.length < MIN_SECRET_LENGTH || registration.secret.length > MAX_SECRET_LENGTH) {
+    problems.push(`the client secret must be ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters long`);
+  }
+  if (!TENANT_ID_PATTERN.test(registration.tenant)) {
+    problems.push('the tenant must be 1 to 64 characters of A-Z a-z 0-9 _ -');
+  }
+  if (registration.scopes.length === 0) problems.push('at least one scope is required');
+  const unknown = registration.scopes.filter((scope) => !isScope(scope));
+  if (unknown.length > 0) problems.push(`unknown scope(s): ${unknown.join(', ')}`);
+  return problems;
+};
+
+/** Registers a client, or replaces the one with the same id (which is how a secret is rotated). */
+export const registerClient = async (
+  store: ClientStore,
+  registration: ClientRegistration,
+  now: Date = new Date(),
+): Promise<ClientRecord> => {
+  const problems = problemsOf(registration);
+  if (problems.length > 0) throw new InvalidClientRegistrationError(problems);
+  const record: ClientRecord = {
+    clientId: registration.clientId,
+    secretHash: await hashClientSecret(registration.secret),
+    scopes: [...new Set(registration.scopes)] as Scope[],
+    tenant: registration.tenant,
+    createdAt: now.toISOString(),
+  };
+  await store.put(record);
+  return record;
+};

@@ -1,0 +1,68 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { InvalidParam } from '#domain/errors';
+import { logger } from '#shared/logger';
+import { PayloadTooLargeError, toProblemResponse, UnsupportedMediaTypeError } from '#shared/middleware';
+import { type ErrorCode, problemResponse } from '#shared/problem';
+
+/** The token endpoint's refusals (RFC 6749 section 5.2), each with its status and error code. */
+export abstract class TokenRequestError extends Error {
+  abstract readonly status: 400 | 401;
+  abstract readonly error: ErrorCode;
+  constructor(
+    message: string,
+    readonly invalidParams: InvalidParam[] = [],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidTokenRequestError extends TokenRequestError {
+  readonly status = 400;
+  readonly error = 'invalid_request';
+}
+
+export class UnsupportedGrantTypeError extends TokenRequestError {
+  readonly status = 400;
+  readonly error = 'unsupported_grant_type';
+}
+
+export class InvalidClientError extends TokenRequestError {
+  readonly status = 401;
+  readonly error = 'invalid_client';
+}
+
+export class InvalidScopeError extends TokenRequestError {
+  readonly status = 400;
+  readonly error = 'invalid_scope';
+}
+
+export const CLIENT_AUTHENTICATION_CHALLENGE = 'Basic realm="credit-transfers"';
+
+/**
+ * Answers token endpoint errors in the RFC 6749 form: `Content-Type: application/json` (OAuth
+ * client libraries refuse anything else on a token error), the problem fields kept in the body.
+ * Runs before problemResponses(), which still answers everything unexpected.
+ */
+export const tokenErrorResponses = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+  onError: async ({ error }) => {
+    let response: APIGatewayProxyResult;
+    if (error instanceof TokenRequestError) {
+      logger.info('Token request refused', { error: error.error, reason: error.message });
+      response = problemResponse(error.status, error.error, error.message, {
+        invalidParams: error.invalidParams,
+        headers:
+          error instanceof InvalidClientError ? { 'WWW-Authenticate': CLIENT_AUTHENTICATION_CHALLENGE } : {},
+      });
+    } else if (error instanceof PayloadTooLargeError || error instanceof UnsupportedMediaTypeError) {
+      response = toProblemResponse(error);
+    } else {
+      return undefined;
+    }
+    return {
+      ...response,
+      headers: { ...response.headers, 'Content-Type': 'application/json', Pragma: 'no-cache' },
+    };
+  },
+});

@@ -1,0 +1,174 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { toInvalidParams } from '#domain/validation';
+import { headerValue } from '#shared/http-event';
+import { MAX_BODY_BYTES, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/middleware';
+import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';
+
+export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
+
+/** Spec 4.5's request fields; RFC 6749 says unknown parameters are ignored, so they are. */
+export const tokenRequestSchema = z.object({
+  grant_type: z.literal(CLIENT_CREDENTIALS_GRANT).describe('The only grant this server issues.'),
+  client_id: z
+    .string()
+    .optional()
+    .describe('With client_secret, unless the client authenticates with HTTP Basic.'),
+  client_secret: z
+    .string()
+    .optional()
+    .describe('With client_id, unless the client authenticates with HTTP Basic.'),
+  scope: z
+    .string()
+    .optional()
+    .describe('Space-separated scopes; when absent, every scope the client is allowed is granted.'),
+});
+
+export const tokenResponseSchema = z.object({
+  access_token: z.string().describe('RS256-signed JWT; verify it with the keys at /.well-known/jwks.json.'),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int().describe('Lifetime in seconds (3600).'),
+  scope: z.string().describe('Space-separated granted scopes.'),
+});
+export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+
+export interface ClientCredentials {
+  clientId: string;
+  secret: string;
+  method: 'client_secret_basic' | 'client_secret_post';
+}
+
+export interface TokenRequest {
+  credentials: ClientCredentials;
+  /** The scope parameter as sent, or undefined when absent. */
+  scope: string | undefined;
+}
+
+type Parameters = Record<string, unknown>;
+
+const FORM = 'application/x-www-form-urlencoded';
+const MEDIA_TYPES = `${FORM} or application/json`;
+
+const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+
+const formParameters = (body: string): Parameters => {
+  const parameters: Parameters = {};
+  const form = new URLSearchParams(body);
+  for (const name of new Set(form.keys())) {
+    const values = form.getAll(name);
+    // RFC 6749 3.2: parameters must not be included more than once.
+    if (values.length > 1) {
+      throw new InvalidTokenRequestError(`The parameter ${name} is repeated`, [
+        { name, reason: 'must not be repeated' },
+      ]);
+    }
+    parameters[name] = values[0];
+  }
+  return parameters;
+};
+
+const jsonParameters = (body: string): Parameters => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new InvalidTokenRequestError('The request body is not valid JSON', [
+      { name: '(body)', reason: 'is not valid JSON' },
+    ]);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new InvalidTokenRequestError('The request body must be a JSON object', [
+      { name: '(body)', reason: 'must be a JSON object' },
+    ]);
+  }
+  return parsed as Parameters;
+};
+
+const bodyParameters = (event: APIGatewayProxyEvent): Parameters => {
+  const raw =
+    event.body == null
+      ? ''
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString()
+        : event.body;
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  const contentType = headerValue(event, 'content-type');
+  if (raw.trim() === '' && contentType === undefined) return {};
+  const mediaType = mediaTypeOf(contentType ?? '');
+  if (mediaType === FORM) return formParameters(raw);
+  if (mediaType === 'application/json') return jsonParameters(raw);
+  throw new UnsupportedMediaTypeError(MEDIA_TYPES);
+};
+
+/** RFC 6749 2.3.1: id and secret are form-urlencoded before they are joined and base64-encoded. */
+const basicCredentials = (authorization: string): { clientId: string; secret: string } => {
+  const [scheme, encoded, ...rest] = authorization.trim().split(/\s+/);
+  if (scheme?.toLowerCase() !== 'basic') {
+    throw new InvalidClientError('The token endpoint accepts HTTP Basic client authentication only');
+  }
+  const malformed = () => new InvalidClientError('The HTTP Basic credentials are malformed');
+  if (encoded === undefined || rest.length > 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw malformed();
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const separator = decoded.indexOf(':');
+  if (separator < 0) throw malformed();
+  const formDecode = (value: string) => decodeURIComponent(value.replace(/\+/g, ' '));
+  try {
+    return {
+      clientId: formDecode(decoded.slice(0, separator)),
+      secret: formDecode(decoded.slice(separator + 1)),
+    };
+  } catch {
+    throw malformed();
+  }
+};
+
+const credentialsOf = (
+  event: APIGatewayProxyEvent,
+  body: z.infer<typeof tokenRequestSchema>,
+): ClientCredentials => {
+  const authorization = headerValue(event, 'authorization');
+  if (authorization !== undefined && authorization.trim() !== '') {
+    const basic = basicCredentials(authorization);
+    // RFC 6749 2.3: a client uses one authentication method per request.
+    if (body.client_secret !== undefined) {
+      throw new InvalidTokenRequestError(
+        'Send the client secret either in HTTP Basic or in the body, not both',
+        [{ name: 'client_secret', reason: 'must not be sent with HTTP Basic credentials' }],
+      );
+    }
+    if (body.client_id !== undefined && body.client_id !== basic.clientId) {
+      throw new InvalidTokenRequestError('The client_id differs from the HTTP Basic client id', [
+        { name: 'client_id', reason: 'differs from the HTTP Basic client id' },
+      ]);
+    }
+    return { ...basic, method: 'client_secret_basic' };
+  }
+  if (body.client_id === undefined || body.client_secret === undefined) {
+    throw new InvalidClientError(
+      'Client authentication is required: client_id and client_secret, or HTTP Basic',
+    );
+  }
+  return { clientId: body.client_id, secret: body.client_secret, method: 'client_secret_post' };
+};
+
+/** Reads a token request from a JSON body (spec 4.5) or a form body (RFC 6749), with Basic or body credentials. */
+export const parseTokenRequest = (event: APIGatewayProxyEvent): TokenRequest => {
+  const parameters = bodyParameters(event);
+  // RFC 6749 3.1: a parameter sent without a value is treated as omitted.
+  for (const [name, value] of Object.entries(parameters)) if (value === '') delete parameters[name];
+
+  const grantType = parameters.grant_type;
+  if (typeof grantType === 'string' && grantType !== CLIENT_CREDENTIALS_GRANT) {
+    throw new UnsupportedGrantTypeError(`The only grant type supported is ${CLIENT_CREDENTIALS_GRANT}`);
+  }
+  const result = tokenRequestSchema.safeParse(parameters, {
+    error: (issue) => (issue.input === undefined ? 'is required' : undefined),
+  });
+  if (!result.success) {
+    throw new InvalidTokenRequestError(
+      'The token request is not valid',
+      toInvalidParams(result.error.issues),
+    );
+  }
+  return { credentials: credentialsOf(event, result.data), scope: result.data.scope };
+};

@@ -1,0 +1,242 @@
+import { generateKeyPairSync } from 'node:crypto';
+import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { privateKeySigner } from '#adapters/signer-local';
+import { type AuthorizerDependencies, createAuthorizer } from '#auth/authorizer';
+import { signJwt } from '#auth/jwt';
+import { isAllowed } from '#auth/policy';
+import type { TokenSigner } from '#auth/token-signer';
+import { ROUTES, type Route } from '#routes';
+import { AUDIENCE, ISSUER, muteLogger, testSigner } from './fakes.ts';
+
+const STAGE_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/live';
+const METHOD_ARN = `${STAGE_ARN}/GET/v1/payments/credit-transfers/pay-1/status`;
+
+const TEST_ROUTES: Route[] = [
+  { operationId: 'issueToken', method: 'POST', path: '/oauth/token', entry: 'x.ts', summary: '' },
+  {
+    operationId: 'list',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers',
+    entry: 'x.ts',
+    scope: 'transactions:read',
+    summary: '',
+  },
+  {
+    operationId: 'initiate',
+    method: 'POST',
+    path: '/v1/payments/credit-transfers',
+    entry: 'x.ts',
+    scope: 'transactions:write',
+    summary: '',
+  },
+  {
+    operationId: 'status',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers/{paymentId}/status',
+    entry: 'x.ts',
+    scope: 'transactions:read',
+    summary: '',
+  },
+  {
+    operationId: 'cancel',
+    method: 'POST',
+    path: '/v1/payments/credit-transfers/{paymentId}/cancellation',
+    entry: 'x.ts',
+    scope: 'transactions:write',
+    summary: '',
+  },
+];
+
+let signer: TokenSigner;
+let authorize: ReturnType<typeof createAuthorizer>;
+const dependencies = (routes: readonly Route[] = TEST_ROUTES): AuthorizerDependencies => ({
+  signer,
+  issuer: ISSUER,
+  audience: AUDIENCE,
+  routes,
+});
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const claims = (overrides: Record<string, unknown> = {}) => ({
+  iss: ISSUER,
+  sub: 'acme-payments',
+  aud: AUDIENCE,
+  iat: nowSeconds(),
+  exp: nowSeconds() + 3600,
+  jti: '1f0e4a3c-0000-4000-8000-000000000001',
+  scope: 'transactions:read',
+  tenant: 'acme',
+  client_id: 'acme-payments',
+  ...overrides,
+});
+
+const event = (authorizationToken: string, methodArn = METHOD_ARN): APIGatewayTokenAuthorizerEvent => ({
+  type: 'TOKEN',
+  authorizationToken,
+  methodArn,
+});
+
+const bearer = async (overrides: Record<string, unknown> = {}, withSigner = signer) =>
+  `Bearer ${await signJwt(claims(overrides), withSigner)}`;
+
+const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+beforeAll(() => {
+  muteLogger();
+  signer = testSigner();
+  authorize = createAuthorizer(() => dependencies());
+});
+
+describe('the authorizer accepts a valid token', () => {
+  it('with principal and context from its claims', async () => {
+    const result = await authorize(event(await bearer()));
+
+    expect(result.principalId).toBe('acme-payments');
+    expect(result.context).toEqual({ tenant: 'acme', clientId: 'acme-payments', scope: 'transactions:read' });
+  });
+
+  it('allowing the routes of its scopes and denying every other protected route', async () => {
+    const result = await authorize(event(await bearer({ scope: 'transactions:read cards:read' })));
+
+    expect(result.policyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: 'execute-api:Invoke',
+          Resource: [
+            `${STAGE_ARN}/GET/v1/payments/credit-transfers`,
+            `${STAGE_ARN}/GET/v1/payments/credit-transfers/*/status`,
+          ],
+        },
+        {
+          Effect: 'Deny',
+          Action: 'execute-api:Invoke',
+          Resource: [
+            `${STAGE_ARN}/POST/v1/payments/credit-transfers`,
+            `${STAGE_ARN}/POST/v1/payments/credit-transfers/*/cancellation`,
+          ],
+        },
+      ],
+    });
+  });
+
+  it('with one policy that decides every route, whichever route it was asked for', async () => {
+    const result = await authorize(event(await bearer({ scope: 'transactions:write' })));
+    const policy = result.policyDocument;
+
+    expect(isAllowed(policy, `${STAGE_ARN}/POST/v1/payments/credit-transfers`)).toBe(true);
+    expect(isAllowed(policy, `${STAGE_ARN}/POST/v1/payments/credit-transfers/pay-9/cancellation`)).toBe(true);
+    expect(isAllowed(policy, `${STAGE_ARN}/GET/v1/payments/credit-transfers`)).toBe(false);
+    expect(isAllowed(policy, METHOD_ARN)).toBe(false);
+  });
+
+  it('naming every protected route of the real route table exactly once', async () => {
+    const realAuthorizer = createAuthorizer(() => dependencies(ROUTES));
+    const statements = (await realAuthorizer(event(await bearer()))).policyDocument.Statement;
+    const named = statements.flatMap((statement) =>
+      'Resource' in statement ? [statement.Resource].flat() : [],
+    );
+    const protectedRoutes = ROUTES.filter((route) => route.scope !== undefined);
+
+    expect(named).toHaveLength(protectedRoutes.length);
+    expect(new Set(named).size).toBe(protectedRoutes.length);
+  });
+
+  it('with only Deny when its scopes open no route', async () => {
+    const result = await authorize(event(await bearer({ scope: 'cards:read' })));
+
+    expect(result.policyDocument.Statement.map((statement) => statement.Effect)).toEqual(['Deny']);
+  });
+
+  it('whatever the case of the Bearer scheme', async () => {
+    const token = (await bearer()).replace('Bearer', 'bearer');
+
+    await expect(authorize(event(token))).resolves.toMatchObject({ principalId: 'acme-payments' });
+  });
+});
+
+describe('the authorizer answers Unauthorized for', () => {
+  const rejects = async (authorizationToken: string) =>
+    expect(authorize(event(authorizationToken))).rejects.toThrow(/^Unauthorized$/);
+
+  it('alg none', async () => {
+    const kid = await signer.keyId();
+    const unsigned = `${segment({ alg: 'none', typ: 'JWT', kid })}.${segment(claims())}.`;
+    await rejects(`Bearer ${unsigned}`);
+    await rejects(`Bearer ${unsigned}c2ln`);
+  });
+
+  it('HS256 signed with the public key as secret', async () => {
+    const { createHmac } = await import('node:crypto');
+    const jwk = (await signer.publicJwks()).keys[0];
+    const input = `${segment({ alg: 'HS256', typ: 'JWT', kid: jwk?.kid })}.${segment(claims())}`;
+    const mac = createHmac('sha256', JSON.stringify(jwk)).update(input).digest('base64url');
+    await rejects(`Bearer ${input}.${mac}`);
+  });
+
+  it('a signature by another key under the same kid', async () => {
+    const impostor = privateKeySigner(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
+    const kid = await signer.keyId();
+    const forged: TokenSigner = { ...impostor, keyId: async () => kid };
+    await rejects(await bearer({}, forged));
+  });
+
+  it('a payload changed after signing', async () => {
+    const [header, , signature] = (await bearer()).slice('Bearer '.length).split('.');
+    await rejects(`Bearer ${header}.${segment(claims({ scope: 'transactions:write' }))}.${signature}`);
+  });
+
+  it('an expired token', async () => {
+    await rejects(await bearer({ iat: nowSeconds() - 7200, exp: nowSeconds() - 3600 }));
+  });
+
+  it('a token without exp', async () => {
+    await rejects(await bearer({ exp: undefined }));
+  });
+
+  it('another issuer', async () => {
+    await rejects(await bearer({ iss: 'https://login.example.com' }));
+  });
+
+  it('another audience', async () => {
+    await rejects(await bearer({ aud: 'another-api' }));
+  });
+
+  it('a token without tenant', async () => {
+    await rejects(await bearer({ tenant: undefined }));
+  });
+
+  it('a tenant that could forge a key prefix', async () => {
+    await rejects(await bearer({ tenant: 'acme#CT#x' }));
+  });
+
+  it('a token without sub', async () => {
+    await rejects(await bearer({ sub: undefined }));
+  });
+
+  it('an unknown kid', async () => {
+    await rejects(await bearer({}, { ...signer, keyId: async () => 'another-key' }));
+  });
+
+  it('a header that is not Bearer <JWT>', async () => {
+    const token = (await bearer()).slice('Bearer '.length);
+    await rejects(token);
+    await rejects(`Basic ${token}`);
+    await rejects('Bearer ');
+    await rejects('Bearer not-a-jwt');
+    await rejects('');
+  });
+});
+
+describe('the authorizer on a fault', () => {
+  it('fails with an error other than Unauthorized when the key set cannot be read (API Gateway answers 500)', async () => {
+    const broken = createAuthorizer(() => ({
+      ...dependencies(),
+      signer: { ...signer, publicJwks: async () => Promise.reject(new Error('KMS unavailable')) },
+    }));
+
+    await expect(broken(event(await bearer()))).rejects.toThrow('KMS unavailable');
+  });
+});

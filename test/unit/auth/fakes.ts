@@ -1,0 +1,83 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { vi } from 'vitest';
+import { privateKeySigner } from '#adapters/signer-local';
+import type { ClientRecord, ClientStore } from '#auth/client';
+import { registerClient } from '#auth/register-client';
+import type { TokenSigner } from '#auth/token-signer';
+import { logger } from '#shared/logger';
+
+export const ISSUER = 'http://127.0.0.1:3000';
+export const AUDIENCE = 'credit-transfers';
+
+export class InMemoryClientStore implements ClientStore {
+  readonly clients = new Map<string, ClientRecord>();
+  readonly reads: string[] = [];
+
+  async get(clientId: string): Promise<ClientRecord | undefined> {
+    this.reads.push(clientId);
+    return this.clients.get(clientId);
+  }
+
+  async put(client: ClientRecord): Promise<void> {
+    this.clients.set(client.clientId, client);
+  }
+}
+
+/** One RSA key per test run: generating one takes a while. */
+let testKey: KeyObject | undefined;
+export const testPrivateKey = (): KeyObject => {
+  testKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  return testKey;
+};
+export const testSigner = (): TokenSigner => privateKeySigner(testPrivateKey());
+
+export const CLIENT = {
+  clientId: 'acme-payments',
+  secret: 'correct-horse-battery-staple',
+  scopes: ['transactions:read', 'transactions:write'],
+  tenant: 'acme',
+};
+
+export const storeWithClient = async (): Promise<InMemoryClientStore> => {
+  const store = new InMemoryClientStore();
+  await registerClient(store, CLIENT);
+  return store;
+};
+
+export const lambdaContext = {} as Context;
+
+export const proxyEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent => ({
+  resource: '/oauth/token',
+  path: '/oauth/token',
+  httpMethod: 'POST',
+  headers: {},
+  multiValueHeaders: {},
+  queryStringParameters: null,
+  multiValueQueryStringParameters: null,
+  pathParameters: null,
+  stageVariables: null,
+  body: null,
+  isBase64Encoded: false,
+  requestContext: {} as APIGatewayProxyEvent['requestContext'],
+  ...overrides,
+});
+
+export const basic = (clientId: string, secret: string): string => {
+  const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64')}`;
+};
+
+export const decodeJwt = (token: string) => {
+  const [header, payload] = token.split('.');
+  return {
+    header: JSON.parse(Buffer.from(header ?? '', 'base64url').toString()) as Record<string, unknown>,
+    payload: JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()) as Record<string, unknown>,
+  };
+};
+
+/** Keeps test output readable; tests that care about a log line spy on it themselves. */
+export const muteLogger = (): void => {
+  for (const level of ['debug', 'info', 'warn', 'error'] as const)
+    vi.spyOn(logger, level).mockImplementation(() => {});
+};

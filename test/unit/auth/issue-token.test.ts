@@ -1,0 +1,287 @@
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createIssueTokenHandler } from '#auth/issue-token';
+import { registerClient } from '#auth/register-client';
+import type { TokenSigner } from '#auth/token-signer';
+import {
+  AUDIENCE,
+  basic,
+  CLIENT,
+  decodeJwt,
+  type InMemoryClientStore,
+  ISSUER,
+  lambdaContext,
+  muteLogger,
+  proxyEvent,
+  storeWithClient,
+  testSigner,
+} from './fakes.ts';
+
+let store: InMemoryClientStore;
+let signer: TokenSigner;
+const handler = createIssueTokenHandler(() => ({
+  clients: store,
+  signer,
+  issuer: ISSUER,
+  audience: AUDIENCE,
+}));
+
+const post = (body: string | null, headers: Record<string, string> = {}) =>
+  handler(proxyEvent({ body, headers }), lambdaContext);
+
+const postJson = (body: unknown, headers: Record<string, string> = {}) =>
+  post(JSON.stringify(body), { 'Content-Type': 'application/json', ...headers });
+
+const postForm = (parameters: Record<string, string>, headers: Record<string, string> = {}) =>
+  post(new URLSearchParams(parameters).toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+    ...headers,
+  });
+
+const jsonRequest = (overrides: Record<string, unknown> = {}) => ({
+  grant_type: 'client_credentials',
+  client_id: CLIENT.clientId,
+  client_secret: CLIENT.secret,
+  ...overrides,
+});
+
+const bodyOf = (result: { body: string }) => JSON.parse(result.body) as Record<string, unknown>;
+
+beforeAll(() => {
+  muteLogger();
+  signer = testSigner();
+});
+
+beforeEach(async () => {
+  store = await storeWithClient();
+});
+
+describe('POST /oauth/token issues a token', () => {
+  it('for the JSON body of the spec', async () => {
+    const result = await postJson(jsonRequest({ scope: 'transactions:read' }));
+
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'transactions:read',
+    });
+    expect(result.headers).toMatchObject({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  });
+
+  it('for a form body with client_secret_post', async () => {
+    const result = await postForm(jsonRequest({ scope: 'transactions:write' }) as Record<string, string>);
+
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result).scope).toBe('transactions:write');
+  });
+
+  it('for a form body with HTTP Basic credentials, form-urlencoded before base64', async () => {
+    await registerClient(store, { ...CLIENT, clientId: 'odd.id~1', secret: 'p@ss word:+%/secret' });
+
+    const result = await postForm(
+      { grant_type: 'client_credentials' },
+      { AUTHORIZATION: basic('odd.id~1', 'p@ss word:+%/secret') },
+    );
+
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('accepts client_id in the body when it names the Basic client', async () => {
+    const result = await postForm(
+      { grant_type: 'client_credentials', client_id: CLIENT.clientId },
+      { Authorization: basic(CLIENT.clientId, CLIENT.secret) },
+    );
+
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('grants every allowed scope when none is requested', async () => {
+    const result = await postJson(jsonRequest());
+
+    expect(bodyOf(result).scope).toBe('transactions:read transactions:write');
+  });
+
+  it('treats an empty scope parameter as absent (RFC 6749 3.1)', async () => {
+    const result = await postJson(jsonRequest({ scope: '' }));
+
+    expect(bodyOf(result).scope).toBe('transactions:read transactions:write');
+  });
+
+  it('signs the claims the authorizer and handlers rely on', async () => {
+    vi.useFakeTimers({ now: new Date('2031-05-06T07:08:09.500Z') });
+    try {
+      const result = await postJson(jsonRequest({ scope: 'transactions:write transactions:read' }));
+      const { header, payload } = decodeJwt(bodyOf(result).access_token as string);
+      const iat = Math.floor(Date.parse('2031-05-06T07:08:09Z') / 1000);
+
+      expect(header).toEqual({ alg: 'RS256', typ: 'JWT', kid: await signer.keyId() });
+      expect((await signer.publicJwks()).keys.map((key) => key.kid)).toContain(header.kid);
+      expect(payload).toEqual({
+        iss: ISSUER,
+        sub: CLIENT.clientId,
+        aud: AUDIENCE,
+        iat,
+        exp: iat + 3600,
+        jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        scope: 'transactions:write transactions:read',
+        tenant: CLIENT.tenant,
+        client_id: CLIENT.clientId,
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives every token its own jti', async () => {
+    const first = decodeJwt(bodyOf(await postJson(jsonRequest())).access_token as string);
+    const second = decodeJwt(bodyOf(await postJson(jsonRequest())).access_token as string);
+
+    expect(first.payload.jti).not.toBe(second.payload.jti);
+  });
+});
+
+describe('POST /oauth/token refuses', () => {
+  const expectError = (result: { statusCode: number; body: string }, status: number, error: string) => {
+    expect(result.statusCode).toBe(status);
+    expect(bodyOf(result)).toMatchObject({ error, error_description: expect.any(String), status });
+  };
+
+  it('a wrong secret with 401 invalid_client and a Basic challenge', async () => {
+    const result = await postJson(jsonRequest({ client_secret: 'not-the-secret-at-all' }));
+
+    expectError(result, 401, 'invalid_client');
+    expect(result.headers).toMatchObject({
+      'WWW-Authenticate': 'Basic realm="credit-transfers"',
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+    });
+  });
+
+  it('a wrong Basic secret with 401 invalid_client', async () => {
+    const result = await postForm(
+      { grant_type: 'client_credentials' },
+      { Authorization: basic(CLIENT.clientId, 'x') },
+    );
+
+    expectError(result, 401, 'invalid_client');
+  });
+
+  it('an unknown client exactly as a wrong secret', async () => {
+    const unknown = await postJson(jsonRequest({ client_id: 'nobody' }));
+    const wrongSecret = await postJson(jsonRequest({ client_secret: 'not-the-secret-at-all' }));
+
+    expectError(unknown, 401, 'invalid_client');
+    expect(unknown.body).toBe(wrongSecret.body);
+    expect(store.reads).toContain('nobody');
+  });
+
+  it('a request without credentials with 401 invalid_client', async () => {
+    expectError(await postJson({ grant_type: 'client_credentials' }), 401, 'invalid_client');
+  });
+
+  it('an Authorization scheme other than Basic with 401 invalid_client', async () => {
+    const result = await postForm(
+      { grant_type: 'client_credentials' },
+      { Authorization: 'Bearer abc.def.ghi' },
+    );
+
+    expectError(result, 401, 'invalid_client');
+  });
+
+  it('an unknown grant type with 400 unsupported_grant_type', async () => {
+    expectError(await postJson(jsonRequest({ grant_type: 'password' })), 400, 'unsupported_grant_type');
+  });
+
+  it('a missing grant type with 400 invalid_request naming it', async () => {
+    const result = await postJson(jsonRequest({ grant_type: undefined }));
+
+    expectError(result, 400, 'invalid_request');
+    expect(bodyOf(result).invalidParams).toEqual([{ name: 'grant_type', reason: 'is required' }]);
+  });
+
+  it('a scope the client may not be granted with 400 invalid_scope', async () => {
+    expectError(
+      await postJson(jsonRequest({ scope: 'transactions:read cards:write' })),
+      400,
+      'invalid_scope',
+    );
+  });
+
+  it('an unknown scope with 400 invalid_scope', async () => {
+    expectError(await postJson(jsonRequest({ scope: 'payments:everything' })), 400, 'invalid_scope');
+  });
+
+  it('credentials in both Basic and the body with 400 invalid_request', async () => {
+    const result = await postForm(jsonRequest() as Record<string, string>, {
+      Authorization: basic(CLIENT.clientId, CLIENT.secret),
+    });
+
+    expectError(result, 400, 'invalid_request');
+  });
+
+  it('a body client_id other than the Basic one with 400 invalid_request', async () => {
+    const result = await postForm(
+      { grant_type: 'client_credentials', client_id: 'someone-else' },
+      { Authorization: basic(CLIENT.clientId, CLIENT.secret) },
+    );
+
+    expectError(result, 400, 'invalid_request');
+  });
+
+  it('a repeated form parameter with 400 invalid_request', async () => {
+    const result = await post('grant_type=client_credentials&scope=a&scope=b', {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: basic(CLIENT.clientId, CLIENT.secret),
+    });
+
+    expectError(result, 400, 'invalid_request');
+  });
+
+  it('malformed JSON with 400 invalid_request', async () => {
+    expectError(await post('{"grant_type":', { 'Content-Type': 'application/json' }), 400, 'invalid_request');
+  });
+
+  it('a JSON value that is not an object with 400 invalid_request', async () => {
+    expectError(
+      await post('["client_credentials"]', { 'Content-Type': 'application/json' }),
+      400,
+      'invalid_request',
+    );
+  });
+
+  it('a non-string parameter with 400 invalid_request', async () => {
+    const result = await postJson(jsonRequest({ scope: ['transactions:read'] }));
+
+    expectError(result, 400, 'invalid_request');
+    expect(bodyOf(result).invalidParams).toEqual([{ name: 'scope', reason: expect.any(String) }]);
+  });
+
+  it('another media type with 415 unsupported_media_type', async () => {
+    expectError(
+      await post('grant_type=client_credentials', { 'Content-Type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    );
+  });
+
+  it('a body over 64 KiB with 413 payload_too_large', async () => {
+    const result = await postJson(jsonRequest({ scope: 'x'.repeat(64 * 1024) }));
+
+    expectError(result, 413, 'payload_too_large');
+  });
+});
+
+describe('POST /oauth/token on a fault', () => {
+  it('answers 500 internal_error without details when the store fails', async () => {
+    store.get = async () => {
+      throw new Error('connect ECONNREFUSED 10.0.0.1:443');
+    };
+
+    const result = await postJson(jsonRequest());
+
+    expect(result.statusCode).toBe(500);
+    expect(bodyOf(result).error).toBe('internal_error');
+    expect(result.body).not.toContain('ECONNREFUSED');
+  });
+});
