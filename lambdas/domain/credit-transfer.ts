@@ -14,7 +14,8 @@ const text = (min: number, max: number) => z.string().min(min).max(max);
 /** Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. */
 const nestedText = () => text(1, 140);
 const isoDate = () => z.iso.date();
-const isoDateTime = () => z.iso.datetime({ offset: true });
+/** Nanosecond fraction plus offset fit in 35 characters. */
+const isoDateTime = () => z.iso.datetime({ offset: true }).max(35);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(10);
 
 export const amountSchema = z

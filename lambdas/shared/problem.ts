@@ -52,6 +52,13 @@ export interface ProblemBody {
   invalidParams?: InvalidParam[];
 }
 
+/** Bounds of `invalidParams`, as the OpenAPI document states them: a hostile body cannot inflate the answer. */
+export const MAX_INVALID_PARAMS = 100;
+export const MAX_INVALID_PARAM_TEXT = 1024;
+
+const bounded = (text: string): string =>
+  text.length > MAX_INVALID_PARAM_TEXT ? `${text.slice(0, MAX_INVALID_PARAM_TEXT - 1)}…` : text;
+
 export const problemBody = (
   status: number,
   error: ErrorCode,
@@ -64,7 +71,12 @@ export const problemBody = (
   detail: description,
   error,
   error_description: description,
-  ...(invalidParams && invalidParams.length > 0 && { invalidParams }),
+  ...(invalidParams &&
+    invalidParams.length > 0 && {
+      invalidParams: invalidParams
+        .slice(0, MAX_INVALID_PARAMS)
+        .map(({ name, reason }) => ({ name: bounded(name), reason: bounded(reason) })),
+    }),
 });
 
 export const problemResponse = (

@@ -1,0 +1,113 @@
+import { ROUTES, type Route } from '#routes';
+import type { JsonSchema, OpenApiDocument, OperationObject } from '#shared/openapi';
+
+/** The two routes other parts of the service add later; the document must describe them once added. */
+export const LIST_ROUTE: Route = {
+  operationId: 'listCreditTransfers',
+  method: 'GET',
+  path: '/v1/payments/credit-transfers',
+  entry: 'lambdas/api/list-credit-transfers.ts',
+  scope: 'transactions:read',
+  summary: 'List credit transfers',
+};
+
+export const CANCEL_ROUTE: Route = {
+  operationId: 'cancelCreditTransfer',
+  method: 'POST',
+  path: '/v1/payments/credit-transfers/{paymentId}/cancellation',
+  entry: 'lambdas/api/request-credit-transfer-cancellation.ts',
+  scope: 'transactions:write',
+  summary: 'Credit transfer cancellation',
+};
+
+const LATER_IDS = new Set([LIST_ROUTE.operationId, CANCEL_ROUTE.operationId]);
+
+/** The route table without the list and cancel routes, whether or not it has them yet. */
+export const routesWithoutLater = (): Route[] => ROUTES.filter((route) => !LATER_IDS.has(route.operationId));
+
+/** The route table with the list and cancel routes, whether or not it has them yet. */
+export const routesWithLater = (): Route[] => [...routesWithoutLater(), LIST_ROUTE, CANCEL_ROUTE];
+
+export interface Located {
+  method: string;
+  path: string;
+  operation: OperationObject;
+}
+
+export const operationsOf = (document: OpenApiDocument): Located[] =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
+  );
+
+export const operation = (document: OpenApiDocument, operationId: string): OperationObject => {
+  const found = operationsOf(document).find((entry) => entry.operation.operationId === operationId);
+  if (!found) throw new Error(`No operation ${operationId}`);
+  return found.operation;
+};
+
+const isObject = (value: unknown): value is JsonSchema =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Resolves a local JSON pointer reference (`#/components/schemas/X`) in the document. */
+export const resolveRef = (document: unknown, ref: string): unknown => {
+  if (!ref.startsWith('#/')) return undefined;
+  return ref
+    .slice(2)
+    .split('/')
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce<unknown>((node, segment) => (isObject(node) ? node[segment] : undefined), document);
+};
+
+/** The schema itself, or the component it references. */
+export const deref = (document: OpenApiDocument, schema: unknown): JsonSchema => {
+  if (isObject(schema) && typeof schema.$ref === 'string') {
+    const target = resolveRef(document, schema.$ref);
+    if (!isObject(target)) throw new Error(`Unresolved ${schema.$ref}`);
+    return deref(document, target);
+  }
+  if (!isObject(schema)) throw new Error('Not a schema');
+  return schema;
+};
+
+export const component = (document: OpenApiDocument, name: string): JsonSchema =>
+  deref(document, { $ref: `#/components/schemas/${name}` });
+
+/** Property schema at a dotted path (`check.amount`, `identifiers[].number`), following refs. */
+export const propertyAt = (document: OpenApiDocument, schema: JsonSchema, path: string): JsonSchema =>
+  path.split('.').reduce<JsonSchema>((current, segment) => {
+    const isList = segment.endsWith('[]');
+    const name = isList ? segment.slice(0, -2) : segment;
+    const object = deref(document, current);
+    const properties = isObject(object.properties) ? object.properties : {};
+    const property = deref(document, properties[name]);
+    return isList ? deref(document, property.items) : property;
+  }, schema);
+
+/** Every field path of a schema: `a`, `a.b`, `list[].c`, components followed (to a depth). */
+export const fieldPaths = (document: OpenApiDocument, schema: unknown, prefix = '', depth = 0): string[] => {
+  if (depth > 8) return [];
+  const resolved = deref(document, schema);
+  if (resolved.type === 'array') return fieldPaths(document, resolved.items, `${prefix}[]`, depth + 1);
+  if (!isObject(resolved.properties)) return [];
+  return Object.entries(resolved.properties).flatMap(([name, property]) => {
+    const path = prefix === '' ? name : `${prefix}.${name}`;
+    return [path, ...fieldPaths(document, property, path, depth + 1)];
+  });
+};
+
+/** Every node of a JSON value with its location, for whole-document checks. */
+export const walk = (
+  value: unknown,
+  visit: (node: JsonSchema, location: string) => void,
+  location = '#',
+): void => {
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      walk(item, visit, `${location}/${index}`);
+    });
+    return;
+  }
+  if (!isObject(value)) return;
+  visit(value, location);
+  for (const [key, item] of Object.entries(value)) walk(item, visit, `${location}/${key}`);
+};

@@ -1,0 +1,504 @@
+import { describe, expect, it } from 'vitest';
+import { SCOPES } from '#auth/scopes';
+import { AMOUNT_PATTERN } from '#domain/credit-transfer';
+import { ROUTES } from '#routes';
+import { buildOpenApiDocument, type JsonSchema, OPERATIONS, patternMaxLength } from '#shared/openapi';
+import { PROBLEM_CONTENT_TYPE } from '#shared/problem';
+import {
+  CANCEL_ROUTE,
+  component,
+  deref,
+  fieldPaths,
+  LIST_ROUTE,
+  operation,
+  operationsOf,
+  propertyAt,
+  resolveRef,
+  routesWithLater,
+  routesWithoutLater,
+  walk,
+} from './helpers.ts';
+
+const document = buildOpenApiDocument();
+const fullDocument = buildOpenApiDocument(routesWithLater());
+
+const parameter = (operationId: string, name: string, doc = document) => {
+  const found = operation(doc, operationId).parameters?.find((candidate) => candidate.name === name);
+  if (!found) throw new Error(`No parameter ${name} on ${operationId}`);
+  return found;
+};
+
+describe('the OpenAPI document', () => {
+  it('is an OpenAPI 3.1 document of version 0.7.0 with a relative server', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toMatchObject({ title: 'Credit Transfers API', version: '0.7.0' });
+    expect(document.servers).toHaveLength(1);
+    expect(document.servers[0]?.url).not.toMatch(/^[a-z]+:/);
+  });
+
+  it.each([
+    ['the route table', document],
+    ['the route table with list and cancel', fullDocument],
+  ])('resolves every $ref within the document (%s)', (_name, doc) => {
+    const refs: string[] = [];
+    walk(doc, (node) => {
+      if (typeof node.$ref === 'string') refs.push(node.$ref);
+    });
+    expect(refs.length).toBeGreaterThan(10);
+    for (const ref of refs) {
+      expect(ref, ref).toMatch(/^#\/components\/schemas\/[A-Za-z]+$/);
+      expect(resolveRef(doc, ref), ref).toBeTypeOf('object');
+    }
+  });
+
+  it('has every component referenced (no unused schema)', () => {
+    const referenced = new Set<string>();
+    walk(fullDocument, (node) => {
+      if (typeof node.$ref === 'string') referenced.add(node.$ref.replace('#/components/schemas/', ''));
+    });
+    expect(Object.keys(fullDocument.components.schemas).sort()).toEqual([...referenced].sort());
+  });
+
+  it('has exactly one operation per route of the route table, and none other', () => {
+    const operations = operationsOf(document);
+    expect(operations).toHaveLength(ROUTES.length);
+    for (const route of ROUTES) {
+      const matching = operations.filter((entry) => entry.operation.operationId === route.operationId);
+      expect(matching, route.operationId).toHaveLength(1);
+      expect(matching[0]).toMatchObject({ method: route.method, path: route.path });
+    }
+  });
+
+  it('describes no route the service does not serve', () => {
+    const routes = routesWithoutLater();
+    const doc = buildOpenApiDocument(routes);
+    const ids = operationsOf(doc).map((entry) => entry.operation.operationId);
+    expect(ids.sort()).toEqual(routes.map((route) => route.operationId).sort());
+    expect(ids).not.toContain(LIST_ROUTE.operationId);
+    expect(ids).not.toContain(CANCEL_ROUTE.operationId);
+    expect(doc.components.schemas).not.toHaveProperty('CancellationRequest');
+  });
+
+  it('refuses a route that has no entry, rather than describing it vaguely', () => {
+    const unknown = { ...LIST_ROUTE, operationId: 'doSomethingNew' };
+    expect(() => buildOpenApiDocument([...ROUTES, unknown])).toThrow(/doSomethingNew/);
+  });
+
+  it('gives every operation an operationId, summary, description, defined tags and responses', () => {
+    const tags = new Set(fullDocument.tags.map((tag) => tag.name));
+    for (const { operation: op } of operationsOf(fullDocument)) {
+      expect(op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(op.summary.length, op.operationId).toBeGreaterThan(0);
+      expect(op.description.length, op.operationId).toBeGreaterThan(20);
+      expect(op.tags.length, op.operationId).toBeGreaterThan(0);
+      for (const tag of op.tags) expect(tags.has(tag), tag).toBe(true);
+      expect(
+        Object.keys(op.responses).some((status) => /^2/.test(status)),
+        op.operationId,
+      ).toBe(true);
+      expect(op.responses, op.operationId).toHaveProperty('429');
+      expect(op.responses, op.operationId).toHaveProperty('500');
+    }
+  });
+
+  it('declares each path parameter of a path, as a required parameter', () => {
+    for (const { path, operation: op } of operationsOf(fullDocument)) {
+      const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      const declared = (op.parameters ?? []).filter((p) => p.in === 'path');
+      expect(
+        declared.map((p) => p.name),
+        path,
+      ).toEqual(inPath);
+      for (const p of declared) expect(p.required).toBe(true);
+    }
+  });
+
+  it('puts the scope of each route on a bearer token, and leaves public routes open', () => {
+    const oauthScopes = Object.keys(
+      (document.components.securitySchemes.oauth2 as { flows: { clientCredentials: { scopes: object } } })
+        .flows.clientCredentials.scopes,
+    );
+    expect(oauthScopes.sort()).toEqual([...SCOPES].sort());
+    for (const route of routesWithLater()) {
+      const op = operation(fullDocument, route.operationId);
+      if (route.scope) {
+        expect(op.security).toEqual([{ bearerAuth: [route.scope] }]);
+        expect(oauthScopes).toContain(route.scope);
+      } else if (route.operationId !== 'issueToken') {
+        expect(op.security, route.operationId).toEqual([]);
+      }
+      for (const requirement of op.security) {
+        for (const scheme of Object.keys(requirement)) {
+          expect(document.components.securitySchemes, scheme).toHaveProperty(scheme);
+        }
+      }
+    }
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
+    expect(document.components.securitySchemes.oauth2).toMatchObject({
+      type: 'oauth2',
+      flows: { clientCredentials: { tokenUrl: '/oauth/token' } },
+    });
+  });
+
+  it('answers every error with the one Problem schema, as application/problem+json', () => {
+    for (const { operation: op } of operationsOf(fullDocument)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (!/^[45]/.test(status)) continue;
+        const content = Object.entries(response.content ?? {});
+        expect(content, `${op.operationId} ${status}`).toHaveLength(1);
+        const [mediaType, media] = content[0] ?? [];
+        // The token endpoint answers its own refusals as RFC 6749 prescribes: application/json.
+        const tokenRefusal = op.operationId === 'issueToken' && ['400', '401', '413', '415'].includes(status);
+        expect(mediaType, `${op.operationId} ${status}`).toBe(
+          tokenRefusal ? 'application/json' : PROBLEM_CONTENT_TYPE,
+        );
+        expect(media?.schema).toEqual({ $ref: '#/components/schemas/Problem' });
+      }
+    }
+    const problem = component(document, 'Problem');
+    expect(Object.keys(problem.properties as object).sort()).toEqual(
+      ['type', 'title', 'status', 'detail', 'error', 'error_description', 'invalidParams'].sort(),
+    );
+    expect(propertyAt(document, problem, 'invalidParams[]').required).toEqual(['name', 'reason']);
+  });
+
+  it('documents Retry-After on every 429 and the Bearer challenge on every 401 of a bearer route', () => {
+    for (const { operation: op } of operationsOf(fullDocument)) {
+      expect(op.responses['429']?.headers, op.operationId).toHaveProperty('Retry-After');
+      if (op.security.some((requirement) => 'bearerAuth' in requirement)) {
+        expect(op.responses['401']?.headers, op.operationId).toHaveProperty('WWW-Authenticate');
+      }
+    }
+  });
+
+  it('bounds every string, array and integer, as the OWASP rules demand', () => {
+    walk(fullDocument, (node, location) => {
+      if (node.type === 'string') {
+        const bounded = node.maxLength !== undefined || node.enum !== undefined || node.const !== undefined;
+        expect(bounded, location).toBe(true);
+      }
+      if (node.type === 'array') expect(node.maxItems, location).toBeTypeOf('number');
+      if (node.type === 'integer') {
+        expect(node.minimum, location).toBeTypeOf('number');
+        expect(node.maximum, location).toBeTypeOf('number');
+        expect(['int32', 'int64'], location).toContain(node.format);
+      }
+    });
+  });
+});
+
+describe('the credit transfer schemas', () => {
+  const request = component(document, 'CreditTransferRequest');
+  const fields = new Set(fieldPaths(document, request));
+
+  it('are the request body of the initiation', () => {
+    const body = operation(document, 'initiateCreditTransfer').requestBody;
+    expect(body?.required).toBe(true);
+    expect(body?.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/CreditTransferRequest' } },
+    });
+  });
+
+  it.each([
+    'identifiers',
+    'identifiers[].number',
+    'identifiers[].schemeName',
+    'identifiers[].issuer',
+    'domain',
+    'family',
+    'subFamily',
+    'codes[].codeType',
+    'codes[].name',
+    'codes[].value',
+    'paymentMethod',
+    'paymentType',
+    'amount',
+    'paymentReason',
+    'debtorAccountId',
+    'creditorAccountId',
+    'purpose',
+    'paymentProcessing.instructionPriority',
+    'paymentProcessing.serviceLevel',
+    'paymentProcessing.clearingChannel',
+    'paymentProcessing.localInstrument',
+    'paymentProcessing.categoryPurpose',
+    'chargeBearerType',
+    'currency',
+    'exchange.currency',
+    'exchange.exchangeFactor',
+    'check.checkType',
+    'check.amount',
+    'check.currency',
+    'check.checkNumber',
+    'check.availabilityDate',
+    'check.availabilityFloat',
+    'valueDate',
+    'remittanceInformation.remittanceNumber',
+    'remittanceInformation.documentType',
+    'creditor.name',
+    'creditor.account.name',
+    'creditor.account.currency',
+    'creditor.account.accountBranchId',
+    'creditor.account.accountNumber',
+    'creditor.account.accountType',
+    'creditor.account.routingNumber',
+    'creditor.account.identifiers[].schemeName',
+    'creditor.postalAddress.addressCode',
+    'creditor.postalAddress.cBSACode',
+    'creditor.postalAddress.countrySubDivisionCode',
+    'creditor.postalAddress.primaryIndicator',
+    'creditor.postalAddress.foreignIndicator',
+    'creditor.postalAddress.temporaryIndicator',
+    'creditor.postalAddress.addressLine',
+    'creditor.postalAddress.period.fromDateTime',
+    'creditor.postalAddress.period.upToDateTime',
+    'creditor.postalAddress.codes[].description',
+    'creditor.postalAddress.identifiers[].expirationDate',
+    'creditor.agent.identifiers[].number',
+    'creditor.agent.identifiers[].countrySubdivisionCode',
+    'creditor.agent.identifiers[].displayOption',
+    'creditor.agent.identifiers[].applyDate',
+    'creditor.agent.identifiers[].verificationDate',
+    'creditor.agent.identifiers[].foreingIDIndicator',
+    'creditor.agent.identifiers[].taxIDIndicator',
+    'creditor.agent.clearingSystemMemberIdentification',
+    'creditor.agent.memberIdentification',
+    'creditor.agent.name',
+    'creditor.agent.postalAddress.townName',
+    'creditor.placeAndDateOfBirth.countrySubdivision',
+    'creditor.placeAndDateOfBirth.birthDate',
+    'creditor.contact.contactMethods[].channelType',
+    'creditor.contact.contactMethods[].identification',
+    'creditor.contact.preferredMethod',
+    'creditor.contact.preferredLanguage',
+    'creditor.identifiers[].issueDate',
+    'creditor.countryOfResidence',
+    'debtor.name',
+    'debtor.agent.identifiers[].foreingIDIndicator',
+  ])('has the spec field %s', (path) => {
+    expect(fields.has(path)).toBe(true);
+  });
+
+  it('requires exactly paymentMethod, amount and debtorAccountId, and refuses other fields', () => {
+    expect([...(request.required as string[])].sort()).toEqual([
+      'amount',
+      'debtorAccountId',
+      'paymentMethod',
+    ]);
+    expect(request.additionalProperties).toBe(false);
+  });
+
+  it('carries the spec bounds', () => {
+    expect(propertyAt(document, request, 'amount')).toMatchObject({
+      type: 'string',
+      maxLength: 23,
+      pattern: AMOUNT_PATTERN.source,
+    });
+    expect(AMOUNT_PATTERN.source).toBe('^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$');
+    expect(propertyAt(document, request, 'currency')).toMatchObject({
+      minLength: 3,
+      maxLength: 3,
+      pattern: '^([A-Z]{3})?$',
+    });
+    expect(propertyAt(document, request, 'paymentMethod')).toMatchObject({ minLength: 1, maxLength: 35 });
+    expect(propertyAt(document, request, 'purpose')).toMatchObject({ minLength: 1, maxLength: 1025 });
+    expect(propertyAt(document, request, 'debtorAccountId')).toMatchObject({ minLength: 1, maxLength: 36 });
+    expect(propertyAt(document, request, 'domain')).toMatchObject({ minLength: 1, maxLength: 35 });
+    expect(propertyAt(document, request, 'family')).toMatchObject({ minLength: 1, maxLength: 60 });
+    expect(propertyAt(document, request, 'valueDate')).toMatchObject({ format: 'date', maxLength: 10 });
+    expect(propertyAt(document, request, 'check.amount')).toMatchObject({ maxLength: 23 });
+    expect(propertyAt(document, request, 'creditor.agent.identifiers[].foreingIDIndicator')).toEqual({
+      type: 'boolean',
+    });
+  });
+
+  it('keep the response-only fields out of the request and in the response', () => {
+    const response = component(document, 'CreditTransfer');
+    for (const field of ['paymentId', 'status', 'statusReason', 'date']) {
+      expect(fields.has(field), field).toBe(false);
+      expect(response.properties, field).toHaveProperty(field);
+    }
+    expect(response.required).toEqual(expect.arrayContaining(['paymentId', 'status', 'date', 'amount']));
+    expect(propertyAt(document, response, 'paymentId')).toMatchObject({ minLength: 1, maxLength: 36 });
+  });
+});
+
+describe('the operations', () => {
+  it('initiation takes the idempotency and servicer headers and answers as DESIGN.md says', () => {
+    const op = operation(document, 'initiateCreditTransfer');
+    for (const name of ['idempotencyId', 'Idempotency-Key', 'servicerId', 'servicerBranchId']) {
+      expect(parameter('initiateCreditTransfer', name)).toMatchObject({
+        in: 'header',
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 36 },
+      });
+    }
+    expect(Object.keys(op.responses).sort()).toEqual(
+      ['202', '400', '401', '403', '413', '415', '422', '429', '500'].sort(),
+    );
+    expect(op.responses['202']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/CreditTransfer',
+    });
+    expect(op.responses['202']?.headers?.['Idempotent-Replayed']).toMatchObject({
+      schema: { type: 'string', enum: ['true'] },
+    });
+    expect(op.responses['202']?.headers?.['Idempotent-Replayed']?.description).toMatch(/replays/);
+  });
+
+  it('status takes the paymentId in the path and answers 404 for an unknown one', () => {
+    const op = operation(document, 'getCreditTransferStatus');
+    expect(parameter('getCreditTransferStatus', 'paymentId')).toMatchObject({
+      in: 'path',
+      required: true,
+      schema: { type: 'string', minLength: 1, maxLength: 36 },
+    });
+    expect(parameter('getCreditTransferStatus', 'servicerId').in).toBe('header');
+    expect(Object.keys(op.responses).sort()).toEqual(
+      ['200', '400', '401', '403', '404', '429', '500'].sort(),
+    );
+    expect(op.requestBody).toBeUndefined();
+  });
+
+  it('token takes JSON or a form with the grant, and answers the token', () => {
+    const op = operation(document, 'issueToken');
+    const content = op.requestBody?.content ?? {};
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+    const tokenRequest = deref(document, content['application/json']?.schema);
+    expect(content['application/x-www-form-urlencoded']?.schema).toEqual(content['application/json']?.schema);
+    expect(Object.keys(tokenRequest.properties as object).sort()).toEqual(
+      ['client_id', 'client_secret', 'grant_type', 'scope'].sort(),
+    );
+    expect(propertyAt(document, tokenRequest, 'grant_type')).toMatchObject({ const: 'client_credentials' });
+    const tokenResponse = deref(document, op.responses['200']?.content?.['application/json']?.schema);
+    expect([...(tokenResponse.required as string[])].sort()).toEqual(
+      ['access_token', 'expires_in', 'scope', 'token_type'].sort(),
+    );
+    expect(propertyAt(document, tokenResponse, 'expires_in')).toMatchObject({
+      type: 'integer',
+      maximum: 3600,
+    });
+    expect(op.responses).toHaveProperty('400');
+    expect(op.responses).toHaveProperty('401');
+  });
+
+  it('documents the discovery, key set, document and page operations with a 200', () => {
+    for (const id of [
+      'getJsonWebKeySet',
+      'getOpenIdConfiguration',
+      'getOpenApiDocument',
+      'getReferencePage',
+    ]) {
+      expect(operation(document, id).responses, id).toHaveProperty('200');
+    }
+    expect(operation(document, 'getReferencePage').responses['200']?.content).toHaveProperty('text/html');
+  });
+});
+
+describe('the routes added later', () => {
+  it('list takes the spec filters as query parameters and answers a page with its headers', () => {
+    const id = LIST_ROUTE.operationId;
+    const op = operation(fullDocument, id);
+    const queries = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+    expect(queries).toEqual([
+      'paymentId.eq',
+      'paymentMethod.eq',
+      'debtorAccountId.eq',
+      'creditorAccountNumber.eq',
+      'creditorAccountId.eq',
+      'checkType.eq',
+      'checkNumber.eq',
+      'amount.lte',
+      'amount.gte',
+      'checkDate.lte',
+      'checkDate.gte',
+      'checkNumber.lte',
+      'checkNumber.gte',
+      'cursor',
+      'limit',
+    ]);
+    for (const name of queries) expect(parameter(id, name, fullDocument).required, name).toBe(false);
+    expect(parameter(id, 'creditorAccountNumber.eq', fullDocument).schema).toMatchObject({ maxLength: 30 });
+    expect(parameter(id, 'creditorAccountId.eq', fullDocument).schema).toMatchObject({
+      minLength: 1,
+      maxLength: 36,
+    });
+    expect(parameter(id, 'amount.gte', fullDocument).schema).toMatchObject({
+      maxLength: 23,
+      pattern: AMOUNT_PATTERN.source,
+    });
+    expect(parameter(id, 'checkDate.lte', fullDocument).schema).toMatchObject({ format: 'date' });
+    const limit = new RegExp(parameter(id, 'limit', fullDocument).schema.pattern as string);
+    expect(['1', '9', '10', '99', '100'].every((value) => limit.test(value))).toBe(true);
+    expect(['0', '101', '01', '1.5', '-1', ''].some((value) => limit.test(value))).toBe(false);
+
+    const ok = op.responses['200'];
+    const page = ok?.content?.['application/json']?.schema as JsonSchema;
+    expect(page).toMatchObject({
+      type: 'array',
+      maxItems: 100,
+      items: { $ref: '#/components/schemas/CreditTransfer' },
+    });
+    expect(ok?.headers?.['Pagination-Cursor']?.required).toBe(true);
+    expect(ok?.headers?.['Pagination-Total']?.required).toBe(true);
+    expect(op.security).toEqual([{ bearerAuth: ['transactions:read'] }]);
+  });
+
+  it('cancellation takes the paymentId and an optional cancellationReason, and answers 202', () => {
+    const id = CANCEL_ROUTE.operationId;
+    const op = operation(fullDocument, id);
+    expect(parameter(id, 'paymentId', fullDocument)).toMatchObject({ in: 'path', required: true });
+    expect(parameter(id, 'idempotencyId', fullDocument).in).toBe('header');
+    expect(op.requestBody?.required).toBe(false);
+    const body = deref(fullDocument, op.requestBody?.content['application/json']?.schema);
+    expect(body.required).toBeUndefined();
+    expect(propertyAt(fullDocument, body, 'cancellationReason')).toMatchObject({
+      type: 'string',
+      minLength: 1,
+      maxLength: 1025,
+    });
+    expect(op.responses['202']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/CreditTransfer',
+    });
+    expect(op.responses).toHaveProperty('404');
+    expect(op.responses).toHaveProperty('409');
+    expect(op.security).toEqual([{ bearerAuth: ['transactions:write'] }]);
+  });
+
+  it('have entries keyed by the operationIds the routes will carry', () => {
+    expect(OPERATIONS).toHaveProperty(LIST_ROUTE.operationId);
+    expect(OPERATIONS).toHaveProperty(CANCEL_ROUTE.operationId);
+  });
+});
+
+describe('patternMaxLength', () => {
+  it.each([
+    ['^[A-Z]{2}$', 2],
+    ['^([A-Z]{3})?$', 3],
+    ['^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$', 23],
+    ['^(ab|c)?d{2,3}$', 5],
+    ['^\\d{4}-\\d{2}-\\d{2}$', 10],
+    ['^(?=x)[a-z]$', 1],
+  ])('bounds %s at %i characters', (pattern, expected) => {
+    expect(patternMaxLength(pattern)).toBe(expected);
+  });
+
+  it.each([
+    ['unbounded repetition', '^a+$'],
+    ['open range', '^a{2,}$'],
+    ['no start anchor', '[A-Z]{2}$'],
+    ['no end anchor', '^[A-Z]{2}'],
+    ['top-level alternation', '^a|b$'],
+    ['back reference', '^(a)\\1$'],
+  ])('leaves a pattern with %s unbounded', (_name, pattern) => {
+    expect(patternMaxLength(pattern)).toBeUndefined();
+  });
+
+  it('bounds the ISO date pattern zod generates at 10', () => {
+    const date = propertyAt(document, component(document, 'CreditTransferRequest'), 'valueDate');
+    expect(patternMaxLength(date.pattern as string)).toBe(10);
+  });
+});
