@@ -98,16 +98,17 @@ const readBody = (request: IncomingMessage): Promise<Buffer | 'too-large'> =>
     request.on('error', reject);
   });
 
+/** Single- and multi-value maps as API Gateway builds them; Maps, so a name like `toString` is just a name. */
 const toRecord = (
   entries: Iterable<[string, string]>,
 ): { single: Record<string, string> | null; multi: Record<string, string[]> | null } => {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
-  for (const [name, value] of entries) {
-    single[name] = value;
-    multi[name] = [...(multi[name] ?? []), value];
-  }
-  return Object.keys(single).length === 0 ? { single: null, multi: null } : { single, multi };
+  const multi = new Map<string, string[]>();
+  for (const [name, value] of entries) multi.set(name, [...(multi.get(name) ?? []), value]);
+  if (multi.size === 0) return { single: null, multi: null };
+  return {
+    single: Object.fromEntries([...multi].map(([name, values]) => [name, values.at(-1) ?? ''])),
+    multi: Object.fromEntries(multi),
+  };
 };
 
 const headerEntries = (request: IncomingMessage): [string, string][] => {
