@@ -39,6 +39,14 @@ export const ROUTES: readonly Route[] = [
     summary: 'Authorization server metadata',
   },
   {
+    operationId: 'listCreditTransfers',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers',
+    entry: 'lambdas/api/list-credit-transfers.ts',
+    scope: 'transactions:read',
+    summary: 'List credit transfers',
+  },
+  {
     operationId: 'initiateCreditTransfer',
     method: 'POST',
     path: '/v1/payments/credit-transfers',
@@ -53,6 +61,14 @@ export const ROUTES: readonly Route[] = [
     entry: 'lambdas/api/get-credit-transfer-status.ts',
     scope: 'transactions:read',
     summary: 'Credit transfer status report',
+  },
+  {
+    operationId: 'cancelCreditTransfer',
+    method: 'POST',
+    path: '/v1/payments/credit-transfers/{paymentId}/cancellation',
+    entry: 'lambdas/api/cancel-credit-transfer.ts',
+    scope: 'transactions:write',
+    summary: 'Credit transfer cancellation',
   },
   {
     operationId: 'getOpenApiDocument',

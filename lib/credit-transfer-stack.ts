@@ -3,7 +3,9 @@ import type { Construct } from 'constructs';
 import { ROUTES } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { CreditTransferApi } from './constructs/api.ts';
+import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
+import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
 import { TokenSigningKey } from './constructs/signing-key.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { AUTHORIZER_BINDINGS, routeBindings, type ServiceResources } from './function-bindings.ts';
@@ -20,13 +22,17 @@ export interface CreditTransferStackProps extends StackProps {
 export class CreditTransferStack extends Stack {
   readonly table: CreditTransferTable;
   readonly signingKey: TokenSigningKey;
+  readonly cursorKey: ListCursorKey;
   readonly api: CreditTransferApi;
+  readonly lifecycle: CreditTransferLifecycle;
 
   constructor(scope: Construct, id: string, props: CreditTransferStackProps) {
     super(scope, id, props);
 
     this.table = new CreditTransferTable(this, 'CreditTransfers');
     this.signingKey = new TokenSigningKey(this, 'TokenSigningKey');
+    this.cursorKey = new ListCursorKey(this, 'ListCursorKey');
+    this.lifecycle = new CreditTransferLifecycle(this, 'Lifecycle', { table: this.table.table });
     this.api = new CreditTransferApi(this, 'Api', {
       stageName: props.stageName,
       routes: ROUTES,
@@ -41,6 +47,8 @@ export class CreditTransferStack extends Stack {
     const resources: ServiceResources = {
       table: this.table.table,
       signingKey: this.signingKey.key,
+      cursorKey: this.cursorKey.key,
+      lifecycle: this.lifecycle.stateMachine,
       issuer,
       audience: props.audience,
     };
@@ -53,6 +61,11 @@ export class CreditTransferStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the API stage' });
     new CfnOutput(this, 'Issuer', { value: issuer, description: 'The iss of the access tokens' });
     new CfnOutput(this, 'TableName', { value: this.table.table.tableName });
+    new CfnOutput(this, 'LifecycleStateMachineArn', { value: this.lifecycle.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'StatusEventBusName', {
+      value: this.lifecycle.eventBus.eventBusName,
+      description: 'EventBridge bus of the CreditTransferStatusChanged events',
+    });
     new CfnOutput(this, 'SigningKeyId', {
       value: this.signingKey.key.keyId,
       description: 'KMS key that signs the access tokens',

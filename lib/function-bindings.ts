@@ -1,18 +1,31 @@
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { LIST_INDEXES } from '#adapters/table-definition';
 import type { Binding } from './constructs/function-defaults.ts';
 
 /** What the functions may be bound to. */
 export interface ServiceResources {
   readonly table: ITable;
   readonly signingKey: IKey;
+  /** The HMAC key the list cursors' secret is derived from. */
+  readonly cursorKey: IKey;
+  /** The credit transfer lifecycle workflow. */
+  readonly lifecycle: IStateMachine;
   /** The `iss` and `aud` of the access tokens. */
   readonly issuer: string;
   readonly audience: string;
 }
 
-type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'TransactWriteItems';
+type TableAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'Query'
+  | 'TransactWriteItems';
 type SigningKeyAction = 'Sign' | 'GetPublicKey';
 
 /**
@@ -38,6 +51,23 @@ export const signingKeyAccess = (key: IKey, actions: readonly SigningKeyAction[]
   grant: (grantee) => key.grant(grantee, ...actions.map((action) => `kms:${action}`)),
 });
 
+/** The list cursors' secret: derived by one GenerateMac per container, never read out of KMS. */
+export const cursorKeyAccess = (key: IKey): Binding => ({
+  environment: { LIST_CURSOR_KEY_ID: key.keyId },
+  grant: (grantee) => key.grant(grantee, 'kms:GenerateMac'),
+});
+
+/** Lets a function start lifecycle executions, and tells it which state machine. */
+export const workflowAccess = (stateMachine: IStateMachine): Binding => ({
+  environment: { STATE_MACHINE_ARN: stateMachine.stateMachineArn },
+  grant: (grantee) =>
+    Grant.addToPrincipal({
+      grantee,
+      actions: ['states:StartExecution'],
+      resourceArns: [stateMachine.stateMachineArn],
+    }),
+});
+
 export const tokenClaims = (resources: ServiceResources): Binding => ({
   environment: { ISSUER: resources.issuer, AUDIENCE: resources.audience },
 });
@@ -58,7 +88,18 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   getJsonWebKeySet: (r) => [signingKeyAccess(r.signingKey, ['GetPublicKey']), tokenClaims(r)],
   // The discovery document only names URLs under the issuer: no key.
   getOpenIdConfiguration: (r) => [tokenClaims(r)],
-  initiateCreditTransfer: (r) => [tableAccess(r.table, ['PutItem', 'GetItem'])],
+  // Read only: the list indexes, the page's transfers by key, one by paymentId.eq.
+  listCreditTransfers: (r) => [
+    tableAccess(
+      r.table,
+      ['Query', 'GetItem', 'BatchGetItem'],
+      Object.values(LIST_INDEXES).map((index) => index.indexName),
+    ),
+    cursorKeyAccess(r.cursorKey),
+  ],
+  initiateCreditTransfer: (r) => [tableAccess(r.table, ['PutItem', 'GetItem']), workflowAccess(r.lifecycle)],
+  // Records the request by a conditional update, reads to explain a refusal, starts the workflow.
+  cancelCreditTransfer: (r) => [tableAccess(r.table, ['UpdateItem', 'GetItem']), workflowAccess(r.lifecycle)],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'])],
   getOpenApiDocument: () => [],
   getReferencePage: () => [],

@@ -1,22 +1,45 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { listEntryOf } from '#domain/list-filters';
 import type { CreditTransferRecord, CreditTransferStore } from '#domain/ports';
-import { creditTransferKey } from './keys.ts';
+import {
+  creditTransferKey,
+  creditTransferListValues,
+  recoveryIndexValues,
+  withoutListValues,
+} from './keys.ts';
+import { RECOVERY_INDEX } from './table-definition.ts';
 
 export type CapacityObserver = (operation: string, capacityUnits: number) => void;
 
 /** The item as stored: keys, the record's fields, and the transfer as the JSON text the client sent. */
-export const toCreditTransferItem = (record: CreditTransferRecord): Record<string, unknown> => ({
+export const toCreditTransferItem = ({
+  nextCheckAt,
+  ...record
+}: CreditTransferRecord): Record<string, unknown> => ({
   ...creditTransferKey(record.tenant, record.paymentId),
   type: 'CreditTransfer',
+  ...creditTransferListValues(record.tenant, record, listEntryOf(record)),
   ...record,
+  // The next recovery check is the recovery index's sort key.
+  ...(nextCheckAt !== undefined && recoveryIndexValues(record.tenant, record.paymentId, nextCheckAt)),
   // JSON text keeps every value and the field order exactly as sent.
   transfer: JSON.stringify(record.transfer),
 });
 
-const fromCreditTransferItem = (item: Record<string, unknown>): CreditTransferRecord => {
+export const fromCreditTransferItem = (item: Record<string, unknown>): CreditTransferRecord => {
   const { pk: _pk, sk: _sk, type: _type, transfer, ...record } = item;
-  return { ...(record as Omit<CreditTransferRecord, 'transfer'>), transfer: JSON.parse(transfer as string) };
+  const {
+    [RECOVERY_INDEX.partitionKey]: _shard,
+    [RECOVERY_INDEX.sortKey]: dueAt,
+    recoveryAttempt: _attempt,
+    ...rest
+  } = record;
+  return {
+    ...(withoutListValues(rest) as Omit<CreditTransferRecord, 'transfer'>),
+    ...(typeof dueAt === 'string' && { nextCheckAt: dueAt }),
+    transfer: JSON.parse(transfer as string),
+  };
 };
 
 export class DynamoDbCreditTransferStore implements CreditTransferStore {

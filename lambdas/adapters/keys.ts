@@ -1,3 +1,8 @@
+import { createHash } from 'node:crypto';
+import type { ListPosition } from '#domain/cursor';
+import type { ListEntry } from '#domain/list-filters';
+import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
+
 /**
  * Every key value of the single table is built here. Tenants match TENANT_ID_PATTERN (no '#'),
  * so a tenant prefix can never be forged by an id that follows it.
@@ -17,4 +22,101 @@ export const creditTransferKey = (tenant: string, paymentId: string): TableKey =
 export const clientKey = (clientId: string): TableKey => ({
   pk: `CLIENT#${clientId}`,
   sk: 'CLIENT',
+});
+
+/**
+ * List index values (LIST_INDEXES). Each partition is one tenant's, so no query can reach
+ * another tenant's transfers; an account id follows a fixed label, so it cannot forge one.
+ */
+export const listTenantKey = (tenant: string): string => `TENANT#${tenant}#CT`;
+export const listDebtorAccountIdKey = (tenant: string, accountId: string): string =>
+  `TENANT#${tenant}#DEBTOR_ACCOUNT_ID#${accountId}`;
+export const listCreditorAccountIdKey = (tenant: string, accountId: string): string =>
+  `TENANT#${tenant}#CREDITOR_ACCOUNT_ID#${accountId}`;
+export const listCreditorAccountNumberKey = (tenant: string, accountNumber: string): string =>
+  `TENANT#${tenant}#CREDITOR_ACCOUNT_NUMBER#${accountNumber}`;
+
+/**
+ * The list order: initiation time (ISO 8601 UTC with milliseconds, fixed width, so text order is
+ * time order), then paymentId. Read backwards, it is newest first, ties by paymentId descending.
+ */
+export const listOrderKey = (position: ListPosition): string => `${position.createdAt}#${position.paymentId}`;
+
+export const listPositionOf = (order: string): ListPosition => {
+  const separator = order.indexOf('#');
+  if (separator < 0) throw new Error(`Not a list order value: ${order}`);
+  return { createdAt: order.slice(0, separator), paymentId: order.slice(separator + 1) };
+};
+
+/**
+ * The list index attributes of a credit transfer: the keys of every list index it belongs to
+ * (the creditor ones only when the transfer names that creditor field: sparse) and its filter fields.
+ */
+export const creditTransferListValues = (
+  tenant: string,
+  position: ListPosition,
+  entry: ListEntry,
+): Record<string, unknown> => {
+  return {
+    [LIST_INDEXES.all.sortKey]: listOrderKey(position),
+    [LIST_INDEXES.all.partitionKey]: listTenantKey(tenant),
+    [LIST_INDEXES.debtorAccountId.partitionKey]: listDebtorAccountIdKey(tenant, entry.debtorAccountId),
+    ...(entry.creditorAccountId !== undefined && {
+      [LIST_INDEXES.creditorAccountId.partitionKey]: listCreditorAccountIdKey(
+        tenant,
+        entry.creditorAccountId,
+      ),
+    }),
+    ...(entry.creditorAccountNumber !== undefined && {
+      [LIST_INDEXES.creditorAccountNumber.partitionKey]: listCreditorAccountNumberKey(
+        tenant,
+        entry.creditorAccountNumber,
+      ),
+    }),
+    [LIST_ENTRY_ATTRIBUTE]: entry,
+  };
+};
+
+const LIST_ATTRIBUTES: ReadonlySet<string> = new Set([
+  LIST_ENTRY_ATTRIBUTE,
+  ...Object.values(LIST_INDEXES).flatMap((index) => [index.partitionKey, index.sortKey]),
+]);
+
+/** An item's attributes without the list index values, which are no part of the record. */
+export const withoutListValues = (item: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !LIST_ATTRIBUTES.has(name)));
+
+/**
+ * Recovery index values (RECOVERY_INDEX): set while a transfer is not final or not fully
+ * published, removed afterwards (sparse). The partition is one of RECOVERY_SHARDS, picked by a
+ * hash of the transfer, so no single partition takes every write; the sort key is the due time
+ * (ISO 8601 UTC with milliseconds: text order is time order).
+ */
+export const RECOVERY_SHARDS = 8;
+
+export const recoveryShardKey = (shard: number): string => `RECOVERY#${shard}`;
+
+export const recoveryShardOf = (tenant: string, paymentId: string): number =>
+  createHash('sha256').update(`${tenant}\u0000${paymentId}`).digest().readUInt8(0) % RECOVERY_SHARDS;
+
+export const recoveryIndexValues = (
+  tenant: string,
+  paymentId: string,
+  dueAt: string,
+): Record<string, string> => ({
+  [RECOVERY_INDEX.partitionKey]: recoveryShardKey(recoveryShardOf(tenant, paymentId)),
+  [RECOVERY_INDEX.sortKey]: dueAt,
+});
+
+/** Tenant and paymentId back from a credit transfer's partition key. */
+export const parseCreditTransferKey = (pk: string): { tenant: string; paymentId: string } => {
+  const match = /^TENANT#([^#]+)#CT#(.+)$/.exec(pk);
+  if (!match?.[1] || !match[2]) throw new Error(`Not a credit transfer key: ${pk}`);
+  return { tenant: match[1], paymentId: match[2] };
+};
+
+/** The sandbox rail's clearing record of one payment. */
+export const sandboxClearingKey = (tenant: string, paymentId: string): TableKey => ({
+  pk: `SANDBOX_CLEARING#${tenant}#${paymentId}`,
+  sk: 'CLEARING',
 });

@@ -1,4 +1,4 @@
-import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { CreateTableCommandInput, GlobalSecondaryIndex } from '@aws-sdk/client-dynamodb';
 
 /**
  * The one table, described once: the CDK stack and the local runtime both build it from here.
@@ -8,13 +8,73 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
+  /** Non-key attributes the index carries besides the keys (INCLUDE); every attribute (ALL) when absent. */
+  include?: readonly string[];
 }
+
+/** The map attribute of a credit transfer that holds what the list filters look at. */
+export const LIST_ENTRY_ATTRIBUTE = 'listEntry';
+const LIST_ORDER_ATTRIBUTE = 'listOrder';
+
+/**
+ * The list operation's indexes: a tenant's transfers newest first, overall and per account.
+ * They carry only the filter fields (INCLUDE): a status change then writes no index, and a
+ * page reads its transfers from the table by key.
+ */
+export const LIST_INDEXES = {
+  all: { indexName: 'listByTenant', partitionKey: 'listTenant', sortKey: LIST_ORDER_ATTRIBUTE },
+  debtorAccountId: {
+    indexName: 'listByDebtorAccountId',
+    partitionKey: 'listDebtorAccountId',
+    sortKey: LIST_ORDER_ATTRIBUTE,
+  },
+  creditorAccountId: {
+    indexName: 'listByCreditorAccountId',
+    partitionKey: 'listCreditorAccountId',
+    sortKey: LIST_ORDER_ATTRIBUTE,
+  },
+  creditorAccountNumber: {
+    indexName: 'listByCreditorAccountNumber',
+    partitionKey: 'listCreditorAccountNumber',
+    sortKey: LIST_ORDER_ATTRIBUTE,
+  },
+} as const satisfies Record<string, IndexDefinition>;
+
+const LIST_INDEX_DEFINITIONS: readonly IndexDefinition[] = Object.values(LIST_INDEXES).map((index) => ({
+  ...index,
+  include: [LIST_ENTRY_ATTRIBUTE],
+}));
+
+/**
+ * The reconciler's sparse index: transfers not final (or not fully published) by the time they
+ * should next be looked at. It carries the status besides the keys, and is written only when
+ * that time moves.
+ */
+export const RECOVERY_INDEX = {
+  indexName: 'recoveryByDueTime',
+  partitionKey: 'recoveryShard',
+  sortKey: 'recoveryDueAt',
+  include: ['status'],
+} as const satisfies IndexDefinition;
 
 export const TABLE_DEFINITION = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  indexes: [] as readonly IndexDefinition[],
+  indexes: [...LIST_INDEX_DEFINITIONS, RECOVERY_INDEX] as readonly IndexDefinition[],
 } as const;
+
+/** One index as CreateTable and UpdateTable (Create) take it. */
+export const globalSecondaryIndexInput = (index: IndexDefinition): GlobalSecondaryIndex => ({
+  IndexName: index.indexName,
+  KeySchema: [
+    { AttributeName: index.partitionKey, KeyType: 'HASH' },
+    { AttributeName: index.sortKey, KeyType: 'RANGE' },
+  ],
+  Projection:
+    index.include === undefined
+      ? { ProjectionType: 'ALL' }
+      : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
+});
 
 export const createTableInput = (tableName: string): CreateTableCommandInput => {
   const { partitionKey, sortKey, indexes } = TABLE_DEFINITION;
@@ -32,14 +92,7 @@ export const createTableInput = (tableName: string): CreateTableCommandInput => 
       { AttributeName: sortKey, KeyType: 'RANGE' },
     ],
     ...(indexes.length > 0 && {
-      GlobalSecondaryIndexes: indexes.map((index) => ({
-        IndexName: index.indexName,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
+      GlobalSecondaryIndexes: indexes.map(globalSecondaryIndexInput),
     }),
   };
 };

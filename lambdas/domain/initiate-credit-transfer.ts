@@ -7,13 +7,17 @@ import {
 } from './credit-transfer.ts';
 import { toCreditTransfer } from './credit-transfer-view.ts';
 import { IdempotencyKeyReusedError, type InvalidParam, InvalidRequestError } from './errors.ts';
+import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
-import type { Clock, CreditTransferRecord, CreditTransferStore } from './ports.ts';
+import type { Clock, CreditTransferRecord, CreditTransferStore, WorkflowStarter } from './ports.ts';
+import { startLifecycle } from './start-lifecycle.ts';
 import { parseOrThrow } from './validation.ts';
 
 export interface InitiationDependencies {
   store: CreditTransferStore;
   clock: Clock;
+  /** Starts the lifecycle after the write; without one, the reconciler starts it once due. */
+  workflow?: WorkflowStarter;
 }
 
 export interface InitiationCommand {
@@ -44,7 +48,7 @@ const initiationRuleViolations = (transfer: CreditTransferRequest, now: Date): I
 };
 
 export const initiateCreditTransfer = async (
-  { store, clock }: InitiationDependencies,
+  { store, clock, workflow }: InitiationDependencies,
   command: InitiationCommand,
 ): Promise<InitiationResult> => {
   const { tenant, clientId, idempotencyKey, servicer } = command;
@@ -64,6 +68,9 @@ export const initiateCreditTransfer = async (
     if (existing.requestHash !== requestHash || existing.idempotencyKey !== idempotencyKey) {
       throw new IdempotencyKeyReusedError();
     }
+    // Harmless if it runs already (same execution name); starts it if the first attempt failed to.
+    if (!isFinal(existing.status))
+      await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(existing), replayed: true };
   };
 
@@ -90,8 +97,13 @@ export const initiateCreditTransfer = async (
     // Stored exactly as sent: the schema accepted it whole, with no unknown field.
     transfer: command.body as CreditTransferRequest,
     history: [{ status: 'Received', date, actor: clientId }],
+    // Should the workflow not start, the reconciler finds the transfer due from then on.
+    nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
   };
-  if (await store.create(record)) return { creditTransfer: toCreditTransfer(record), replayed: false };
+  if (await store.create(record)) {
+    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    return { creditTransfer: toCreditTransfer(record), replayed: false };
+  }
 
   const replay = await replayOf();
   if (replay) return replay;

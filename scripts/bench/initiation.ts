@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDbCreditTransferStore, toCreditTransferItem } from '#adapters/credit-transfer-store';
+import { createDocumentClient } from '#adapters/dynamodb-client';
 import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
 import { systemClock } from '#domain/ports';
 import type { LocalService } from '#local/service-process';
@@ -15,16 +15,6 @@ const require = createRequire(import.meta.url);
 const { itemSize } = require('dynalite/db') as { itemSize: (item: unknown) => number };
 
 const TABLE = 'credit-transfers';
-
-const documentClient = (endpoint: string) =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
 
 /**
  * Initiations per second through the whole local HTTP stack (authorizer, handler, conditional
@@ -45,7 +35,7 @@ export const benchInitiationThroughput = async (
       if (reply.status !== 202) throw new Error(`initiation answered ${reply.status}: ${reply.text}`);
     });
 
-  const client = documentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(service.dynamodbEndpoint);
   const template = toCreditTransferItem({
     tenant: 'bench',
     paymentId: 'template',
@@ -84,7 +74,7 @@ export const benchInitiationThroughput = async (
 
 /** Write capacity per initiation, measured by DynamoDB's own ReturnConsumedCapacity. */
 export const benchInitiationCapacity = async (service: LocalService) => {
-  const client = documentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(service.dynamodbEndpoint);
   const units: { operation: string; units: number }[] = [];
   const store = new DynamoDbCreditTransferStore(client, TABLE, (operation, capacityUnits) =>
     units.push({ operation, units: capacityUnits }),

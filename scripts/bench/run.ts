@@ -1,6 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { LOCAL_CLIENT, startLocalService } from '#local/service-process';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
+import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
+import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
 import { benchClient, fixed } from './support.ts';
 
 /**
@@ -48,4 +50,31 @@ try {
 } finally {
   await service.stop();
   await rm(service.dataDir, { recursive: true, force: true });
+}
+
+// The list figures compare tables of known sizes, so they get a fresh service of their own.
+const listService = await startLocalService();
+try {
+  const api = benchClient(listService.baseUrl, await requestToken(listService.baseUrl));
+  const largeCount = Number(process.env.BENCH_LIST_STORED ?? 100_000);
+  const report = await benchListCreditTransfers(listService, api, { largeCount });
+  for (const line of formatListBenchReport(report)) console.log(line);
+} finally {
+  await listService.stop();
+  await rm(listService.dataDir, { recursive: true, force: true });
+}
+
+// The lifecycle runs its workflows in the service process: a fresh service, nothing else in flight.
+const lifecycleService = await startLocalService();
+try {
+  const api = benchClient(lifecycleService.baseUrl, await requestToken(lifecycleService.baseUrl));
+  const transitions = await benchLifecycleTransitions(lifecycleService, api);
+  const throughput = await benchLifecycleThroughput(lifecycleService, api, {
+    transfers: Number(process.env.BENCH_LIFECYCLE_TRANSFERS ?? 2000),
+    concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
+  });
+  for (const line of formatLifecycleReport(transitions, throughput)) console.log(line);
+} finally {
+  await lifecycleService.stop();
+  await rm(lifecycleService.dataDir, { recursive: true, force: true });
 }

@@ -8,6 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ROUTES } from '#routes';
 import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthorizer } from './api-gateway.ts';
 import { startDynalite } from './dynalite-process.ts';
+import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { ensureTable } from './table.ts';
 
 export interface LocalRuntimeOptions {
@@ -76,15 +77,18 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   });
   server.keepAliveTimeout = 65_000;
 
+  let lifecycle: LocalLifecycle | undefined;
   const stop = async () => {
     server.closeAllConnections();
     await new Promise((resolveClose) => server.close(resolveClose));
+    await lifecycle?.stop();
     await stopChild(dynalite.child);
   };
 
   try {
     const port = await listen(server, options.host, options.port);
     const baseUrl = `http://${options.host}:${port}`;
+    const { ensureLocalCursorSecret } = await import('#adapters/cursor-key');
     Object.assign(process.env, {
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
@@ -92,6 +96,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ISSUER: baseUrl,
       AUDIENCE,
       LOCAL_SIGNING_KEY_FILE: join(options.dataDir, 'signing-key.pem'),
+      // Kept under DATA_DIR, so cursors stay valid across restarts.
+      LIST_CURSOR_SECRET: ensureLocalCursorSecret(join(options.dataDir, 'list-cursor-secret')),
+      // The local event bus: one JSON line per status change.
+      EVENTS_FILE: join(options.dataDir, 'events.jsonl'),
+      // EMF metric lines only mean something to CloudWatch; set to false to see them.
+      POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+      // Node timers reach 24.8 days at most: a longer hold is left to the reconciler.
+      LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
     });
 
     await ensureTable(
@@ -112,6 +124,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       secret: options.client.clientSecret,
       scopes: [...(await import('#auth/scopes')).SCOPES],
       tenant: options.client.tenant,
+    });
+    lifecycle = await startLocalLifecycle({
+      projectRoot: PROJECT_ROOT,
+      dataDir: options.dataDir,
+      reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
+      enabled: process.env.LOCAL_LIFECYCLE !== 'off',
     });
 
     const routes: BoundRoute[] = [];

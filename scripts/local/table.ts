@@ -6,6 +6,7 @@ import {
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#adapters/table-definition';
+import { rebuildWithMissingIndexes } from './table-rebuild.ts';
 
 /** Creates the table from the shared definition unless it exists, and waits until it is active. */
 export const ensureTable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
@@ -21,7 +22,11 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string): Pr
   }
   for (let attempt = 0; attempt < 100; attempt++) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') return;
+    if (Table?.TableStatus === 'ACTIVE') {
+      // A table from before an index was defined gets it (see table-rebuild.ts).
+      await rebuildWithMissingIndexes(client, tableName);
+      return;
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`Table ${tableName} did not become active`);

@@ -4,9 +4,10 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TABLE_DEFINITION } from '#adapters/table-definition';
+import { LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
 import { ROUTES, type Route } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
+import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { AUTHORIZER_ENTRY } from '../../lib/constructs/api.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
@@ -176,7 +177,8 @@ describe('CreditTransferService stack', () => {
 
   it('runs every function on nodejs24.x and arm64', () => {
     const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').values()];
-    expect(functions).toHaveLength(ROUTES.length + 1);
+    // One per route, the authorizer, one per workflow task, and the reconciler.
+    expect(functions).toHaveLength(ROUTES.length + 1 + Object.keys(WORKFLOW_FUNCTIONS).length + 1);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
     }
@@ -216,7 +218,10 @@ describe('CreditTransferService stack', () => {
                 { AttributeName: index.partitionKey, KeyType: 'HASH' },
                 { AttributeName: index.sortKey, KeyType: 'RANGE' },
               ],
-              Projection: { ProjectionType: 'ALL' },
+              Projection:
+                index.include === undefined
+                  ? { ProjectionType: 'ALL' }
+                  : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
             })),
     });
   });
@@ -234,7 +239,10 @@ describe('CreditTransferService stack', () => {
   });
 
   it('signs tokens with a retained RSA_2048 SIGN_VERIFY KMS key', () => {
-    template().resourceCountIs('AWS::KMS::Key', 1);
+    const rsaKeys = [...resourcesOf(template(), 'AWS::KMS::Key').values()].filter(
+      (key) => key.Properties.KeySpec === 'RSA_2048',
+    );
+    expect(rsaKeys).toHaveLength(1);
     template().hasResource('AWS::KMS::Key', {
       Properties: Match.objectLike({ KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' }),
       DeletionPolicy: 'Retain',
@@ -253,8 +261,9 @@ describe('CreditTransferService stack', () => {
     const tokenFunction = functionOfRoute('issueToken');
     for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
       if (id === tokenFunction) continue;
-      const kmsActions = [...allowedActions(statementsOfFunction(template(), id))].filter((action) =>
-        action.startsWith('kms:'),
+      // kms:GenerateMac is the list function's, on the HMAC cursor key: it cannot sign tokens.
+      const kmsActions = [...allowedActions(statementsOfFunction(template(), id))].filter(
+        (action) => action.startsWith('kms:') && action !== 'kms:GenerateMac',
       );
       expect(
         kmsActions.filter((action) => action !== 'kms:GetPublicKey'),
@@ -315,10 +324,12 @@ describe('CreditTransferService stack', () => {
   });
 
   it('names the signing key to exactly the functions that may use it', () => {
-    const [keyId] = resourcesOf(template(), 'AWS::KMS::Key').keys();
+    const [keyId] = [...resourcesOf(template(), 'AWS::KMS::Key')]
+      .filter(([, key]) => key.Properties.KeySpec === 'RSA_2048')
+      .map(([id]) => id);
     for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
-      const usesKey = [...allowedActions(statementsOfFunction(template(), id))].some((action) =>
-        action.startsWith('kms:'),
+      const usesKey = [...allowedActions(statementsOfFunction(template(), id))].some(
+        (action) => action === 'kms:Sign' || action === 'kms:GetPublicKey',
       );
       expect(environmentOf(id).KMS_KEY_ID, id).toEqual(usesKey ? { Ref: keyId } : undefined);
     }
@@ -329,6 +340,43 @@ describe('CreditTransferService stack', () => {
     const [tableId] = resourcesOf(template(), 'AWS::DynamoDB::Table').keys();
     for (const operationId of ['issueToken', 'initiateCreditTransfer', 'getCreditTransferStatus']) {
       expect(environmentOf(functionOfRoute(operationId)).TABLE_NAME, operationId).toEqual({ Ref: tableId });
+    }
+  });
+
+  it('lets the list function only read: Query on the table and its list indexes, GetItem, BatchGetItem', () => {
+    const [tableId] = resourcesOf(template(), 'AWS::DynamoDB::Table').keys();
+    const statements = statementsOfFunction(template(), functionOfRoute('listCreditTransfers'));
+    const dynamodb = [...allowedActions(statements)].filter((action) => action.startsWith('dynamodb:'));
+    expect(dynamodb.sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+
+    const tableStatement = statements.find((statement) =>
+      [statement.Action].flat().includes('dynamodb:Query'),
+    );
+    const resources = JSON.stringify(tableStatement?.Resource);
+    expect(resources).toContain(tableId);
+    for (const index of Object.values(LIST_INDEXES)) expect(resources).toContain(`/index/${index.indexName}`);
+    expect(resources).not.toContain('/index/*');
+    expect(environmentOf(functionOfRoute('listCreditTransfers')).TABLE_NAME).toEqual({ Ref: tableId });
+  });
+
+  it('signs list cursors with a secret derived from an HMAC key only the list function may use', () => {
+    const hmacKeys = [...resourcesOf(template(), 'AWS::KMS::Key')].filter(
+      ([, key]) => key.Properties.KeySpec === 'HMAC_256',
+    );
+    expect(hmacKeys).toHaveLength(1);
+    const [cursorKeyId, cursorKey] = hmacKeys[0] ?? [];
+    expect(cursorKey?.Properties.KeyUsage).toBe('GENERATE_VERIFY_MAC');
+
+    const listFunction = functionOfRoute('listCreditTransfers');
+    expect(environmentOf(listFunction).LIST_CURSOR_KEY_ID).toEqual({ Ref: cursorKeyId });
+    const kmsActions = [...allowedActions(statementsOfFunction(template(), listFunction))].filter((action) =>
+      action.startsWith('kms:'),
+    );
+    expect(kmsActions).toEqual(['kms:GenerateMac']);
+    for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
+      if (id === listFunction) continue;
+      expect(allowedActions(statementsOfFunction(template(), id)), id).not.toContain('kms:GenerateMac');
+      expect(environmentOf(id).LIST_CURSOR_KEY_ID, id).toBeUndefined();
     }
   });
 

@@ -18,6 +18,14 @@ let service: LocalService;
 let token: string;
 let table: DynamoDBDocumentClient;
 
+/** A credit transfer without the fields that change as it moves through its lifecycle. */
+const withoutStatus = ({
+  status: _status,
+  statusReason: _reason,
+  date: _date,
+  ...transfer
+}: Record<string, unknown>) => transfer;
+
 const initiate = (body: unknown, headers: Record<string, string> = {}) =>
   callApi(service.baseUrl, TRANSFERS, { token, body, headers });
 const status = (paymentId: string, accessToken = token) =>
@@ -167,7 +175,8 @@ describe('idempotent initiation', () => {
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(second.status).toBe(202);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
-    expect(second.body).toEqual(first.body);
+    // The workflow may have moved the status on between the two calls; the transfer is the same.
+    expect(withoutStatus(second.body)).toEqual(withoutStatus(first.body));
   });
 
   it('treats the Idempotency-Key header and a reordered body as the same request', async () => {
@@ -228,7 +237,8 @@ describe('credit transfer status', () => {
     const created = await initiate(minimalCreditTransfer({ amount: '20.00' }));
     const reply = await status(created.body.paymentId);
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual(created.body);
+    expect(withoutStatus(reply.body)).toEqual(withoutStatus(created.body));
+    expect(reply.body.status).toEqual(expect.any(String));
   });
 
   it('answers 404 for an unknown paymentId', async () => {

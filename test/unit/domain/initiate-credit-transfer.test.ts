@@ -51,8 +51,14 @@ describe('initiation rules that depend on the day', () => {
   it('still replays an accepted payment once its valueDate has passed', async () => {
     const store = memoryStore();
     const body = minimalCreditTransfer({ valueDate: '2026-11-22' });
-    const first = await initiateCreditTransfer({ store, clock: clockAt('2026-11-22T12:00:00Z') }, command(body, 'k1'));
-    const retry = await initiateCreditTransfer({ store, clock: clockAt('2026-11-23T12:00:00Z') }, command(body, 'k1'));
+    const first = await initiateCreditTransfer(
+      { store, clock: clockAt('2026-11-22T12:00:00Z') },
+      command(body, 'k1'),
+    );
+    const retry = await initiateCreditTransfer(
+      { store, clock: clockAt('2026-11-23T12:00:00Z') },
+      command(body, 'k1'),
+    );
     expect(retry.replayed).toBe(true);
     expect(retry.creditTransfer.paymentId).toBe(first.creditTransfer.paymentId);
     expect(store.records.size).toBe(1);

@@ -1,0 +1,271 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { FINAL_STATUSES } from '#domain/credit-transfer';
+import type {
+  CancellationRequest,
+  CreditTransferRecord,
+  LifecycleStore,
+  RecoveryCandidate,
+  RecoveryQueue,
+  StatusTransition,
+} from '#domain/ports';
+import { fromCreditTransferItem } from './credit-transfer-store.ts';
+import {
+  creditTransferKey,
+  parseCreditTransferKey,
+  RECOVERY_SHARDS,
+  recoveryIndexValues,
+  recoveryShardKey,
+} from './keys.ts';
+import { RECOVERY_INDEX } from './table-definition.ts';
+
+/**
+ * The lifecycle's writes to the credit transfer item and its recovery index values. Every
+ * write is one conditional UpdateItem; a failed condition is an answer (someone else moved the
+ * transfer first), not an error.
+ */
+
+const NAMES = {
+  '#status': 'status',
+  '#history': 'history',
+  '#shard': RECOVERY_INDEX.partitionKey,
+  '#due': RECOVERY_INDEX.sortKey,
+};
+
+const FINAL_VALUES = Object.fromEntries(
+  [...FINAL_STATUSES].map((status, index) => [`:final${index}`, status]),
+);
+const FINAL_LIST = Object.keys(FINAL_VALUES).join(', ');
+
+const isConditionFailure = (error: unknown): boolean => error instanceof ConditionalCheckFailedException;
+
+/** Runs a conditional write: true when it was made, false when its condition failed. */
+const conditionally = async (write: () => Promise<unknown>): Promise<boolean> => {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+};
+
+export class DynamoDbLifecycleStore implements LifecycleStore, RecoveryQueue {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined> {
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item ? fromCreditTransferItem(result.Item) : undefined;
+  }
+
+  private recoveryValues(tenant: string, paymentId: string, dueAt: Date): Record<string, string> {
+    const values = recoveryIndexValues(tenant, paymentId, dueAt.toISOString());
+    return {
+      ':shard': values[RECOVERY_INDEX.partitionKey] as string,
+      ':due': values[RECOVERY_INDEX.sortKey] as string,
+    };
+  }
+
+  async transition(
+    tenant: string,
+    paymentId: string,
+    { from, change, unlessCancellationRequested, nextCheckAt }: StatusTransition,
+  ): Promise<CreditTransferRecord | undefined> {
+    const hasReason = change.statusReason !== undefined;
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: creditTransferKey(tenant, paymentId),
+          UpdateExpression: [
+            'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
+            hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
+          ].join(''),
+          ConditionExpression: `#status = :from${unlessCancellationRequested ? ' AND attribute_not_exists(cancellation)' : ''}`,
+          ExpressionAttributeNames: NAMES,
+          ExpressionAttributeValues: {
+            ':from': from,
+            ':to': change.status,
+            ':date': change.date,
+            ':entry': [change],
+            ...(hasReason && { ':reason': change.statusReason }),
+            ...this.recoveryValues(tenant, paymentId, nextCheckAt),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes ? fromCreditTransferItem(result.Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async requestCancellation(
+    tenant: string,
+    paymentId: string,
+    request: CancellationRequest,
+    nextCheckAt: Date,
+  ): Promise<CreditTransferRecord | undefined> {
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: creditTransferKey(tenant, paymentId),
+          UpdateExpression: 'SET cancellation = :request, #shard = :shard, #due = :due',
+          ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(cancellation) AND NOT (#status IN (${FINAL_LIST}))`,
+          ExpressionAttributeNames: {
+            '#status': NAMES['#status'],
+            '#shard': NAMES['#shard'],
+            '#due': NAMES['#due'],
+          },
+          ExpressionAttributeValues: {
+            ':request': request,
+            ...FINAL_VALUES,
+            ...this.recoveryValues(tenant, paymentId, nextCheckAt),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes ? fromCreditTransferItem(result.Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async scheduleCheck(tenant: string, paymentId: string, nextCheckAt: Date): Promise<void> {
+    // Only while the transfer is in the index: a finished one must not come back.
+    await conditionally(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: creditTransferKey(tenant, paymentId),
+          UpdateExpression: 'SET #shard = :shard, #due = :due',
+          ConditionExpression: 'attribute_exists(#due)',
+          ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+          ExpressionAttributeValues: this.recoveryValues(tenant, paymentId, nextCheckAt),
+        }),
+      ),
+    );
+  }
+
+  async markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<void> {
+    await conditionally(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: creditTransferKey(tenant, paymentId),
+          UpdateExpression: `SET publishedCount = :count${final ? ' REMOVE #shard, #due, recoveryAttempt' : ''}`,
+          ConditionExpression: [
+            'attribute_exists(pk) AND (attribute_not_exists(publishedCount) OR publishedCount <= :count)',
+            // Leaves the index only when nothing can follow: final, and every change published.
+            ...(final ? [`#status IN (${FINAL_LIST}) AND size(#history) = :count`] : []),
+          ].join(' AND '),
+          ExpressionAttributeNames: final ? NAMES : undefined,
+          ExpressionAttributeValues: { ':count': count, ...(final && FINAL_VALUES) },
+        }),
+      ),
+    );
+  }
+
+  async due(before: Date | undefined, limit: number): Promise<RecoveryCandidate[]> {
+    const perShard = await Promise.all(
+      Array.from({ length: RECOVERY_SHARDS }, (_, shard) => this.dueInShard(shard, before, limit)),
+    );
+    return perShard
+      .flat()
+      .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0))
+      .slice(0, limit);
+  }
+
+  private async dueInShard(
+    shard: number,
+    before: Date | undefined,
+    limit: number,
+  ): Promise<RecoveryCandidate[]> {
+    const candidates: RecoveryCandidate[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page: QueryCommandOutput = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: RECOVERY_INDEX.indexName,
+          KeyConditionExpression:
+            before === undefined ? '#shard = :shard' : '#shard = :shard AND #due <= :before',
+          ExpressionAttributeNames:
+            before === undefined
+              ? { '#shard': NAMES['#shard'] }
+              : { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+          ExpressionAttributeValues: {
+            ':shard': recoveryShardKey(shard),
+            ...(before !== undefined && { ':before': before.toISOString() }),
+          },
+          Limit: Math.min(limit - candidates.length, 500),
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const { tenant, paymentId } = parseCreditTransferKey(String(item.pk));
+        candidates.push({ tenant, paymentId, dueAt: String(item[RECOVERY_INDEX.sortKey]) });
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey && candidates.length < limit);
+    return candidates;
+  }
+
+  async claim(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<number | undefined> {
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: creditTransferKey(candidate.tenant, candidate.paymentId),
+          UpdateExpression: 'SET recoveryAttempt = if_not_exists(recoveryAttempt, :zero) + :one, #due = :due',
+          ConditionExpression: '#due = :seen',
+          ExpressionAttributeNames: { '#due': NAMES['#due'] },
+          ExpressionAttributeValues: {
+            ':zero': 0,
+            ':one': 1,
+            ':seen': candidate.dueAt,
+            ':due': nextCheckAt.toISOString(),
+          },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(result.Attributes?.recoveryAttempt);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async defer(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<boolean> {
+    return conditionally(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: creditTransferKey(candidate.tenant, candidate.paymentId),
+          UpdateExpression: 'SET #due = :due',
+          ConditionExpression: '#due = :seen',
+          ExpressionAttributeNames: { '#due': NAMES['#due'] },
+          ExpressionAttributeValues: { ':seen': candidate.dueAt, ':due': nextCheckAt.toISOString() },
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { GenerateMacCommand, KMSClient } from '@aws-sdk/client-kms';
+import { optionalEnv } from '#shared/config';
+
+/**
+ * The secret that signs list cursors. On AWS it is derived from a KMS HMAC key: one GenerateMac
+ * of a fixed label per container gives every container the same 32 bytes, while the root key never
+ * leaves KMS and no secret sits in configuration. Locally it is random bytes in a file under
+ * DATA_DIR, handed to the handlers in LIST_CURSOR_SECRET (base64url).
+ */
+const DERIVATION_LABEL = 'credit-transfers/list-cursor-key/v1';
+const SECRET_BYTES = 32;
+
+export type KmsSend = Pick<KMSClient, 'send'>;
+
+/** Creates the local secret file once (a race keeps the first one written) and returns its value. */
+export const ensureLocalCursorSecret = (path: string): string => {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    writeFileSync(path, randomBytes(SECRET_BYTES).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return readFileSync(path, 'utf8').trim();
+};
+
+export const kmsDerivedCursorKey = (keyId: string, kms: KmsSend): (() => Promise<Uint8Array>) => {
+  let derived: Promise<Uint8Array> | undefined;
+  return () => {
+    derived ??= kms
+      .send(
+        new GenerateMacCommand({
+          KeyId: keyId,
+          MacAlgorithm: 'HMAC_SHA_256',
+          Message: Buffer.from(DERIVATION_LABEL),
+        }),
+      )
+      .then(
+        ({ Mac }) => {
+          if (Mac === undefined || Mac.length < SECRET_BYTES)
+            throw new Error(`KMS key ${keyId} returned no usable MAC`);
+          return Mac;
+        },
+        (error: unknown) => {
+          // A failed read is not kept: the next request tries again.
+          derived = undefined;
+          throw error;
+        },
+      );
+    return derived;
+  };
+};
+
+export const secretCursorKey = (secret: string): (() => Promise<Uint8Array>) => {
+  const key = Buffer.from(secret, 'base64url');
+  if (key.length < SECRET_BYTES)
+    throw new Error(`LIST_CURSOR_SECRET must encode at least ${SECRET_BYTES} bytes`);
+  return async () => key;
+};
+
+let shared: (() => Promise<Uint8Array>) | undefined;
+
+/** LIST_CURSOR_KEY_ID (a KMS HMAC_256 key, on AWS) or LIST_CURSOR_SECRET (local runtime). */
+export const cursorKeyFromEnvironment = (): (() => Promise<Uint8Array>) => {
+  if (shared) return shared;
+  const keyId = optionalEnv('LIST_CURSOR_KEY_ID');
+  const secret = optionalEnv('LIST_CURSOR_SECRET');
+  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, new KMSClient({}));
+  else if (secret !== undefined) shared = secretCursorKey(secret);
+  else
+    throw new Error('No cursor key: set LIST_CURSOR_KEY_ID (on AWS) or LIST_CURSOR_SECRET (local runtime)');
+  return shared;
+};

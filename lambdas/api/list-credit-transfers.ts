@@ -1,0 +1,50 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
+import { cursorKeyFromEnvironment } from '#adapters/cursor-key';
+import { documentClient, tableName } from '#adapters/dynamodb-client';
+import { type ListDependencies, listCreditTransfers as list } from '#domain/list-credit-transfers';
+import { callerOf, jsonResponse } from '#shared/http-event';
+import { httpHandler } from '#shared/http-handler';
+import { servicerHeaders } from './request-headers.ts';
+
+/** Every value of every query parameter: API Gateway's single-value map keeps only the last of a repeat. */
+export const queryParameters = (event: APIGatewayProxyEvent): Record<string, string[]> => {
+  if (event.multiValueQueryStringParameters) {
+    return Object.fromEntries(
+      Object.entries(event.multiValueQueryStringParameters).map(([name, values]) => [name, values ?? []]),
+    );
+  }
+  return Object.fromEntries(
+    Object.entries(event.queryStringParameters ?? {}).flatMap(([name, value]) =>
+      value === undefined ? [] : [[name, [value]]],
+    ),
+  );
+};
+
+let wired: ListDependencies | undefined;
+
+/** The real adapters, built once per container on first use. */
+export const listDependencies = (): ListDependencies => {
+  wired ??= {
+    // Its own store, not apiDependencies(): this function reads only, and bundles nothing else.
+    store: new DynamoDbCreditTransferStore(documentClient(), tableName()),
+    list: new DynamoDbCreditTransferList(documentClient(), tableName()),
+    cursorKey: cursorKeyFromEnvironment(),
+  };
+  return wired;
+};
+
+export const listCreditTransfers =
+  (dependencies: () => ListDependencies) =>
+  async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const { tenant } = callerOf(event);
+    servicerHeaders(event);
+    const page = await list(dependencies(), { tenant, parameters: queryParameters(event) });
+    return jsonResponse(200, page.creditTransfers, {
+      'Pagination-Cursor': page.nextCursor,
+      'Pagination-Total': String(page.total),
+    });
+  };
+
+export const handler = httpHandler(listCreditTransfers(listDependencies));

@@ -1,0 +1,98 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { InvalidRequestError } from './errors.ts';
+
+/**
+ * The list cursor: where the next page starts, the total counted when paging began, and the
+ * filter set it belongs to, signed with HMAC-SHA256 under a server secret. The signature covers
+ * the tenant too, so a cursor is worthless to another tenant and cannot be edited or forged.
+ * Clients treat it as opaque; its content is readable but carries nothing of another tenant.
+ */
+
+/** A place in the list order: newest first by initiation time, then by paymentId descending. */
+export interface ListPosition {
+  createdAt: string;
+  paymentId: string;
+}
+
+export interface CursorContent {
+  /** The last transfer the previous page read (returned or skipped by a filter). */
+  after: ListPosition;
+  /** Pagination-Total as counted on the first page. */
+  total: number;
+  /** filtersFingerprint of the filters the cursor was issued for. */
+  filters: string;
+}
+
+/** Bumped when the content changes shape: older cursors then fail as unknown. */
+const VERSION = 1;
+const CONTEXT = 'credit-transfers/list-cursor';
+
+const payloadSchema = z.strictObject({
+  v: z.literal(VERSION),
+  a: z.tuple([z.iso.datetime(), z.string().min(1).max(36)]),
+  t: z.int().min(0),
+  f: z.string().min(1).max(64),
+});
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+const mac = (key: Uint8Array, tenant: string, payload: string): Buffer =>
+  createHmac('sha256', key).update(`${CONTEXT}/v${VERSION}\n${tenant}\n${payload}`).digest();
+
+const invalidCursor = (reason: string) =>
+  new InvalidRequestError('The cursor is not valid for this request', [{ name: 'cursor', reason }]);
+
+export const signCursor = (key: Uint8Array, tenant: string, content: CursorContent): string => {
+  const payload = Buffer.from(
+    JSON.stringify({
+      v: VERSION,
+      a: [content.after.createdAt, content.after.paymentId],
+      t: content.total,
+      f: content.filters,
+    }),
+  ).toString('base64url');
+  return `${payload}.${mac(key, tenant, payload).toString('base64url')}`;
+};
+
+/**
+ * The content of a cursor this service issued to this tenant for these filters. Anything else
+ * (edited, forged, another tenant's, issued for other filters) is a 400 naming `cursor`.
+ */
+export const verifyCursor = (
+  key: Uint8Array,
+  tenant: string,
+  cursor: string,
+  filters: string,
+): CursorContent => {
+  const [payload, signature, ...rest] = cursor.split('.');
+  if (
+    payload === undefined ||
+    signature === undefined ||
+    rest.length > 0 ||
+    !BASE64URL.test(payload) ||
+    !BASE64URL.test(signature)
+  ) {
+    throw invalidCursor('is not a cursor this service issued');
+  }
+  const expected = mac(key, tenant, payload);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw invalidCursor('is not a cursor this service issued to this client, or it was changed');
+  }
+  let content: z.infer<typeof payloadSchema>;
+  try {
+    content = payloadSchema.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+  } catch {
+    // Signed by this service but not readable: a cursor of another version.
+    throw invalidCursor('has expired; start again from the first page');
+  }
+  if (content.f !== filters) {
+    throw invalidCursor('was issued for other filters; send the filters of the first page with it');
+  }
+  return {
+    after: { createdAt: content.a[0], paymentId: content.a[1] },
+    total: content.t,
+    filters: content.f,
+  };
+};

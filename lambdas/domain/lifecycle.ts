@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer.ts';
+
+/**
+ * The status lifecycle of a credit transfer: Received -> AcceptedTechnicalValidation ->
+ * AcceptedCustomerProfile -> AcceptedSettlementInProcess -> AcceptedSettlementCompleted,
+ * Rejected from any non-final status, Cancelled while a cancellation can still win.
+ */
+export const PROGRESSION: readonly CreditTransferStatus[] = [
+  'Received',
+  'AcceptedTechnicalValidation',
+  'AcceptedCustomerProfile',
+  'AcceptedSettlementInProcess',
+  'AcceptedSettlementCompleted',
+];
+
+/** ISO 20022 status reasons (long names) the service sets. */
+export const STATUS_REASONS = {
+  requestedByCustomer: 'RequestedByCustomer',
+  blockedAccount: 'BlockedAccount',
+  closedAccountNumber: 'ClosedAccountNumber',
+  insufficientFunds: 'InsufficientFunds',
+  transactionForbidden: 'TransactionForbidden',
+  regulatoryReason: 'RegulatoryReason',
+  invalidFileFormat: 'InvalidFileFormat',
+  zeroAmount: 'ZeroAmount',
+} as const;
+
+/** Who caused a status change when no client did. */
+export const ACTORS = { workflow: 'workflow', rail: 'rail' } as const;
+
+export const isFinal = (status: CreditTransferStatus): boolean => FINAL_STATUSES.has(status);
+
+/** Before submission to clearing a cancellation always wins; afterwards only if clearing recalls it. */
+export const isBeforeSettlement = (status: CreditTransferStatus): boolean =>
+  status === 'Received' || status === 'AcceptedTechnicalValidation' || status === 'AcceptedCustomerProfile';
+
+/** True when `to` may follow `from`: one step forward, or Rejected/Cancelled from a non-final status. */
+export const canTransition = (from: CreditTransferStatus, to: CreditTransferStatus): boolean => {
+  if (isFinal(from)) return false;
+  if (to === 'Rejected') return true;
+  if (to === 'Cancelled') return true;
+  return PROGRESSION.indexOf(to) === PROGRESSION.indexOf(from) + 1;
+};
+
+/**
+ * If nothing moves a non-final transfer for this long, the reconciler drives it on. Far longer
+ * than any step takes, so a healthy workflow is never doubled.
+ */
+export const STALL_SECONDS = 120;
+
+export const secondsAfter = (date: Date, seconds: number): Date => new Date(date.getTime() + seconds * 1000);
+
+/** Why a workflow execution is started. */
+export type LifecycleTrigger = 'initiation' | 'cancellation' | 'recovery';
+
+export interface LifecycleStart {
+  tenant: string;
+  paymentId: string;
+  trigger: LifecycleTrigger;
+  /** Recovery attempt number; names each recovery execution apart. */
+  attempt?: number;
+}
+
+const EXECUTION_NAME_CHARACTERS = /[^A-Za-z0-9_-]/g;
+
+/**
+ * Step Functions execution name (at most 80 of [A-Za-z0-9-_]): the paymentId, readable in the
+ * console, with a hash of tenant and paymentId (paymentIds are only unique within a tenant).
+ * One name per trigger, so a replayed initiation or cancellation cannot start a second execution,
+ * while each recovery attempt gets a name of its own.
+ */
+export const lifecycleExecutionName = (start: LifecycleStart): string => {
+  const digest = createHash('sha256')
+    .update(`${start.tenant}\u0000${start.paymentId}`)
+    .digest('hex')
+    .slice(0, 12);
+  const base = `${start.paymentId.replace(EXECUTION_NAME_CHARACTERS, '_').slice(0, 40)}-${digest}`;
+  if (start.trigger === 'initiation') return base;
+  if (start.trigger === 'cancellation') return `${base}-cancel`;
+  return `${base}-r${start.attempt ?? 0}`;
+};
+
+/** The id of the event that publishes history entry `sequence`: the same on every retry, so consumers dedupe. */
+export const statusEventId = (tenant: string, paymentId: string, sequence: number): string => {
+  const hex = createHash('sha256').update(`${tenant}\u0000${paymentId}\u0000${sequence}`).digest('hex');
+  // UUID layout (RFC 9562 version 8), like paymentIds.
+  const variant = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
+
+export const STATUS_CHANGED_EVENT = 'CreditTransferStatusChanged';

@@ -1,0 +1,215 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { canonicalJson } from './canonical-json.ts';
+import { compareCheckNumbers } from './check-number.ts';
+import { accountIdSchema, amountSchema, paymentIdSchema } from './credit-transfer.ts';
+import { compareDecimals } from './decimal.ts';
+import { type InvalidParam, InvalidRequestError } from './errors.ts';
+import type { CreditTransferRecord } from './ports.ts';
+import { toInvalidParams } from './validation.ts';
+
+/** Page size when the request names none: small answers unless a client asks for more. */
+export const DEFAULT_LIMIT = 25;
+export const MAX_LIMIT = 100;
+/** Bound of the opaque list cursor, in and out. */
+export const CURSOR_MAX_LENGTH = 1024;
+
+const dateSchema = z.iso.date();
+/** Check fields are nested free text (ISO 20022 Max140Text), see credit-transfer.ts. */
+const checkTextSchema = z.string().min(1).max(140);
+
+/** Query parameters of the list operation (spec 4.1): the source of validation and of the OpenAPI document. */
+export const listCreditTransfersQuerySchema = z.strictObject({
+  'paymentId.eq': paymentIdSchema.optional().describe('Only the transfer with this paymentId.'),
+  'paymentMethod.eq': z
+    .string()
+    .min(1)
+    .max(35)
+    .optional()
+    .describe('Only transfers with exactly this paymentMethod (case-sensitive).'),
+  'debtorAccountId.eq': accountIdSchema.optional().describe('Only transfers from this debtor account.'),
+  'creditorAccountNumber.eq': z
+    .string()
+    .min(1)
+    .max(30)
+    .optional()
+    .describe(
+      'Only transfers whose `creditor.account.accountNumber` is exactly this BBAN (bank code, branch and account number).',
+    ),
+  'creditorAccountId.eq': accountIdSchema.optional().describe('Only transfers to this creditor account.'),
+  'checkType.eq': checkTextSchema
+    .optional()
+    .describe('Only transfers whose `check.checkType` is exactly this.'),
+  'checkNumber.eq': checkTextSchema
+    .optional()
+    .describe(
+      'Only transfers whose `check.checkNumber` equals this (digit strings by value: 000123 equals 123).',
+    ),
+  'amount.lte': amountSchema
+    .optional()
+    .describe('Only transfers whose `amount` is at most this (exact decimal).'),
+  'amount.gte': amountSchema
+    .optional()
+    .describe('Only transfers whose `amount` is at least this (exact decimal).'),
+  'checkDate.lte': dateSchema
+    .optional()
+    .describe('Only transfers whose `check.availabilityDate`, as a UTC date, is on or before this date.'),
+  'checkDate.gte': dateSchema
+    .optional()
+    .describe('Only transfers whose `check.availabilityDate`, as a UTC date, is on or after this date.'),
+  'checkNumber.lte': checkTextSchema
+    .optional()
+    .describe(
+      'Only check numbers up to this one: by value when both are digit strings, otherwise in ordinal string order.',
+    ),
+  'checkNumber.gte': checkTextSchema
+    .optional()
+    .describe(
+      'Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order.',
+    ),
+  cursor: z
+    .string()
+    .min(1)
+    .max(CURSOR_MAX_LENGTH)
+    .optional()
+    .describe(
+      'Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters.',
+    ),
+  limit: z
+    .string()
+    .regex(
+      /^(100|[1-9][0-9]?)$/,
+      `must be an integer from 1 to ${MAX_LIMIT}, written without sign or leading zeros`,
+    )
+    .optional()
+    .describe(`Number of transfers per page, an integer from 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`),
+});
+
+export type ListQuery = z.infer<typeof listCreditTransfersQuerySchema>;
+/** Every filter of a list request; all given ones must hold (AND). */
+export type ListFilters = Omit<ListQuery, 'cursor' | 'limit'>;
+
+export interface ParsedListQuery {
+  filters: ListFilters;
+  cursor?: string;
+  limit: number;
+}
+
+const PARAMETER_NAMES: ReadonlySet<string> = new Set(Object.keys(listCreditTransfersQuerySchema.shape));
+
+/**
+ * Parses the query string, given as every value of every parameter (a parameter sent twice has
+ * two values). Unknown and repeated parameters are refused, not ignored: a misspelt filter that
+ * is dropped silently answers with transfers the client did not ask for.
+ */
+export const parseListQuery = (parameters: Readonly<Record<string, readonly string[]>>): ParsedListQuery => {
+  const problems: InvalidParam[] = [];
+  const single: Record<string, string> = {};
+  for (const [name, values] of Object.entries(parameters)) {
+    if (!PARAMETER_NAMES.has(name)) problems.push({ name, reason: 'is not a known query parameter' });
+    else if (values.length > 1) problems.push({ name, reason: 'must be given at most once' });
+    else if (values[0] !== undefined) single[name] = values[0];
+  }
+  // Unknown, repeated and malformed parameters are reported together.
+  const parsed = listCreditTransfersQuerySchema.safeParse(single);
+  if (!parsed.success) problems.push(...toInvalidParams(parsed.error.issues));
+  if (problems.length > 0 || !parsed.success) {
+    throw new InvalidRequestError('A query parameter is not valid', problems);
+  }
+  const { cursor, limit, ...filters } = parsed.data;
+  return {
+    filters,
+    ...(cursor !== undefined && { cursor }),
+    limit: limit === undefined ? DEFAULT_LIMIT : Number(limit),
+  };
+};
+
+/** Names the filter set: a cursor is bound to it, so it cannot continue a list filtered otherwise. */
+export const filtersFingerprint = (filters: ListFilters): string =>
+  createHash('sha256').update(canonicalJson(filters)).digest('base64url').slice(0, 22);
+
+/** What the filters look at, taken from one transfer. */
+export interface ListEntry {
+  paymentMethod: string;
+  amount: string;
+  debtorAccountId: string;
+  creditorAccountId?: string;
+  creditorAccountNumber?: string;
+  checkType?: string;
+  checkNumber?: string;
+  /** `check.availabilityDate` as a UTC date (YYYY-MM-DD). */
+  checkDate?: string;
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
+const MINUTES_PER_DAY = 24 * 60;
+
+/**
+ * The UTC date of an ISO 8601 date-time with offset: "2026-12-01T23:30:00-01:00" is 2026-12-02.
+ * Undefined when it is not one.
+ */
+export const utcDateOf = (dateTime: string): string | undefined => {
+  const match = DATE_TIME.exec(dateTime);
+  if (match === null) return undefined;
+  const [, year, month, day, hour, minute, zone, sign, offsetHours, offsetMinutes] = match;
+  const offset =
+    zone?.toUpperCase() === 'Z'
+      ? 0
+      : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes));
+  const minutes = Number(hour) * 60 + Number(minute) - offset;
+  const dayShift = Math.floor(minutes / MINUTES_PER_DAY);
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0 to 99 as 1900 to 1999.
+  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day) + dayShift);
+  const utcYear = date.getUTCFullYear();
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${String(utcYear).padStart(4, '0')}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+};
+
+/** The fields the list filters look at. Absent fields stay absent: a filter on them never matches. */
+export const listEntryOf = (record: Pick<CreditTransferRecord, 'transfer'>): ListEntry => {
+  const { paymentMethod, amount, debtorAccountId, creditorAccountId, creditor, check } = record.transfer;
+  const creditorAccountNumber = creditor?.account?.accountNumber;
+  const checkDate = check?.availabilityDate === undefined ? undefined : utcDateOf(check.availabilityDate);
+  return {
+    paymentMethod,
+    amount,
+    debtorAccountId,
+    ...(creditorAccountId !== undefined && { creditorAccountId }),
+    ...(creditorAccountNumber !== undefined && { creditorAccountNumber }),
+    ...(check?.checkType !== undefined && { checkType: check.checkType }),
+    ...(check?.checkNumber !== undefined && { checkNumber: check.checkNumber }),
+    ...(checkDate !== undefined && { checkDate }),
+  };
+};
+
+const equalTo = (wanted: string | undefined, value: string | undefined): boolean =>
+  wanted === undefined || value === wanted;
+
+const within = (
+  value: string | undefined,
+  lowest: string | undefined,
+  highest: string | undefined,
+  compare: (a: string, b: string) => number,
+): boolean => {
+  if (lowest === undefined && highest === undefined) return true;
+  if (value === undefined) return false;
+  return (
+    (lowest === undefined || compare(value, lowest) >= 0) &&
+    (highest === undefined || compare(value, highest) <= 0)
+  );
+};
+
+const compareDates = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
+
+/** True when the transfer passes every filter given; `paymentId.eq` is the caller's to apply (it is a key). */
+export const matchesListFilters = (entry: ListEntry, filters: ListFilters): boolean =>
+  equalTo(filters['paymentMethod.eq'], entry.paymentMethod) &&
+  equalTo(filters['debtorAccountId.eq'], entry.debtorAccountId) &&
+  equalTo(filters['creditorAccountId.eq'], entry.creditorAccountId) &&
+  equalTo(filters['creditorAccountNumber.eq'], entry.creditorAccountNumber) &&
+  equalTo(filters['checkType.eq'], entry.checkType) &&
+  within(entry.checkNumber, filters['checkNumber.eq'], filters['checkNumber.eq'], compareCheckNumbers) &&
+  within(entry.checkNumber, filters['checkNumber.gte'], filters['checkNumber.lte'], compareCheckNumbers) &&
+  within(entry.amount, filters['amount.gte'], filters['amount.lte'], compareDecimals) &&
+  within(entry.checkDate, filters['checkDate.gte'], filters['checkDate.lte'], compareDates);

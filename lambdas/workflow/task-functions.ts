@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The lifecycle state machine, defined once in the ASL file: CDK deploys it with
+ * DefinitionSubstitutions for the function ARNs, the local runtime runs it with
+ * aws-local-stepfunctions and the same handlers in-process.
+ */
+export const LIFECYCLE_ASL_FILE = 'lambdas/workflow/credit-transfer-lifecycle.asl.json';
+
+export interface WorkflowFunction {
+  /** The `${...}` placeholder of its Task states' Resource. */
+  substitution: string;
+  /** Handler source file, relative to the project root; it exports `handler`. */
+  entry: string;
+  description: string;
+}
+
+/** Every Task resource of the ASL file, and the handler that serves it. */
+export const WORKFLOW_FUNCTIONS = {
+  validateTechnically: {
+    substitution: 'ValidateTechnicallyFunctionArn',
+    entry: 'lambdas/workflow/validate-technically.ts',
+    description: 'Lifecycle: technical validation of a credit transfer',
+  },
+  checkCustomerProfile: {
+    substitution: 'CheckCustomerProfileFunctionArn',
+    entry: 'lambdas/workflow/check-customer-profile.ts',
+    description: 'Lifecycle: customer profile checks on the rail',
+  },
+  submitToClearing: {
+    substitution: 'SubmitToClearingFunctionArn',
+    entry: 'lambdas/workflow/submit-to-clearing.ts',
+    description: 'Lifecycle: submission to clearing',
+  },
+  pollClearing: {
+    substitution: 'PollClearingFunctionArn',
+    entry: 'lambdas/workflow/poll-clearing.ts',
+    description: 'Lifecycle: clearing outcome (settlement, rejection, recall)',
+  },
+  publishStatusEvents: {
+    substitution: 'PublishStatusEventsFunctionArn',
+    entry: 'lambdas/workflow/publish-status-events.ts',
+    description: 'Lifecycle: publishes status change events',
+  },
+} as const satisfies Record<string, WorkflowFunction>;
+
+/** The reconciler: started by a schedule, not by the state machine. */
+export const RECONCILER_ENTRY = 'lambdas/workflow/reconcile.ts';
+
+export type AslDefinition = {
+  StartAt: string;
+  States: Record<string, { Type: string; Resource?: string; [field: string]: unknown }>;
+  [field: string]: unknown;
+};
+
+export const readLifecycleDefinition = (projectRoot: string): AslDefinition =>
+  JSON.parse(readFileSync(join(projectRoot, LIFECYCLE_ASL_FILE), 'utf8'));
+
+/** The placeholder name of a Task state's Resource (`${Name}`), or undefined. */
+export const substitutionOf = (resource: string | undefined): string | undefined =>
+  /^\$\{(\w+)\}$/.exec(resource ?? '')?.[1];

@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus } from 'aws-cdk-lib/aws-events';
+import { Grant, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { RECOVERY_INDEX } from '#adapters/table-definition';
+import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { tableAccess, workflowAccess } from '../function-bindings.ts';
+import { bind, PROJECT_ROOT, ServiceFunction } from './function-defaults.ts';
+
+export interface CreditTransferLifecycleProps {
+  readonly table: ITable;
+  /** How often the reconciler looks for transfers that stopped progressing. @default 5 minutes */
+  readonly reconcileEvery?: Duration;
+  /** Environment of the workflow functions: the sandbox rail's delays and the polling settings. */
+  readonly settings?: Readonly<Record<string, string>>;
+  /** @default three months */
+  readonly logRetention?: RetentionDays;
+}
+
+/**
+ * The credit transfer lifecycle: the Standard state machine from the ASL file the local runtime
+ * also runs, its task functions, the event bus that carries status changes, and the reconciler on
+ * an EventBridge Scheduler schedule.
+ */
+export class CreditTransferLifecycle extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly eventBus: EventBus;
+  readonly taskFunctions: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, ServiceFunction>>;
+  readonly reconciler: ServiceFunction;
+  readonly schedule: CfnSchedule;
+
+  constructor(scope: Construct, id: string, props: CreditTransferLifecycleProps) {
+    super(scope, id);
+    const logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
+    const settings = props.settings ?? {};
+
+    this.eventBus = new EventBus(this, 'StatusEvents', {
+      description:
+        'CreditTransferStatusChanged events, one per status change (detail.eventId for deduplication)',
+    });
+
+    const taskFunction = (key: keyof typeof WORKFLOW_FUNCTIONS): ServiceFunction => {
+      const { entry, description } = WORKFLOW_FUNCTIONS[key];
+      const fn = new ServiceFunction(this, `${key.charAt(0).toUpperCase()}${key.slice(1)}Function`, {
+        entry,
+        description,
+        logRetention,
+      });
+      // Every step reads the transfer and moves it by a conditional update; the sandbox rail
+      // keeps its clearing records in the same table.
+      bind(fn.function, tableAccess(props.table, ['GetItem', 'UpdateItem']), { environment: settings });
+      return fn;
+    };
+    this.taskFunctions = {
+      validateTechnically: taskFunction('validateTechnically'),
+      checkCustomerProfile: taskFunction('checkCustomerProfile'),
+      submitToClearing: taskFunction('submitToClearing'),
+      pollClearing: taskFunction('pollClearing'),
+      publishStatusEvents: taskFunction('publishStatusEvents'),
+    };
+    bind(this.taskFunctions.publishStatusEvents.function, {
+      environment: { EVENT_BUS_NAME: this.eventBus.eventBusName },
+      grant: (grantee) => this.eventBus.grantPutEventsTo(grantee),
+    });
+
+    const executionLogs = new LogGroup(this, 'ExecutionLogs', {
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineType: StateMachineType.STANDARD,
+      comment: 'Credit transfer lifecycle',
+      // The ASL file as it is, inline (no asset to upload), the ARNs filled in by CloudFormation.
+      definitionBody: DefinitionBody.fromString(readFileSync(join(PROJECT_ROOT, LIFECYCLE_ASL_FILE), 'utf8')),
+      definitionSubstitutions: Object.fromEntries(
+        Object.entries(WORKFLOW_FUNCTIONS).map(([key, fn]) => [
+          fn.substitution,
+          this.taskFunctions[key as keyof typeof WORKFLOW_FUNCTIONS].function.functionArn,
+        ]),
+      ),
+      tracingEnabled: true,
+      // Every event, but no input or output: those stay identifiers only, still they are not logged.
+      logs: { destination: executionLogs, level: LogLevel.ALL, includeExecutionData: false },
+    });
+    for (const fn of Object.values(this.taskFunctions)) {
+      // The unqualified ARN is what the Task states name: no version or alias wildcard.
+      Grant.addToPrincipal({
+        grantee: this.stateMachine,
+        actions: ['lambda:InvokeFunction'],
+        resourceArns: [fn.function.functionArn],
+      });
+    }
+    Validations.of(this.stateMachine).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Step Functions delivers execution logs through CloudWatch Logs vended delivery (logs:CreateLogDelivery, ' +
+        'logs:*LogDelivery*, logs:PutResourcePolicy, logs:Describe*) and traces to X-Ray (xray:PutTraceSegments, ' +
+        'xray:PutTelemetryRecords, xray:GetSampling*); none of these support resource-level permissions. ' +
+        'Its Lambda invocations name each function ARN (asserted in test/infra).',
+    });
+
+    this.reconciler = new ServiceFunction(this, 'ReconcilerFunction', {
+      entry: RECONCILER_ENTRY,
+      description: 'Lifecycle: drives on credit transfers that stopped progressing',
+      logRetention,
+      timeout: Duration.minutes(2),
+    });
+    bind(
+      this.reconciler.function,
+      tableAccess(props.table, ['Query', 'GetItem', 'UpdateItem'], [RECOVERY_INDEX.indexName]),
+      workflowAccess(this.stateMachine),
+      { environment: { ...settings, POWERTOOLS_METRICS_NAMESPACE: 'CreditTransfers' } },
+    );
+
+    // Scheduler's role may invoke exactly the reconciler (the L2 target would grant `:*` too).
+    const schedulerRole = new Role(this, 'SchedulerRole', {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com'),
+      description: 'EventBridge Scheduler invokes the lifecycle reconciler',
+    });
+    Grant.addToPrincipal({
+      grantee: schedulerRole,
+      actions: ['lambda:InvokeFunction'],
+      resourceArns: [this.reconciler.function.functionArn],
+    });
+    this.schedule = new CfnSchedule(this, 'ReconcileSchedule', {
+      description: 'Runs the credit transfer lifecycle reconciler',
+      scheduleExpression: `rate(${(props.reconcileEvery ?? Duration.minutes(5)).toMinutes()} minutes)`,
+      flexibleTimeWindow: { mode: 'OFF' },
+      target: {
+        arn: this.reconciler.function.functionArn,
+        roleArn: schedulerRole.roleArn,
+        input: '{}',
+        // A missed run is made good by the next one.
+        retryPolicy: { maximumRetryAttempts: 2, maximumEventAgeInSeconds: 240 },
+      },
+    });
+    // The invoke permission exists before the first run.
+    this.schedule.node.addDependency(schedulerRole);
+  }
+}

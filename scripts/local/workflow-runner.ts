@@ -1,0 +1,207 @@
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { type LifecycleStart, lifecycleExecutionName } from '#domain/lifecycle';
+import type { WorkflowStarter } from '#domain/ports';
+import { logger } from '#shared/logger';
+import {
+  type AslDefinition,
+  readLifecycleDefinition,
+  substitutionOf,
+  WORKFLOW_FUNCTIONS,
+} from '#workflow/task-functions';
+
+/**
+ * Runs the lifecycle ASL file in this process with aws-local-stepfunctions, its Task states
+ * bound to the same handler functions Lambda runs. Like Step Functions, it refuses a second
+ * execution under a name already used (while this process lives), so at most one execution
+ * per name ever runs.
+ */
+
+type TaskHandler = (input: unknown) => Promise<unknown>;
+type Overrides = NonNullable<RunOptions['overrides']>;
+
+export interface ExecutionSummary {
+  name: string;
+  tenant: string;
+  paymentId: string;
+  trigger: LifecycleStart['trigger'];
+  status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+  /** States entered plus retries: what Step Functions bills as state transitions. */
+  transitions: number;
+  retries: number;
+  startedAt: string;
+  stoppedAt: string;
+  error?: string;
+}
+
+export interface LocalWorkflowRunnerOptions {
+  projectRoot: string;
+  /** Appends one JSON line per finished execution (the local execution history). */
+  executionsFile?: string;
+  /** Task state name -> handler, replacing the bound one (tests inject failures so). */
+  taskOverrides?: Record<string, TaskHandler>;
+  /** Wait state name -> milliseconds, instead of its Seconds/Timestamp. */
+  waitTimeOverrides?: Record<string, number>;
+  /** State name -> milliseconds between retries, instead of its Retry intervals. */
+  retryIntervalOverrides?: Record<string, number>;
+  /** Called with every finished execution. */
+  onExecution?: (summary: ExecutionSummary) => void;
+}
+
+const LOCAL_FUNCTION_ARN = (substitution: string) =>
+  `arn:aws:lambda:local:000000000000:function:credit-transfers-${substitution.replace(/FunctionArn$/, '')}`;
+const LOCAL_STATE_MACHINE_ARN = 'arn:aws:states:local:000000000000:stateMachine:credit-transfer-lifecycle';
+
+/** The ASL with each `${...FunctionArn}` replaced, as CDK's DefinitionSubstitutions would. */
+export const substitutedDefinition = (definition: AslDefinition): StateMachineDefinition => {
+  const states = Object.fromEntries(
+    Object.entries(definition.States).map(([name, state]) => {
+      const substitution = substitutionOf(state.Resource);
+      return [
+        name,
+        substitution === undefined ? state : { ...state, Resource: LOCAL_FUNCTION_ARN(substitution) },
+      ];
+    }),
+  );
+  return { ...definition, States: states } as unknown as StateMachineDefinition;
+};
+
+/** Task state name -> the handler its Resource names. */
+const boundHandlers = async (
+  projectRoot: string,
+  definition: AslDefinition,
+): Promise<Record<string, TaskHandler>> => {
+  const bySubstitution = new Map<string, TaskHandler>();
+  for (const fn of Object.values(WORKFLOW_FUNCTIONS)) {
+    const module = (await import(pathToFileURL(join(projectRoot, fn.entry)).href)) as {
+      handler: TaskHandler;
+    };
+    bySubstitution.set(fn.substitution, module.handler);
+  }
+  const handlers: Record<string, TaskHandler> = {};
+  for (const [name, state] of Object.entries(definition.States)) {
+    if (state.Type !== 'Task') continue;
+    const substitution = substitutionOf(state.Resource);
+    const handler = substitution === undefined ? undefined : bySubstitution.get(substitution);
+    if (!handler) throw new Error(`Task state ${name}: no handler for Resource ${state.Resource}`);
+    handlers[name] = handler;
+  }
+  return handlers;
+};
+
+interface Running {
+  abort: () => void;
+  done: Promise<void>;
+}
+
+export class LocalWorkflowRunner implements WorkflowStarter {
+  private readonly used = new Set<string>();
+  private readonly running = new Map<string, Running>();
+  private stopped = false;
+
+  private constructor(
+    private readonly machine: StateMachine,
+    private readonly overrides: Overrides,
+    private readonly options: LocalWorkflowRunnerOptions,
+  ) {}
+
+  static async create(options: LocalWorkflowRunnerOptions): Promise<LocalWorkflowRunner> {
+    const definition = readLifecycleDefinition(options.projectRoot);
+    // Validated here as Step Functions would on deployment: ARNs, paths, reachability.
+    const machine = new StateMachine(substitutedDefinition(definition));
+    const handlers = { ...(await boundHandlers(options.projectRoot, definition)), ...options.taskOverrides };
+    return new LocalWorkflowRunner(
+      machine,
+      {
+        taskResourceLocalHandlers: handlers as Overrides['taskResourceLocalHandlers'],
+        ...(options.waitTimeOverrides && { waitTimeOverrides: options.waitTimeOverrides }),
+        ...(options.retryIntervalOverrides && { retryIntervalOverrides: options.retryIntervalOverrides }),
+      },
+      options,
+    );
+  }
+
+  async start(start: LifecycleStart): Promise<void> {
+    const name = lifecycleExecutionName(start);
+    // ExecutionAlreadyExists on AWS: the wanted outcome of a repeated start.
+    if (this.stopped || this.used.has(name)) return;
+    this.used.add(name);
+    const input = {
+      tenant: start.tenant,
+      paymentId: start.paymentId,
+      trigger: start.trigger,
+      ...(start.attempt !== undefined && { attempt: start.attempt }),
+    };
+    const startedAt = new Date().toISOString();
+    const execution = this.machine.run(input, {
+      overrides: this.overrides,
+      noThrowOnAbort: true,
+      context: { Execution: { Id: `${LOCAL_STATE_MACHINE_ARN}:${name}`, Name: name } },
+    });
+
+    let entered = 0;
+    let retries = 0;
+    let aborted = false;
+    const counted = (async () => {
+      for await (const event of execution.eventLogs) {
+        if (event.type === 'StateEntered') entered += 1;
+        else if (event.type === 'StateRetried') retries += 1;
+        else if (event.type === 'ExecutionAborted') aborted = true;
+      }
+    })();
+    const done = execution.result
+      .then(
+        () => ({ status: aborted ? ('ABORTED' as const) : ('SUCCEEDED' as const) }),
+        (error: unknown) => ({
+          status: 'FAILED' as const,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      )
+      .then(async (outcome) => {
+        await counted;
+        const summary: ExecutionSummary = {
+          name,
+          tenant: start.tenant,
+          paymentId: start.paymentId,
+          trigger: start.trigger,
+          status: aborted ? 'ABORTED' : outcome.status,
+          transitions: entered + retries,
+          retries,
+          startedAt,
+          stoppedAt: new Date().toISOString(),
+          ...('error' in outcome && { error: outcome.error }),
+        };
+        if (summary.status === 'FAILED') {
+          // As on AWS: the execution fails, the transfer stays due and the reconciler drives it on.
+          logger.warn('Lifecycle execution failed', { executionName: name, error: summary.error });
+        }
+        this.options.onExecution?.(summary);
+        if (this.options.executionsFile) {
+          await appendFile(this.options.executionsFile, `${JSON.stringify(summary)}\n`).catch(
+            () => undefined,
+          );
+        }
+      })
+      .finally(() => this.running.delete(name));
+    this.running.set(name, { abort: execution.abort, done });
+  }
+
+  /** Executions running now. */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Resolves once no execution runs (including those started meanwhile). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((run) => run.done));
+  }
+
+  /** Aborts every running execution; the next start's reconciler resumes their transfers. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const run of this.running.values()) run.abort();
+    await this.idle();
+  }
+}

@@ -1,0 +1,214 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { RECOVERY_INDEX } from '#adapters/table-definition';
+import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
+import { createApp } from '../../lib/credit-transfer-app.ts';
+import {
+  allowedActions,
+  getAttTargets,
+  type Resource,
+  refOf,
+  resourcesOf,
+  type Statement,
+  statementsOfFunction,
+} from './template-queries.ts';
+
+const CDK_JSON_CONTEXT = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: object }
+).context;
+
+/** Statements of a role (inline and attached policies), by the role's logical id. */
+const statementsOfRole = (template: Template, roleId: string): Statement[] => {
+  const role = resourcesOf(template, 'AWS::IAM::Role').get(roleId);
+  const inline = (
+    (role?.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]
+  ).flatMap((policy) => policy.PolicyDocument.Statement);
+  const attached = [...resourcesOf(template, 'AWS::IAM::Policy').values()]
+    .filter((policy) => ((policy.Properties.Roles ?? []) as unknown[]).some((r) => refOf(r) === roleId))
+    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  return [...inline, ...attached];
+};
+
+/** The statements that allow `action`, with the logical ids their resources point at. */
+const grantsOf = (statements: readonly Statement[], action: string): string[][] =>
+  statements
+    .filter((statement) => statement.Effect === 'Allow')
+    .filter((statement) =>
+      (Array.isArray(statement.Action) ? statement.Action : [statement.Action]).includes(action),
+    )
+    .map((statement) => {
+      const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      return resources.map((resource) => JSON.stringify(resource));
+    });
+
+describe('credit transfer lifecycle stack', () => {
+  let template: Template;
+  let functions: Map<string, Resource>;
+
+  const functionByEntry = (entry: string): string => {
+    const found = [...functions.entries()].filter(([, fn]) =>
+      String(fn.Properties.Description ?? '').startsWith('Lifecycle:'),
+    );
+    const target = Object.values(WORKFLOW_FUNCTIONS).find((fn) => fn.entry === entry)?.description;
+    const match = found.find(([, fn]) =>
+      target === undefined
+        ? String(fn.Properties.Description).includes('drives on')
+        : fn.Properties.Description === target,
+    );
+    if (!match) throw new Error(`No function for ${entry}`);
+    return match[0];
+  };
+  const routeFunction = (path: string, method: string): string => {
+    const fn = [...functions.entries()].find(([, candidate]) =>
+      String(candidate.Properties.Description ?? '').startsWith(`${method} ${path}:`),
+    );
+    if (!fn) throw new Error(`No function for ${method} ${path}`);
+    return fn[0];
+  };
+  const stateMachine = (): [string, Resource] => {
+    const [entry] = resourcesOf(template, 'AWS::StepFunctions::StateMachine').entries();
+    if (!entry) throw new Error('No state machine');
+    return entry;
+  };
+  const tableId = (): string => {
+    const [id] = resourcesOf(template, 'AWS::DynamoDB::Table').keys();
+    if (!id) throw new Error('No table');
+    return id;
+  };
+
+  beforeAll(() => {
+    // Bundling skipped: these assertions are about resources and permissions.
+    const { stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+    template = Template.fromStack(stack);
+    functions = resourcesOf(template, 'AWS::Lambda::Function');
+  });
+
+  it('deploys the ASL file itself as a Standard state machine, traced, logging every event without data', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    const [, machine] = stateMachine();
+    expect(JSON.parse(String(machine.Properties.DefinitionString))).toEqual(
+      JSON.parse(readFileSync(join(PROJECT_ROOT, LIFECYCLE_ASL_FILE), 'utf8')),
+    );
+    expect(machine.Properties).toMatchObject({
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+    });
+  });
+
+  it('fills every Task resource with the ARN of its own function', () => {
+    const [, machine] = stateMachine();
+    const substitutions = machine.Properties.DefinitionSubstitutions as Record<string, unknown>;
+    expect(Object.keys(substitutions).sort()).toEqual(
+      Object.values(WORKFLOW_FUNCTIONS)
+        .map((fn) => fn.substitution)
+        .sort(),
+    );
+    for (const fn of Object.values(WORKFLOW_FUNCTIONS)) {
+      expect(getAttTargets(substitutions[fn.substitution])).toEqual([functionByEntry(fn.entry)]);
+    }
+  });
+
+  it('lets the state machine invoke exactly its task functions, unqualified', () => {
+    const [, machine] = stateMachine();
+    const [roleId] = getAttTargets(machine.Properties.RoleArn);
+    const invokes = grantsOf(statementsOfRole(template, roleId as string), 'lambda:InvokeFunction').flat();
+    const expected = Object.values(WORKFLOW_FUNCTIONS).map((fn) =>
+      JSON.stringify({ 'Fn::GetAtt': [functionByEntry(fn.entry), 'Arn'] }),
+    );
+    expect(invokes.sort()).toEqual(expected.sort());
+  });
+
+  it('lets the task functions only read and conditionally update the table, and only the publisher use the bus', () => {
+    const [busId] = resourcesOf(template, 'AWS::Events::EventBus').keys();
+    for (const fn of Object.values(WORKFLOW_FUNCTIONS)) {
+      const id = functionByEntry(fn.entry);
+      const statements = statementsOfFunction(template, id);
+      const actions = [...allowedActions(statements)].filter(
+        (action) => !action.startsWith('xray:') && !action.startsWith('logs:'),
+      );
+      const expected = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
+      if (fn === WORKFLOW_FUNCTIONS.publishStatusEvents) expected.push('events:PutEvents');
+      expect(actions.sort(), fn.entry).toEqual(expected.sort());
+      for (const resources of grantsOf(statements, 'dynamodb:UpdateItem')) {
+        expect(resources).toEqual([JSON.stringify({ 'Fn::GetAtt': [tableId(), 'Arn'] })]);
+      }
+    }
+    const publisher = statementsOfFunction(
+      template,
+      functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry),
+    );
+    expect(grantsOf(publisher, 'events:PutEvents')).toEqual([
+      [JSON.stringify({ 'Fn::GetAtt': [busId, 'Arn'] })],
+    ]);
+    const environment = functions.get(functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry))
+      ?.Properties.Environment as { Variables: Record<string, unknown> };
+    expect(refOf(environment.Variables.EVENT_BUS_NAME)).toBe(busId);
+  });
+
+  it('lets initiation and cancellation start executions of this state machine only', () => {
+    const [machineId] = stateMachine();
+    for (const id of [
+      routeFunction('/v1/payments/credit-transfers', 'POST'),
+      routeFunction('/v1/payments/credit-transfers/{paymentId}/cancellation', 'POST'),
+    ]) {
+      const statements = statementsOfFunction(template, id);
+      expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
+      const environment = functions.get(id)?.Properties.Environment as { Variables: Record<string, unknown> };
+      expect(refOf(environment.Variables.STATE_MACHINE_ARN)).toBe(machineId);
+    }
+    const cancel = allowedActions(
+      statementsOfFunction(
+        template,
+        routeFunction('/v1/payments/credit-transfers/{paymentId}/cancellation', 'POST'),
+      ),
+    );
+    expect(cancel.has('dynamodb:UpdateItem')).toBe(true);
+    expect(cancel.has('dynamodb:PutItem')).toBe(false);
+  });
+
+  it('lets the reconciler query only the recovery index, update transfers and start executions', () => {
+    const [machineId] = stateMachine();
+    const reconciler = functionByEntry(RECONCILER_ENTRY);
+    const statements = statementsOfFunction(template, reconciler);
+    const actions = [...allowedActions(statements)].filter(
+      (action) => !action.startsWith('xray:') && !action.startsWith('logs:'),
+    );
+    expect(actions.sort()).toEqual(
+      ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'states:StartExecution'].sort(),
+    );
+    const [queryResources] = grantsOf(statements, 'dynamodb:Query');
+    expect(queryResources).toHaveLength(2);
+    expect(queryResources?.[1]).toContain(`/index/${RECOVERY_INDEX.indexName}`);
+    expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
+  });
+
+  it('runs the reconciler every 5 minutes from an EventBridge Scheduler schedule whose role may only invoke it', () => {
+    const reconciler = functionByEntry(RECONCILER_ENTRY);
+    const schedules = [...resourcesOf(template, 'AWS::Scheduler::Schedule').values()];
+    expect(schedules).toHaveLength(1);
+    const schedule = schedules[0] as Resource;
+    expect(schedule.Properties.ScheduleExpression).toBe('rate(5 minutes)');
+    const target = schedule.Properties.Target as { Arn: unknown; RoleArn: unknown };
+    expect(getAttTargets(target.Arn)).toEqual([reconciler]);
+    const [roleId] = getAttTargets(target.RoleArn);
+    const statements = statementsOfRole(template, roleId as string);
+    expect([...allowedActions(statements)]).toEqual(['lambda:InvokeFunction']);
+    expect(grantsOf(statements, 'lambda:InvokeFunction')).toEqual([
+      [JSON.stringify({ 'Fn::GetAtt': [reconciler, 'Arn'] })],
+    ]);
+  });
+
+  it('has one event bus for the status events, and the recovery index on the table', () => {
+    template.resourceCountIs('AWS::Events::EventBus', 1);
+    const [, table] = [...resourcesOf(template, 'AWS::DynamoDB::Table').entries()][0] as [string, Resource];
+    const indexes = table.Properties.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[];
+    expect(indexes.find((index) => index.IndexName === RECOVERY_INDEX.indexName)?.KeySchema).toEqual([
+      { AttributeName: RECOVERY_INDEX.partitionKey, KeyType: 'HASH' },
+      { AttributeName: RECOVERY_INDEX.sortKey, KeyType: 'RANGE' },
+    ]);
+  });
+});

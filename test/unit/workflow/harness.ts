@@ -1,0 +1,143 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
+import { documentClient } from '#adapters/dynamodb-client';
+import { createTableInput } from '#adapters/table-definition';
+import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
+import { type CreditTransferRecord, systemClock, type WorkflowStarter } from '#domain/ports';
+import {
+  type ExecutionSummary,
+  LocalWorkflowRunner,
+  type LocalWorkflowRunnerOptions,
+} from '../../../scripts/local/workflow-runner.ts';
+
+const require = createRequire(import.meta.url);
+const dynalite = require('dynalite') as (options: object) => import('node:net').Server;
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const TABLE = 'lifecycle-unit';
+export const TENANT = 'tenant-a';
+export const CLIENT = 'client-a';
+
+/** Task states of the ASL file, for retry overrides. */
+export const TASK_STATES = [
+  'ValidateTechnically',
+  'CheckCustomerProfile',
+  'PublishBeforeHold',
+  'SubmitToClearing',
+  'PublishSubmission',
+  'PollClearing',
+  'PublishOutcome',
+];
+
+/**
+ * An in-memory dynalite with the service's table, and the environment the workflow handlers
+ * read on first use. Settlement is immediate; `-hold` transfers stay pending for 300 s.
+ */
+export const startWorkflowEnvironment = async () => {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dataDir = await mkdtemp(join(tmpdir(), 'lifecycle-unit-'));
+  Object.assign(process.env, {
+    AWS_REGION: 'local',
+    TABLE_NAME: TABLE,
+    DYNAMODB_ENDPOINT: endpoint,
+    EVENTS_FILE: join(dataDir, 'events.jsonl'),
+    SANDBOX_SETTLEMENT_SECONDS: '0',
+    SANDBOX_HOLD_SECONDS: '300',
+    CLEARING_POLL_MAX_ATTEMPTS: '4',
+  });
+  await new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }).send(new CreateTableCommand(createTableInput(TABLE)));
+  return {
+    endpoint,
+    dataDir,
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve));
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+};
+
+/** The ASL runner with the real handlers, short waits and retries, and every execution recorded. */
+export const startRunner = async (options: Partial<LocalWorkflowRunnerOptions> = {}) => {
+  const executions: ExecutionSummary[] = [];
+  const runner = await LocalWorkflowRunner.create({
+    projectRoot: PROJECT_ROOT,
+    waitTimeOverrides: { WaitForClearing: 20, HoldUntilValueDate: 20 },
+    retryIntervalOverrides: Object.fromEntries(TASK_STATES.map((state) => [state, 5])),
+    onExecution: (summary) => executions.push(summary),
+    ...options,
+  });
+  return { runner, executions };
+};
+
+export const lifecycleStore = () => new DynamoDbLifecycleStore(documentClient(), TABLE);
+
+export const initiate = async (
+  workflow: WorkflowStarter | undefined,
+  overrides: Record<string, unknown> = {},
+): Promise<string> => {
+  const { creditTransfer } = await initiateCreditTransfer(
+    { store: new DynamoDbCreditTransferStore(documentClient(), TABLE), clock: systemClock, workflow },
+    {
+      tenant: TENANT,
+      clientId: CLIENT,
+      body: { paymentMethod: 'CreditTransfer', amount: '10.00', debtorAccountId: 'acc-001', ...overrides },
+      servicer: {},
+    },
+  );
+  return creditTransfer.paymentId;
+};
+
+export const stored = async (paymentId: string): Promise<CreditTransferRecord> => {
+  const record = await lifecycleStore().get(TENANT, paymentId);
+  if (!record) throw new Error(`no transfer ${paymentId}`);
+  return record;
+};
+
+export const statusesOf = (record: CreditTransferRecord): string[] =>
+  record.history.map((entry) => entry.status);
+
+/** Waits until the transfer reaches `status` (polling the table), or fails after `timeoutMs`. */
+export const reach = async (
+  paymentId: string,
+  status: string,
+  timeoutMs = 5000,
+): Promise<CreditTransferRecord> => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const record = await stored(paymentId);
+    if (record.status === status) return record;
+    if (Date.now() > until) throw new Error(`${paymentId} stayed ${record.status}, expected ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+export interface PublishedEvent {
+  id: string;
+  'detail-type': string;
+  detail: { eventId: string; paymentId: string; sequence: number; status: string; statusReason?: string };
+}
+
+export const publishedEvents = async (paymentId: string): Promise<PublishedEvent[]> => {
+  const text = await readFile(process.env.EVENTS_FILE as string, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as PublishedEvent)
+    .filter((event) => event.detail.paymentId === paymentId);
+};
+
+export const executionsOf = (executions: ExecutionSummary[], paymentId: string) =>
+  executions.filter((execution) => execution.paymentId === paymentId);

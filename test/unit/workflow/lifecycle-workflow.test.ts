@@ -1,0 +1,338 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.hoisted(() => {
+  // Injected failures are logged by the task wrapper; the assertions say what matters.
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+});
+
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
+import { documentClient } from '#adapters/dynamodb-client';
+import { JsonLinesStatusEventPublisher } from '#adapters/event-publisher-local';
+import { cancelCreditTransfer } from '#domain/cancel-credit-transfer';
+import { PaymentNotCancellableError } from '#domain/errors';
+import { toStatusChangedEvent } from '#domain/lifecycle-steps';
+import { systemClock } from '#domain/ports';
+import { handler as pollClearingHandler } from '#workflow/poll-clearing';
+import { handler as publishHandler } from '#workflow/publish-status-events';
+import { handler as submitHandler } from '#workflow/submit-to-clearing';
+import {
+  CLIENT,
+  executionsOf,
+  initiate,
+  lifecycleStore,
+  publishedEvents,
+  reach,
+  startRunner,
+  startWorkflowEnvironment,
+  statusesOf,
+  stored,
+  TABLE,
+  TENANT,
+} from './harness.ts';
+
+let environment: Awaited<ReturnType<typeof startWorkflowEnvironment>>;
+
+beforeAll(async () => {
+  environment = await startWorkflowEnvironment();
+});
+
+afterAll(async () => {
+  await environment?.close();
+});
+
+const cancel = (
+  paymentId: string,
+  workflow: Parameters<typeof cancelCreditTransfer>[0]['workflow'],
+  reason?: string,
+) =>
+  cancelCreditTransfer(
+    { store: lifecycleStore(), clock: systemClock, workflow },
+    {
+      tenant: TENANT,
+      clientId: 'client-b',
+      paymentId,
+      body: reason === undefined ? undefined : { cancellationReason: reason },
+      servicer: {},
+    },
+  );
+
+const SETTLED = [
+  'Received',
+  'AcceptedTechnicalValidation',
+  'AcceptedCustomerProfile',
+  'AcceptedSettlementInProcess',
+  'AcceptedSettlementCompleted',
+];
+
+describe('the lifecycle ASL, run with its real task handlers', () => {
+  it('settles an ordinary transfer through every status, in 9 state transitions, publishing each change once', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(runner);
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(record.status).toBe('AcceptedSettlementCompleted');
+    expect(record.statusReason).toBeUndefined();
+    expect(statusesOf(record)).toEqual(SETTLED);
+    expect(record.history.map((entry) => entry.actor)).toEqual([CLIENT, 'workflow', 'rail', 'rail', 'rail']);
+    expect(record.statusDate).toBe(record.history.at(-1)?.date);
+
+    const events = await publishedEvents(paymentId);
+    expect(events.map((event) => event.detail.status)).toEqual(SETTLED);
+    expect(events.map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
+    expect(new Set(events.map((event) => event.id)).size).toBe(5);
+    expect(events.every((event) => event['detail-type'] === 'CreditTransferStatusChanged')).toBe(true);
+
+    // Final and fully published: out of the recovery index.
+    expect(record.publishedCount).toBe(5);
+    expect(record.nextCheckAt).toBeUndefined();
+    expect(executionsOf(executions, paymentId)).toMatchObject([
+      { status: 'SUCCEEDED', transitions: 9, retries: 0 },
+    ]);
+  });
+
+  it.each([
+    ['acc-blocked', 'BlockedAccount'],
+    ['acc-closed', 'ClosedAccountNumber'],
+    ['acc-nofunds', 'InsufficientFunds'],
+    ['acc-forbidden', 'TransactionForbidden'],
+    ['acc-sanctioned', 'RegulatoryReason'],
+  ])('rejects a transfer from %s at the customer profile with %s', async (debtorAccountId, reason) => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(runner, { debtorAccountId });
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(record.status).toBe('Rejected');
+    expect(record.statusReason).toBe(reason);
+    expect(statusesOf(record)).toEqual(['Received', 'AcceptedTechnicalValidation', 'Rejected']);
+    expect(record.history.at(-1)).toMatchObject({ statusReason: reason, actor: 'rail' });
+    expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(
+      statusesOf(record),
+    );
+    expect(record.nextCheckAt).toBeUndefined();
+    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', transitions: 4 }]);
+  });
+
+  it('rejects at technical validation a stored transfer that cannot be processed', async () => {
+    const { runner } = await startRunner();
+    const now = new Date().toISOString();
+    const paymentId = 'zero-amount-transfer';
+    await new DynamoDbCreditTransferStore(documentClient(), TABLE).create({
+      tenant: TENANT,
+      paymentId,
+      clientId: CLIENT,
+      createdAt: now,
+      status: 'Received',
+      statusDate: now,
+      requestHash: 'x',
+      servicer: {},
+      transfer: { paymentMethod: 'CreditTransfer', amount: '0.00', debtorAccountId: 'acc-1' },
+      history: [{ status: 'Received', date: now, actor: CLIENT }],
+    });
+    await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
+    await runner.idle();
+    const record = await stored(paymentId);
+    expect(record.status).toBe('Rejected');
+    expect(record.statusReason).toBe('ZeroAmount');
+    expect(record.history.at(-1)?.actor).toBe('workflow');
+  });
+
+  it('holds a -hold transfer before settlement, and a cancellation received meanwhile wins', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(runner, { debtorAccountId: 'acc-hold' });
+    await reach(paymentId, 'AcceptedSettlementInProcess');
+
+    const accepted = await cancel(paymentId, runner, 'Duplicate order');
+    expect(accepted.creditTransfer.status).toBe('AcceptedSettlementInProcess');
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(record.status).toBe('Cancelled');
+    expect(record.statusReason).toBe('RequestedByCustomer');
+    expect(statusesOf(record)).toEqual([...SETTLED.slice(0, 4), 'Cancelled']);
+    expect(record.history.at(-1)?.actor).toBe('client-b');
+    expect(record.cancellation).toMatchObject({ reason: 'Duplicate order', clientId: 'client-b' });
+    expect((await publishedEvents(paymentId)).at(-1)?.detail).toMatchObject({
+      status: 'Cancelled',
+      statusReason: 'RequestedByCustomer',
+    });
+    // The cancellation ran an execution of its own; neither failed.
+    expect(
+      executionsOf(executions, paymentId)
+        .map((execution) => execution.trigger)
+        .sort(),
+    ).toEqual(['cancellation', 'initiation']);
+    expect(executionsOf(executions, paymentId).every((execution) => execution.status === 'SUCCEEDED')).toBe(
+      true,
+    );
+  });
+
+  it('cancels a transfer whose cancellation arrived before any step ran', async () => {
+    const { runner } = await startRunner();
+    const paymentId = await initiate(undefined);
+    await cancel(paymentId, undefined);
+    await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
+    await runner.idle();
+    const record = await stored(paymentId);
+    expect(statusesOf(record)).toEqual(['Received', 'Cancelled']);
+  });
+
+  it('refuses to cancel a settled transfer: settlement stands', async () => {
+    const { runner } = await startRunner();
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    await expect(cancel(paymentId, runner)).rejects.toBeInstanceOf(PaymentNotCancellableError);
+    expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+  });
+
+  it('lets settlement stand when the cancellation comes after clearing settled but before the poll saw it', async () => {
+    const { runner } = await startRunner({ waitTimeOverrides: { WaitForClearing: 400 } });
+    const paymentId = await initiate(runner);
+    await reach(paymentId, 'AcceptedSettlementInProcess');
+    // Clearing settles at once (SANDBOX_SETTLEMENT_SECONDS=0): the recall is too late.
+    await cancel(paymentId, runner);
+    await runner.idle();
+    const record = await stored(paymentId);
+    expect(record.status).toBe('AcceptedSettlementCompleted');
+    expect(statusesOf(record)).toEqual(SETTLED);
+    expect(record.cancellation).toBeDefined();
+  });
+
+  it('retries a task that fails, and carries on', async () => {
+    let failures = 0;
+    const { runner, executions } = await startRunner({
+      taskOverrides: {
+        SubmitToClearing: async (input) => {
+          if (failures < 2) {
+            failures += 1;
+            throw Object.assign(new Error('clearing gateway timed out'), { name: 'TimeoutError' });
+          }
+          return submitHandler(input);
+        },
+      },
+    });
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+    expect(executionsOf(executions, paymentId)).toMatchObject([
+      { status: 'SUCCEEDED', retries: 2, transitions: 11 },
+    ]);
+  });
+
+  it('re-runs a step whose result was lost after its write without moving the transfer twice', async () => {
+    let lost = false;
+    const { runner } = await startRunner({
+      taskOverrides: {
+        PollClearing: async (input) => {
+          const result = await pollClearingHandler(input);
+          if (!lost) {
+            lost = true;
+            throw Object.assign(new Error('connection reset'), { name: 'Lambda.ServiceException' });
+          }
+          return result;
+        },
+      },
+    });
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+  });
+
+  it('publishes again after a publish step failed halfway; the event ids stay the same', async () => {
+    let failed = false;
+    const { runner } = await startRunner({
+      taskOverrides: {
+        PublishOutcome: async (input) => {
+          if (!failed) {
+            failed = true;
+            // The events go out, then the step dies before it notes how far it got.
+            const record = await stored((input as { paymentId: string }).paymentId);
+            const from = record.publishedCount ?? 0;
+            await new JsonLinesStatusEventPublisher(process.env.EVENTS_FILE as string).publish(
+              record.history
+                .slice(from)
+                .map((entry, index) => toStatusChangedEvent(record, from + index, entry)),
+            );
+            throw new Error('crashed after publishing');
+          }
+          return publishHandler(input);
+        },
+      },
+    });
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    const events = await publishedEvents(paymentId);
+    expect(events.map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4, 4]);
+    expect(new Set(events.map((event) => event.id)).size).toBe(5);
+    expect((await stored(paymentId)).nextCheckAt).toBeUndefined();
+  });
+
+  it('fails the execution when a task keeps failing, leaving the transfer due for recovery', async () => {
+    const { runner, executions } = await startRunner({
+      taskOverrides: {
+        CheckCustomerProfile: async () => {
+          throw new Error('rail unavailable');
+        },
+      },
+    });
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    const record = await stored(paymentId);
+    expect(record.status).toBe('AcceptedTechnicalValidation');
+    expect(record.nextCheckAt).toBeDefined();
+    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'FAILED', retries: 5 }]);
+  });
+
+  it('holds a transfer with a future valueDate until that date (Wait with TimestampPath), then settles', async () => {
+    const seenBeforeHold: { input: unknown; statuses: string[] }[] = [];
+    const { runner } = await startRunner({
+      taskOverrides: {
+        PublishBeforeHold: async (input) => {
+          const result = await publishHandler(input);
+          const { paymentId } = input as { paymentId: string };
+          seenBeforeHold.push({
+            input,
+            statuses: (await publishedEvents(paymentId)).map((event) => event.detail.status),
+          });
+          return result;
+        },
+      },
+    });
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const paymentId = await initiate(runner, { valueDate: tomorrow });
+    await runner.idle();
+    // The Wait read its timestamp from the state: the start of the value date, UTC; the changes
+    // so far were published before it.
+    expect(seenBeforeHold).toEqual([
+      {
+        input: expect.objectContaining({ next: 'hold', holdUntil: `${tomorrow}T00:00:00Z` }),
+        statuses: SETTLED.slice(0, 3),
+      },
+    ]);
+    expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+  });
+
+  it('does not grow state transitions with how long clearing takes: bounded polls, then hand-over', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(runner, { debtorAccountId: 'acc-hold' });
+    await runner.idle();
+    const record = await stored(paymentId);
+    expect(record.status).toBe('AcceptedSettlementInProcess');
+    expect(record.nextCheckAt).toBeDefined();
+    // 5 states to submission, 3 per poll (Wait, Poll, Choice) for 4 polls, then the final publish.
+    expect(executionsOf(executions, paymentId)).toMatchObject([
+      { status: 'SUCCEEDED', transitions: 5 + 3 * 4 + 1 },
+    ]);
+  });
+
+  it('refuses a second execution under the same name while one runs or after it ran', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(runner);
+    await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
+    await runner.idle();
+    await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
+    await runner.idle();
+    expect(executionsOf(executions, paymentId)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+});
+
+import { documentClient } from '#adapters/dynamodb-client';
+import { SandboxRail } from '#adapters/sandbox-rail';
+import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/lifecycle-steps';
+import type { Clock, WorkflowStarter } from '#domain/ports';
+import { reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
+import { workflowDependencies } from '#workflow/dependencies';
+import { metrics, reconcile } from '#workflow/reconcile';
+import {
+  executionsOf,
+  initiate,
+  lifecycleStore,
+  startRunner,
+  startWorkflowEnvironment,
+  stored,
+  TABLE,
+} from './harness.ts';
+
+let environment: Awaited<ReturnType<typeof startWorkflowEnvironment>>;
+
+beforeAll(async () => {
+  environment = await startWorkflowEnvironment();
+});
+
+afterAll(async () => {
+  await environment?.close();
+});
+
+const at = (date: Date): Clock => ({ now: () => date });
+const later = (seconds: number): Date => new Date(Date.now() + seconds * 1000);
+
+const reconcileAt = (clock: Clock, workflow: WorkflowStarter, options: { everything?: boolean } = {}) =>
+  reconcileCreditTransfers(
+    {
+      queue: lifecycleStore(),
+      store: lifecycleStore(),
+      rail: new SandboxRail(documentClient(), TABLE, clock, { settlementSeconds: 0, holdSeconds: 300 }),
+      workflow,
+      clock,
+      settings: { ...DEFAULT_LIFECYCLE_SETTINGS, pollMaxAttempts: 4 },
+    },
+    options,
+  );
+
+const failingStarter: WorkflowStarter = {
+  start: async () => {
+    throw new Error('Step Functions unavailable');
+  },
+};
+
+describe('the reconciler', () => {
+  it('starts the workflow of a transfer whose start failed, once it is due, and only then', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(failingStarter);
+    expect((await stored(paymentId)).status).toBe('Received');
+
+    const early = await reconcileAt(at(new Date()), runner);
+    expect(early.started).toBe(0);
+
+    const report = await reconcileAt(at(later(125)), runner);
+    expect(report).toMatchObject({ started: 1, failed: 0 });
+    await runner.idle();
+    expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+    expect(executionsOf(executions, paymentId)).toMatchObject([
+      { trigger: 'recovery', name: expect.stringMatching(/-r1$/) },
+    ]);
+
+    // Final and published: it left the index, nothing is found for it again.
+    const after = await reconcileAt(at(later(3600)), runner, { everything: true });
+    expect(after.found).toBe(0);
+  });
+
+  it('asks clearing about a handed-over transfer and starts nothing while clearing is pending', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentId = await initiate(runner, { debtorAccountId: 'acc-hold' });
+    await runner.idle();
+    const handedOver = await stored(paymentId);
+    expect(handedOver.status).toBe('AcceptedSettlementInProcess');
+
+    // Due, but clearing holds it for 300 s: looked at again later, no execution.
+    const pending = await reconcileAt(at(later(100)), runner);
+    expect(pending).toMatchObject({ found: 1, deferred: 1, started: 0 });
+    expect(Date.parse((await stored(paymentId)).nextCheckAt as string)).toBeGreaterThan(
+      Date.parse(handedOver.nextCheckAt as string),
+    );
+
+    // Once clearing has settled it, one execution applies the outcome.
+    const settled = await reconcileAt(at(later(3600)), runner);
+    expect(settled).toMatchObject({ found: 1, started: 1 });
+    await runner.idle();
+    expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+    expect(executionsOf(executions, paymentId).map((execution) => execution.trigger)).toEqual([
+      'initiation',
+      'recovery',
+    ]);
+  });
+
+  it('after a restart, drives every unfinished transfer on, due or not', async () => {
+    const { runner } = await startRunner();
+    const paymentId = await initiate(undefined);
+    const report = await reconcileAt(at(new Date()), runner, { everything: true });
+    expect(report.started).toBeGreaterThanOrEqual(1);
+    await runner.idle();
+    expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+  });
+
+  it('emits how many transfers it found as a metric', async () => {
+    const { runner } = await startRunner();
+    await initiate(undefined);
+    const addMetric = vi.spyOn(metrics, 'addMetric');
+    const handler = reconcile(() => ({ ...workflowDependencies(), workflow: runner }));
+    const report = await handler({ everything: true });
+    await runner.idle();
+    expect(report.found).toBeGreaterThanOrEqual(1);
+    expect(addMetric).toHaveBeenCalledWith('TransfersNeedingRecovery', 'Count', report.found);
+  });
+});
