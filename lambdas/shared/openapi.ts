@@ -7,10 +7,10 @@ import { SCOPE_DESCRIPTIONS, SCOPES } from '#auth/scopes';
 import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-errors';
 import { tokenRequestSchema, tokenResponseSchema } from '#auth/token-request';
 import type { JsonWebKeySet } from '#auth/token-signer';
+import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
 import {
   creditTransferRequestSchema,
   creditTransferSchema,
-  descriptionSchema,
   idempotencyKeySchema,
   paymentIdSchema,
   servicerHeadersSchema,
@@ -263,9 +263,17 @@ const paymentIdPath = z.strictObject({
 // ---------------------------------------------------------------------------------------------
 // Bodies and responses.
 
-/** The cancellation body (spec 4.4); point the entry at the handler's schema once it has one. */
-export const cancellationRequestSchema = z.strictObject({
-  cancellationReason: descriptionSchema.optional().describe('Why the cancellation is requested.'),
+/** Headers of a 202: where the status is, and whether this answer replays an earlier request. */
+const acceptedHeaders = (request: string, compared: string) => ({
+  Location: {
+    schema: z.string().max(512),
+    description: 'The status operation of this credit transfer.',
+    required: true,
+  },
+  'Idempotent-Replayed': {
+    schema: z.enum(['true']),
+    description: `Present (\`true\`) when this answer replays an earlier ${request} with the same idempotency key and ${compared}.`,
+  },
 });
 
 type ZodObjectSchema = z.ZodObject<z.ZodRawShape>;
@@ -522,19 +530,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       '202': {
         description: 'Accepted: the credit transfer with its paymentId and status.',
         content: creditTransferResponse,
-        headers: {
-          Location: {
-            schema: z.string().max(512),
-            description: 'The status operation of this credit transfer.',
-            required: true,
-          },
-          'Idempotent-Replayed': {
-            schema: z.enum(['true']),
-            description:
-              'Present (`true`) when this answer replays an earlier initiation with the same idempotency key ' +
-              'and body; the paymentId is the one that initiation created.',
-          },
-        },
+        headers: acceptedHeaders('initiation', 'body'),
       },
       ...errors([400, 401, 403, 413, 415, 422, 429, 500]),
     },
@@ -597,8 +593,12 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       content: json(cancellationRequestSchema, 'CancellationRequest'),
     },
     responses: {
-      '202': { description: 'Accepted: the credit transfer.', content: creditTransferResponse },
-      ...errors([400, 401, 403, 404, 409, 413, 415, 429, 500]),
+      '202': {
+        description: 'Accepted: the credit transfer as it is now.',
+        content: creditTransferResponse,
+        headers: acceptedHeaders('cancellation', 'cancellationReason'),
+      },
+      ...errors([400, 401, 403, 404, 409, 413, 415, 422, 429, 500]),
     },
   },
   getOpenApiDocument: {
