@@ -1,11 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  type QueryCommandOutput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { FINAL_STATUSES } from '#domain/credit-transfer';
 import type {
   CancellationRequest,
@@ -15,7 +9,7 @@ import type {
   RecoveryQueue,
   StatusTransition,
 } from '#domain/ports';
-import { fromCreditTransferItem } from './credit-transfer-store.ts';
+import { DynamoDbCreditTransferStore, fromCreditTransferItem } from './credit-transfer-store.ts';
 import {
   creditTransferKey,
   parseCreditTransferKey,
@@ -56,23 +50,11 @@ const conditionally = async (write: () => Promise<unknown>): Promise<boolean> =>
   }
 };
 
-export class DynamoDbLifecycleStore implements LifecycleStore, RecoveryQueue {
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
-
-  async get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined> {
-    const result = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: creditTransferKey(tenant, paymentId),
-        ConsistentRead: true,
-      }),
-    );
-    return result.Item ? fromCreditTransferItem(result.Item) : undefined;
-  }
-
+/** The store's reads and creation, plus the lifecycle's conditional status changes and recovery queue. */
+export class DynamoDbLifecycleStore
+  extends DynamoDbCreditTransferStore
+  implements LifecycleStore, RecoveryQueue
+{
   private recoveryValues(tenant: string, paymentId: string, dueAt: Date): Record<string, string> {
     const values = recoveryIndexValues(tenant, paymentId, dueAt.toISOString());
     return {

@@ -44,8 +44,8 @@ export const fromCreditTransferItem = (item: Record<string, unknown>): CreditTra
 
 export class DynamoDbCreditTransferStore implements CreditTransferStore {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
     private readonly onCapacity?: CapacityObserver,
   ) {}
 

@@ -3,8 +3,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv, requiredEnv } from '#shared/config';
 
 /** The one DynamoDB client of the service. DYNAMODB_ENDPOINT points it at the local dynalite. */
-export const createDocumentClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DynamoDBDocumentClient => {
-  const client = new DynamoDBClient(
+export const createDynamoDbClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DynamoDBClient =>
+  new DynamoDBClient(
     endpoint
       ? {
           endpoint,
@@ -14,8 +14,11 @@ export const createDocumentClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')
         }
       : {},
   );
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-};
+
+export const createDocumentClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DynamoDBDocumentClient =>
+  DynamoDBDocumentClient.from(createDynamoDbClient(endpoint), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
 
 let shared: DynamoDBDocumentClient | undefined;
 export const documentClient = (): DynamoDBDocumentClient => {

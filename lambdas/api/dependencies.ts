@@ -1,6 +1,7 @@
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
+import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
 import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { workflowStarter } from '#adapters/workflow-starter';
+import type { CancellationDependencies } from '#domain/cancel-credit-transfer';
 import { type Clock, type CreditTransferStore, systemClock, type WorkflowStarter } from '#domain/ports';
 
 export interface ApiDependencies {
@@ -10,15 +11,20 @@ export interface ApiDependencies {
   workflow?: WorkflowStarter;
 }
 
-let wired: ApiDependencies | undefined;
+// Resolved at each start: the local runtime registers its in-process runner.
+const workflow: WorkflowStarter = { start: (start) => workflowStarter().start(start) };
 
-/** The real adapters, built once per container on first use. */
-export const apiDependencies = (): ApiDependencies => {
-  wired ??= {
-    store: new DynamoDbCreditTransferStore(documentClient(), tableName()),
-    clock: systemClock,
-    // Resolved at each start: the local runtime registers its in-process runner.
-    workflow: { start: (start) => workflowStarter().start(start) },
-  };
-  return wired;
+let store: DynamoDbLifecycleStore | undefined;
+/** The real table adapter, built once per container on first use. */
+const tableStore = (): DynamoDbLifecycleStore => {
+  store ??= new DynamoDbLifecycleStore(documentClient(), tableName());
+  return store;
 };
+
+export const apiDependencies = (): ApiDependencies => ({ store: tableStore(), clock: systemClock, workflow });
+
+export const cancellationDependencies = (): CancellationDependencies => ({
+  store: tableStore(),
+  clock: systemClock,
+  workflow,
+});

@@ -1,8 +1,9 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { initiateCreditTransfer as initiate } from '#domain/initiate-credit-transfer';
-import { callerOf, jsonResponse } from '#shared/http-event';
+import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import type { JsonEvent } from '#shared/middleware';
+import { acceptedResponse } from './accepted-response.ts';
 import { type ApiDependencies, apiDependencies } from './dependencies.ts';
 import { idempotencyKey, servicerHeaders } from './request-headers.ts';
 
@@ -18,10 +19,7 @@ export const initiateCreditTransfer =
       ...(key !== undefined && { idempotencyKey: key }),
       servicer: servicerHeaders(event),
     });
-    return jsonResponse(202, creditTransfer, {
-      Location: `/v1/payments/credit-transfers/${encodeURIComponent(creditTransfer.paymentId)}/status`,
-      ...(replayed && { 'Idempotent-Replayed': 'true' }),
-    });
+    return acceptedResponse(creditTransfer, replayed);
   };
 
 export const handler = jsonHttpHandler(initiateCreditTransfer(apiDependencies));

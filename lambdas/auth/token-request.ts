@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { toInvalidParams } from '#domain/validation';
 import { headerValue } from '#shared/http-event';
-import { MAX_BODY_BYTES, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/middleware';
+import { boundedRawBody, UnsupportedMediaTypeError } from '#shared/middleware';
 import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';
 
 export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
@@ -85,13 +85,7 @@ const jsonParameters = (body: string): Parameters => {
 };
 
 const bodyParameters = (event: APIGatewayProxyEvent): Parameters => {
-  const raw =
-    event.body == null
-      ? ''
-      : event.isBase64Encoded
-        ? Buffer.from(event.body, 'base64').toString()
-        : event.body;
-  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  const raw = boundedRawBody(event);
   const contentType = headerValue(event, 'content-type');
   if (raw.trim() === '' && contentType === undefined) return {};
   const mediaType = mediaTypeOf(contentType ?? '');

@@ -59,6 +59,18 @@ const isJsonMediaType = (contentType: string): boolean => {
   return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
 };
 
+/** The body as text (decoded if API Gateway sent it base64), refused past MAX_BODY_BYTES. */
+export const boundedRawBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string => {
+  const raw =
+    event.body == null
+      ? ''
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString()
+        : event.body;
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  return raw;
+};
+
 /**
  * Checks size, media type and JSON syntax of the body, then sets `event.jsonBody`.
  * With `optional`, an absent or empty body is `undefined`.
@@ -68,13 +80,7 @@ export const jsonBody = (
 ): MiddlewareObj<JsonEvent, APIGatewayProxyResult> => ({
   before: async (request) => {
     const { event } = request;
-    const raw =
-      event.body == null
-        ? ''
-        : event.isBase64Encoded
-          ? Buffer.from(event.body, 'base64').toString()
-          : event.body;
-    if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+    const raw = boundedRawBody(event);
     if (raw.trim() === '') {
       if (options.optional) {
         event.jsonBody = undefined;

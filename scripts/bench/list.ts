@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
 import { toCreditTransferItem } from '#adapters/credit-transfer-store';
+import { createDocumentClient } from '#adapters/dynamodb-client';
 import { listDebtorAccountIdKey } from '#adapters/keys';
 import { createTableInput, LIST_ENTRY_ATTRIBUTE, LIST_INDEXES } from '#adapters/table-definition';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
@@ -28,17 +29,6 @@ const COUNT_SIZES = [100, 1_000, 10_000] as const;
 const PAGE = 100;
 /** Status changes after Received in a transfer's life (to AcceptedSettlementCompleted). */
 const STATUS_UPDATES = 4;
-
-const documentClient = (endpoint: string) =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 10,
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
 
 const recordOf = (
   tenant: string,
@@ -126,7 +116,7 @@ const measurePage = async (
   latencies.sort((a, b) => a - b);
 
   const units = { listQuery: 0, listBatchGet: 0, listCount: 0 } as Record<string, number>;
-  const list = new DynamoDbCreditTransferList(documentClient(endpoint), TABLE, {
+  const list = new DynamoDbCreditTransferList(createDocumentClient(endpoint), TABLE, {
     onCapacity: (operation, capacity) => {
       units[operation] = (units[operation] ?? 0) + capacity;
     },
@@ -161,7 +151,7 @@ const measureCounts = async (endpoint: string) => {
       { 'debtorAccountId.eq': `bench-count-${size}`, 'amount.gte': '0' },
     ] satisfies ListFilters[]) {
       let countUnits = 0;
-      const list = new DynamoDbCreditTransferList(documentClient(endpoint), TABLE, {
+      const list = new DynamoDbCreditTransferList(createDocumentClient(endpoint), TABLE, {
         onCapacity: (operation, capacity) => {
           if (operation === 'listCount') countUnits += capacity;
         },
@@ -199,7 +189,7 @@ const measureProjections = async (
   account: string,
   items: Record<string, unknown>[],
 ): Promise<ProjectionReads> => {
-  const client = documentClient(endpoint);
+  const client = createDocumentClient(endpoint);
   const units: Record<string, number> = {};
   const list = new DynamoDbCreditTransferList(client, TABLE, {
     onCapacity: (operation, capacity) => {
@@ -306,7 +296,7 @@ export const benchListCreditTransfers = async (
 ): Promise<ListBenchReport> => {
   const largeCount = options.largeCount ?? 100_000;
   const runs = options.runs ?? 30;
-  const client = documentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(service.dynamodbEndpoint);
   const start = Date.now();
 
   const measured = Array.from({ length: MEASURED_TRANSFERS }, (_, index) =>

@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
-import { LOCAL_CLIENT, startLocalService } from '#local/service-process';
+import { LOCAL_CLIENT, type LocalService, startLocalService } from '#local/service-process';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
 import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
-import { benchClient, fixed } from './support.ts';
+import { type BenchClient, benchClient, fixed } from './support.ts';
 
 /**
  * `npm run bench`: figures measured side by side in one run, on a fresh local service.
@@ -22,11 +22,23 @@ const requestToken = async (baseUrl: string): Promise<string> => {
   return ((await response.json()) as { access_token: string }).access_token;
 };
 
+/** A fresh service of its own for each section, so one section's data or load never weighs on another. */
+const withService = async (
+  env: Record<string, string>,
+  section: (service: LocalService, api: BenchClient) => Promise<void>,
+) => {
+  const fresh = await startLocalService({ env });
+  try {
+    await section(fresh, benchClient(fresh.baseUrl, await requestToken(fresh.baseUrl)));
+  } finally {
+    await fresh.stop();
+    await rm(fresh.dataDir, { recursive: true, force: true });
+  }
+};
+
 // The API alone: on AWS the workflow runs in Step Functions, not beside the API's functions, so
-// here it is off and its own cost is measured in the lifecycle section below.
-const service = await startLocalService({ env: { LOCAL_LIFECYCLE: 'off' } });
-try {
-  const api = benchClient(service.baseUrl, await requestToken(service.baseUrl));
+// here it is off, and its own cost is measured in the lifecycle section.
+await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
   const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
 
@@ -51,34 +63,21 @@ try {
       `${row.label.padEnd(40)} item ${String(row.itemBytes).padStart(6)} B = ${row.startedKilobytes} started KB -> ${row.writeUnits} WCU written, ${row.readUnits} RCU read`,
     );
   }
-} finally {
-  await service.stop();
-  await rm(service.dataDir, { recursive: true, force: true });
-}
+});
 
-// The list figures compare tables of known sizes, so they get a fresh service of their own.
-const listService = await startLocalService();
-try {
-  const api = benchClient(listService.baseUrl, await requestToken(listService.baseUrl));
+// The list figures compare tables of known sizes.
+await withService({}, async (listService, api) => {
   const largeCount = Number(process.env.BENCH_LIST_STORED ?? 100_000);
   const report = await benchListCreditTransfers(listService, api, { largeCount });
   for (const line of formatListBenchReport(report)) console.log(line);
-} finally {
-  await listService.stop();
-  await rm(listService.dataDir, { recursive: true, force: true });
-}
+});
 
-// The lifecycle runs its workflows in the service process: a fresh service, nothing else in flight.
-const lifecycleService = await startLocalService();
-try {
-  const api = benchClient(lifecycleService.baseUrl, await requestToken(lifecycleService.baseUrl));
+// The lifecycle runs its workflows in the service process: nothing else in flight.
+await withService({}, async (lifecycleService, api) => {
   const transitions = await benchLifecycleTransitions(lifecycleService, api);
   const throughput = await benchLifecycleThroughput(lifecycleService, api, {
     transfers: Number(process.env.BENCH_LIFECYCLE_TRANSFERS ?? 2000),
     concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
   });
   for (const line of formatLifecycleReport(transitions, throughput)) console.log(line);
-} finally {
-  await lifecycleService.stop();
-  await rm(lifecycleService.dataDir, { recursive: true, force: true });
-}
+});

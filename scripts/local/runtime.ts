@@ -4,7 +4,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
 import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthorizer } from './api-gateway.ts';
 import { startDynalite } from './dynalite-process.ts';
@@ -106,14 +106,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
     });
 
-    await ensureTable(
-      new DynamoDBClient({
-        endpoint: dynalite.endpoint,
-        region: 'local',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
-      options.tableName,
-    );
+    await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
     const { ensureLocalSigningKey } = await import('#adapters/signer-local');
     await ensureLocalSigningKey(process.env.LOCAL_SIGNING_KEY_FILE as string);
     const { registerClient } = await import('#auth/register-client');

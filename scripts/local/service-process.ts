@@ -20,6 +20,17 @@ export interface LocalService {
   kill(): Promise<void>;
 }
 
+/** Everything a child prints, stdout and stderr together, as it arrives. */
+export const collectOutput = (child: ChildProcess): (() => string) => {
+  let output = '';
+  const append = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return () => output;
+};
+
 const exited = (child: ChildProcess): Promise<void> =>
   new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -46,17 +57,11 @@ export const startLocalService = async (options: { dataDir?: string; env?: Recor
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = collectOutput(child);
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output()}`)), 60_000);
     const check = () => {
-      const url = /listening on (http:\/\/[^\s]+)/.exec(output)?.[1];
+      const url = /listening on (http:\/\/[^\s]+)/.exec(output())?.[1];
       if (url) {
         clearTimeout(timer);
         resolve(url);
@@ -65,14 +70,14 @@ export const startLocalService = async (options: { dataDir?: string; env?: Recor
     child.stdout?.on('data', check);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`service exited (${code}) before it was ready:\n${output}`));
+      reject(new Error(`service exited (${code}) before it was ready:\n${output()}`));
     });
   });
   const service: LocalService = {
     baseUrl,
-    dynamodbEndpoint: /DynamoDB \(dynalite\):\s+(\S+)/.exec(output)?.[1] ?? '',
+    dynamodbEndpoint: /DynamoDB \(dynalite\):\s+(\S+)/.exec(output())?.[1] ?? '',
     dataDir,
-    output: () => output,
+    output,
     stop: async () => {
       child.kill('SIGTERM');
       await exited(child);

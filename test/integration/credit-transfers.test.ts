@@ -1,6 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '#adapters/dynamodb-client';
 import { fullCreditTransfer, minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
@@ -46,13 +46,7 @@ const storedTransfers = async (): Promise<Record<string, unknown>[]> => {
 beforeAll(async () => {
   service = await startLocalService();
   token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-  table = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: service.dynamodbEndpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  );
+  table = createDocumentClient(service.dynamodbEndpoint);
 });
 
 afterAll(async () => {

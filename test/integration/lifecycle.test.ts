@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '#adapters/dynamodb-client';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
@@ -67,13 +67,7 @@ const eventsOf = async (paymentId: string) =>
 beforeAll(async () => {
   service = await startLocalService({ env: { SANDBOX_HOLD_SECONDS: '300' } });
   token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-  table = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: service.dynamodbEndpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  );
+  table = createDocumentClient(service.dynamodbEndpoint);
 });
 
 afterAll(async () => {

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
+import { createDocumentClient } from '#adapters/dynamodb-client';
 import { registerClient } from '#auth/register-client';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
 import type { CreditTransferRecord } from '#domain/ports';
@@ -30,14 +29,7 @@ let clients: DynamoDbClientStore;
 
 beforeAll(async () => {
   service = await startLocalService();
-  const documents = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: service.dynamodbEndpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  const documents = createDocumentClient(service.dynamodbEndpoint);
   store = new DynamoDbCreditTransferStore(documents, TABLE);
   clients = new DynamoDbClientStore(documents, TABLE);
 });

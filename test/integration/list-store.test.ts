@@ -6,12 +6,13 @@ import {
   CreateTableCommand,
   DeleteTableCommand,
   DescribeTableCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
 import { DynamoDbCreditTransferStore, toCreditTransferItem } from '#adapters/credit-transfer-store';
+import { createDocumentClient, createDynamoDbClient } from '#adapters/dynamodb-client';
 import { withoutListValues } from '#adapters/keys';
 import { createTableInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
@@ -70,12 +71,8 @@ const ids = (records: CreditTransferRecord[]) => records.map((r) => r.paymentId)
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'list-store-'));
   dynalite = await startDynalite({ host: '127.0.0.1', port: 0, path: join(dataDir, 'dynamodb') });
-  client = new DynamoDBClient({
-    endpoint: dynalite.endpoint,
-    region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  client = createDynamoDbClient(dynalite.endpoint);
+  documents = createDocumentClient(dynalite.endpoint);
   await ensureTable(client, TABLE);
   store = new DynamoDbCreditTransferStore(documents, TABLE);
 });

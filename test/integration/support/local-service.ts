@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { LOCAL_CLIENT, type LocalService } from '#local/service-process';
+import { collectOutput, LOCAL_CLIENT, type LocalService } from '#local/service-process';
 
 export { LOCAL_CLIENT, type LocalService, startLocalService } from '#local/service-process';
 
@@ -90,13 +90,7 @@ export const createClient = async (
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = collectOutput(child);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`client:create failed (${code}): ${output}`);
+  if (code !== 0) throw new Error(`client:create failed (${code}): ${output()}`);
 };

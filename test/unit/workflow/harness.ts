@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { documentClient } from '#adapters/dynamodb-client';
+import { createDynamoDbClient, documentClient } from '#adapters/dynamodb-client';
 import { createTableInput } from '#adapters/table-definition';
 import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
 import { type CreditTransferRecord, systemClock, type WorkflowStarter } from '#domain/ports';
@@ -54,11 +54,7 @@ export const startWorkflowEnvironment = async () => {
     SANDBOX_HOLD_SECONDS: '300',
     CLEARING_POLL_MAX_ATTEMPTS: '4',
   });
-  await new DynamoDBClient({
-    endpoint,
-    region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  }).send(new CreateTableCommand(createTableInput(TABLE)));
+  await createDynamoDbClient(endpoint).send(new CreateTableCommand(createTableInput(TABLE)));
   return {
     endpoint,
     dataDir,
