@@ -32,6 +32,11 @@ const shutdown = async (signal: string) => {
 };
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
+// A parent killed without passing the signal on (npm, a shell) must not leave the service running.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown('parent exited');
+}, 1000).unref();
 
 const { baseUrl } = runtime;
 console.log(`Credit transfer service listening on ${baseUrl}

@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { collectOutput } from '#local/service-process';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
@@ -65,4 +70,37 @@ it('stops dynalite with the service on SIGTERM, leaving the port free', async ()
   await running.stop();
   await removeDataDir(running.dataDir);
   await expect(fetch(endpoint)).rejects.toThrow();
+});
+
+it('stops the service and dynalite when the npm process above them is killed outright', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'credit-transfers-npm-'));
+  const npm = spawn('npm', ['start'], {
+    env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = collectOutput(npm);
+  const deadline = Date.now() + 60_000;
+  while (!/DynamoDB \(dynalite\):\s+\S+/.test(output())) {
+    if (Date.now() > deadline) throw new Error(`npm start did not start:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const baseUrl = /listening on (\S+)/.exec(output())?.[1] as string;
+  const dynamodb = /DynamoDB \(dynalite\):\s+(\S+)/.exec(output())?.[1] as string;
+  expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
+
+  npm.kill('SIGKILL');
+  const gone = async (url: string) => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        await fetch(url);
+      } catch {
+        return true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return false;
+  };
+  expect(await gone(`${baseUrl}/health`)).toBe(true);
+  expect(await gone(dynamodb)).toBe(true);
+  await removeDataDir(dataDir);
 });
