@@ -75,6 +75,13 @@ export class CreditTransferApi extends Construct {
         dataTraceEnabled: false,
         throttlingRateLimit: props.throttlingRateLimit ?? 50,
         throttlingBurstLimit: props.throttlingBurstLimit ?? 100,
+        // The one public endpoint that checks secrets gets a tighter limit against guessing.
+        methodOptions: {
+          [TOKEN_METHOD_PATH]: {
+            throttlingRateLimit: TOKEN_RATE_LIMIT,
+            throttlingBurstLimit: TOKEN_BURST_LIMIT,
+          },
+        },
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: accessLogFormat(),
       },
@@ -166,6 +173,11 @@ export class CreditTransferApi extends Construct {
 }
 
 /** One JSON line per request, with the fields the Logs Insights queries in the README use. */
+/** Stage method path of the token endpoint, as API Gateway names it in method settings. */
+export const TOKEN_METHOD_PATH = '/oauth/token/POST';
+export const TOKEN_RATE_LIMIT = 10;
+export const TOKEN_BURST_LIMIT = 20;
+
 const accessLogFormat = (): AccessLogFormat =>
   AccessLogFormat.custom(
     JSON.stringify({

@@ -8,7 +8,12 @@ import { LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
 import { ROUTES, type Route } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import { AUTHORIZER_ENTRY } from '../../lib/constructs/api.ts';
+import {
+  AUTHORIZER_ENTRY,
+  TOKEN_BURST_LIMIT,
+  TOKEN_METHOD_PATH,
+  TOKEN_RATE_LIMIT,
+} from '../../lib/constructs/api.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
 import {
@@ -173,6 +178,23 @@ describe('CreditTransferService stack', () => {
     for (const [name, value] of Object.entries(definition.headers)) {
       expect(headers[`gatewayresponse.header.${name}`]).toBe(`'${value}'`);
     }
+  });
+
+  it('throttles the stage, and the token endpoint more tightly than the rest', () => {
+    const [stage] = [...resourcesOf(template(), 'AWS::ApiGateway::Stage').values()];
+    const settings = stage?.Properties.MethodSettings as Record<string, unknown>[];
+    const everything = settings.find(
+      (setting) => setting.ResourcePath === '/*' && setting.HttpMethod === '*',
+    );
+    const token = settings.find(
+      (setting) => setting.ResourcePath === '/~1oauth~1token' && setting.HttpMethod === 'POST',
+    );
+    expect(everything).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+    expect(token).toMatchObject({
+      ThrottlingRateLimit: TOKEN_RATE_LIMIT,
+      ThrottlingBurstLimit: TOKEN_BURST_LIMIT,
+    });
+    expect(TOKEN_METHOD_PATH).toBe('/oauth/token/POST');
   });
 
   it('runs every function on nodejs24.x and arm64', () => {
