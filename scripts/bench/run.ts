@@ -56,7 +56,9 @@ await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
   console.log(`ratio HTTP / raw:        ${fixed(throughput.ratio, 2)}  (target >= 0.5)`);
 
   console.log(
-    '\n## Write capacity per initiation (ReturnConsumedCapacity; dynalite reports none for a refused conditional write, which DynamoDB bills as one write of the item size)',
+    '\n## Write capacity per initiation, table item (ReturnConsumedCapacity)\n' +
+      'Index entries (list and recovery indexes, under 1 KB each) add 1 WCU apiece: see the list section. ' +
+      'dynalite reports nothing for a refused conditional write, which DynamoDB bills as one write of the item size.',
   );
   for (const row of await benchInitiationCapacity(service)) {
     console.log(
