@@ -360,7 +360,7 @@ export const renderReferencePage = (document: OpenApiDocument): string => {
 <body>
 <header><h1>${escapeHtml(document.info.title)}</h1><p>Version ${escapeHtml(document.info.version)} · OpenAPI ${escapeHtml(document.openapi)} · <a href="openapi.json">openapi.json</a></p></header>
 ${prose(document.info.description)}
-<nav><h2>Operations</h2><ul>
+<nav><h2>Contents</h2><ul>
 ${toc}
 </ul></nav>
 <h2>Authentication</h2>
