@@ -1,5 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, type QueryCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  QueryCommand,
+  type QueryCommandOutput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { FINAL_STATUSES } from '#domain/credit-transfer';
 import type {
   CancellationRequest,
@@ -63,39 +68,43 @@ export class DynamoDbLifecycleStore
     };
   }
 
+  /** A conditional update answering the record as it now is, or undefined when the condition failed. */
+  private async updateRecord(
+    input: Omit<UpdateCommandInput, 'ReturnValues'>,
+  ): Promise<CreditTransferRecord | undefined> {
+    try {
+      const result = await this.client.send(new UpdateCommand({ ...input, ReturnValues: 'ALL_NEW' }));
+      return result.Attributes ? fromCreditTransferItem(result.Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
   async transition(
     tenant: string,
     paymentId: string,
     { from, change, unlessCancellationRequested, nextCheckAt }: StatusTransition,
   ): Promise<CreditTransferRecord | undefined> {
     const hasReason = change.statusReason !== undefined;
-    try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: creditTransferKey(tenant, paymentId),
-          UpdateExpression: [
-            'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
-            hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
-          ].join(''),
-          ConditionExpression: `#status = :from${unlessCancellationRequested ? ' AND attribute_not_exists(cancellation)' : ''}`,
-          ExpressionAttributeNames: NAMES,
-          ExpressionAttributeValues: {
-            ':from': from,
-            ':to': change.status,
-            ':date': change.date,
-            ':entry': [change],
-            ...(hasReason && { ':reason': change.statusReason }),
-            ...this.recoveryValues(tenant, paymentId, nextCheckAt),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return result.Attributes ? fromCreditTransferItem(result.Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    return this.updateRecord({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      UpdateExpression: [
+        'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
+        hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
+      ].join(''),
+      ConditionExpression: `#status = :from${unlessCancellationRequested ? ' AND attribute_not_exists(cancellation)' : ''}`,
+      ExpressionAttributeNames: NAMES,
+      ExpressionAttributeValues: {
+        ':from': from,
+        ':to': change.status,
+        ':date': change.date,
+        ':entry': [change],
+        ...(hasReason && { ':reason': change.statusReason }),
+        ...this.recoveryValues(tenant, paymentId, nextCheckAt),
+      },
+    });
   }
 
   async requestCancellation(
@@ -104,31 +113,22 @@ export class DynamoDbLifecycleStore
     request: CancellationRequest,
     nextCheckAt: Date,
   ): Promise<CreditTransferRecord | undefined> {
-    try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: creditTransferKey(tenant, paymentId),
-          UpdateExpression: 'SET cancellation = :request, #shard = :shard, #due = :due',
-          ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(cancellation) AND NOT (#status IN (${FINAL_LIST}))`,
-          ExpressionAttributeNames: {
-            '#status': NAMES['#status'],
-            '#shard': NAMES['#shard'],
-            '#due': NAMES['#due'],
-          },
-          ExpressionAttributeValues: {
-            ':request': request,
-            ...FINAL_VALUES,
-            ...this.recoveryValues(tenant, paymentId, nextCheckAt),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return result.Attributes ? fromCreditTransferItem(result.Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    return this.updateRecord({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      UpdateExpression: 'SET cancellation = :request, #shard = :shard, #due = :due',
+      ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(cancellation) AND NOT (#status IN (${FINAL_LIST}))`,
+      ExpressionAttributeNames: {
+        '#status': NAMES['#status'],
+        '#shard': NAMES['#shard'],
+        '#due': NAMES['#due'],
+      },
+      ExpressionAttributeValues: {
+        ':request': request,
+        ...FINAL_VALUES,
+        ...this.recoveryValues(tenant, paymentId, nextCheckAt),
+      },
+    });
   }
 
   async scheduleCheck(tenant: string, paymentId: string, nextCheckAt: Date): Promise<void> {

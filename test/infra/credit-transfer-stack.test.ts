@@ -4,7 +4,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
+import { globalSecondaryIndexInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
 import { ROUTES, type Route } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
@@ -234,17 +234,8 @@ describe('CreditTransferService stack', () => {
       GlobalSecondaryIndexes:
         indexes.length === 0
           ? Match.absent()
-          : indexes.map((index) => ({
-              IndexName: index.indexName,
-              KeySchema: [
-                { AttributeName: index.partitionKey, KeyType: 'HASH' },
-                { AttributeName: index.sortKey, KeyType: 'RANGE' },
-              ],
-              Projection:
-                index.include === undefined
-                  ? { ProjectionType: 'ALL' }
-                  : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
-            })),
+          : // The local runtime creates its table with these very inputs.
+            indexes.map(globalSecondaryIndexInput),
     });
   });
 
