@@ -23,7 +23,7 @@ export const cancelCreditTransfer =
       ...(key !== undefined && { idempotencyKey: key }),
       servicer: servicerHeaders(event),
     });
-    return acceptedResponse(creditTransfer, replayed);
+    return acceptedResponse(event, creditTransfer, replayed);
   };
 
 // The body is optional: a cancellation without a reason is a complete request.

@@ -19,7 +19,7 @@ export const initiateCreditTransfer =
       ...(key !== undefined && { idempotencyKey: key }),
       servicer: servicerHeaders(event),
     });
-    return acceptedResponse(creditTransfer, replayed);
+    return acceptedResponse(event, creditTransfer, replayed);
   };
 
 export const handler = jsonHttpHandler(initiateCreditTransfer(apiDependencies));

@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { InvalidParam } from '#domain/errors';
+import { InvalidRequestError } from '#domain/errors';
 import { logger } from '#shared/logger';
 import { PayloadTooLargeError, toProblemResponse, UnsupportedMediaTypeError } from '#shared/middleware';
 import { type ErrorCode, problemResponse } from '#shared/problem';
@@ -55,7 +56,11 @@ export const tokenErrorResponses = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
         headers:
           error instanceof InvalidClientError ? { 'WWW-Authenticate': CLIENT_AUTHENTICATION_CHALLENGE } : {},
       });
-    } else if (error instanceof PayloadTooLargeError || error instanceof UnsupportedMediaTypeError) {
+    } else if (
+      error instanceof PayloadTooLargeError ||
+      error instanceof UnsupportedMediaTypeError ||
+      error instanceof InvalidRequestError
+    ) {
       response = toProblemResponse(error);
     } else {
       return undefined;

@@ -1,8 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { z } from 'zod';
+import { InvalidRequestError } from '#domain/errors';
 import { toInvalidParams } from '#domain/validation';
 import { headerValue } from '#shared/http-event';
-import { boundedRawBody, UnsupportedMediaTypeError } from '#shared/middleware';
+import { boundedRawBody, parseJsonObjectText, UnsupportedMediaTypeError } from '#shared/middleware';
 import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';
 
 export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
@@ -70,11 +71,12 @@ const formParameters = (body: string): Parameters => {
 const jsonParameters = (body: string): Parameters => {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw new InvalidTokenRequestError('The request body is not valid JSON', [
-      { name: '(body)', reason: 'is not valid JSON' },
-    ]);
+    parsed = parseJsonObjectText(body);
+  } catch (error) {
+    // The same refusal, in the token endpoint's RFC 6749 form.
+    if (error instanceof InvalidRequestError)
+      throw new InvalidTokenRequestError(error.message, error.invalidParams);
+    throw error;
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new InvalidTokenRequestError('The request body must be a JSON object', [

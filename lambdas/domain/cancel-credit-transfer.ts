@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canonicalJson } from './canonical-json.ts';
 import {
   type CreditTransfer,
   descriptionSchema,
@@ -93,7 +94,14 @@ export const cancelCreditTransfer = async (
     // Another tenant's payment is answered exactly like an unknown one.
     if (record === undefined) throw new PaymentNotFoundError(paymentId);
     if (isReplay(record, idempotencyKey)) {
-      if (record.cancellation?.reason !== request.reason) throw new IdempotencyKeyReusedError();
+      // A repeat is the same reason and the same servicer headers; anything else reuses the key.
+      const recorded = record.cancellation;
+      if (
+        recorded?.reason !== request.reason ||
+        canonicalJson(recorded?.servicer ?? {}) !== canonicalJson(request.servicer ?? {})
+      ) {
+        throw new IdempotencyKeyReusedError();
+      }
       return { creditTransfer: toCreditTransfer(record), replayed: true };
     }
     if (record.status === 'Cancelled') return { creditTransfer: toCreditTransfer(record), replayed: false };

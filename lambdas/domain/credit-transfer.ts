@@ -15,7 +15,15 @@ const text = (min: number, max: number) => z.string().min(min).max(max);
 const nestedText = () => text(1, 140);
 const isoDate = () => z.iso.date();
 /** Nanosecond fraction plus offset fit in 35 characters. */
-const isoDateTime = () => z.iso.datetime({ offset: true }).max(35);
+const isoDateTime = () =>
+  z.iso
+    .datetime({ offset: true })
+    .max(35)
+    // Its UTC date must be a four-digit year too, or date filters could not compare it.
+    .refine((value) => {
+      const year = new Date(value).getUTCFullYear();
+      return year >= 1 && year <= 9999;
+    }, 'must fall between the years 0001 and 9999 in UTC');
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(10);
 
 export const amountSchema = z
@@ -130,7 +138,8 @@ const account = z
     name: nestedText(),
     currency: currencySchema,
     accountBranchId: nestedText(),
-    accountNumber: nestedText(),
+    // Spec 2.2: an account number (BBAN) has at most 30 characters.
+    accountNumber: text(1, 30),
     accountType: nestedText(),
     routingNumber: nestedText(),
     identifiers: list(paymentIdentification),
@@ -212,7 +221,8 @@ export const creditTransferFields = {
       exchangeFactor: z
         .string()
         .max(23)
-        .regex(/^(0|[1-9][0-9]{0,12})([.][0-9]{1,9})?$/, 'must be a positive decimal'),
+        .regex(/^(0|[1-9][0-9]{0,12})([.][0-9]{1,9})?$/, 'must be a positive decimal')
+        .refine((factor) => /[1-9]/.test(factor), 'must be greater than zero'),
     })
     .partial()
     .optional(),

@@ -105,6 +105,17 @@ export const initiateCreditTransfer = async (
     return { creditTransfer: toCreditTransfer(record), replayed: false };
   }
 
+  // Refused, yet perhaps by our own write: the SDK retries a write whose answer was lost.
+  const existing = await store.get(tenant, paymentId);
+  if (
+    existing !== undefined &&
+    existing.requestHash === requestHash &&
+    existing.clientId === clientId &&
+    existing.createdAt === date
+  ) {
+    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    return { creditTransfer: toCreditTransfer(existing), replayed: false };
+  }
   const replay = await replayOf();
   if (replay) return replay;
   throw new Error(`paymentId ${paymentId} is taken and no idempotent original was found`);

@@ -14,12 +14,24 @@ export type GatewayResponseType =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'THROTTLED'
   | 'QUOTA_EXCEEDED'
+  | 'RESOURCE_NOT_FOUND'
+  | 'WAF_FILTERED'
+  | 'AUTHORIZER_FAILURE'
+  | 'AUTHORIZER_CONFIGURATION_ERROR'
+  | 'INTEGRATION_FAILURE'
+  | 'INTEGRATION_TIMEOUT'
   | 'DEFAULT_4XX'
   | 'DEFAULT_5XX';
 
 export interface GatewayResponseDefinition {
   type: GatewayResponseType;
+  /** The status of the body; API Gateway is told to answer with it unless `keepsStatus`. */
   statusCode: number;
+  /**
+   * The fallbacks keep the status API Gateway chose: a status set on DEFAULT_4XX/5XX would be
+   * forced on every response type without a definition of its own.
+   */
+  keepsStatus?: true;
   error: ErrorCode;
   description: string;
   headers: Record<string, string>;
@@ -61,7 +73,7 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
     type: 'REQUEST_TOO_LARGE',
     statusCode: 413,
     error: 'payload_too_large',
-    description: 'The request body is larger than 64 KiB',
+    description: 'The request body is too large',
     headers: {},
   },
   {
@@ -86,8 +98,54 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
     headers: { 'Retry-After': '60' },
   },
   {
+    type: 'RESOURCE_NOT_FOUND',
+    statusCode: 404,
+    error: 'not_found',
+    description: 'No such resource or method',
+    headers: {},
+  },
+  {
+    type: 'WAF_FILTERED',
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'The request was refused by the firewall in front of the API',
+    headers: {},
+  },
+  {
+    // The authorizer failed (not a refusal of the token): a fault to retry, not a reason to re-authenticate.
+    type: 'AUTHORIZER_FAILURE',
+    statusCode: 500,
+    error: 'internal_error',
+    description: 'The access token could not be checked; the request may be retried',
+    headers: {},
+  },
+  {
+    type: 'AUTHORIZER_CONFIGURATION_ERROR',
+    statusCode: 500,
+    error: 'internal_error',
+    description: 'The access token could not be checked; the request may be retried',
+    headers: {},
+  },
+  {
+    type: 'INTEGRATION_FAILURE',
+    statusCode: 502,
+    error: 'internal_error',
+    description:
+      'The service failed to answer; the request may be retried (with the same idempotencyId for an initiation)',
+    headers: {},
+  },
+  {
+    type: 'INTEGRATION_TIMEOUT',
+    statusCode: 504,
+    error: 'internal_error',
+    description:
+      'The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation)',
+    headers: {},
+  },
+  {
     type: 'DEFAULT_4XX',
     statusCode: 400,
+    keepsStatus: true,
     error: 'invalid_request',
     description: 'The request could not be accepted',
     headers: {},
@@ -95,6 +153,7 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
   {
     type: 'DEFAULT_5XX',
     statusCode: 500,
+    keepsStatus: true,
     error: 'internal_error',
     description: 'An internal error occurred; the request may be retried',
     headers: {},

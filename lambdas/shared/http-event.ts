@@ -37,3 +37,12 @@ export const jsonResponse = (
   headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers },
   body: JSON.stringify(body),
 });
+
+/**
+ * What precedes the resource path in the URL the client called: `/live` on the stage's
+ * execute-api URL, a base path behind a custom domain, nothing locally.
+ */
+export const basePathOf = (event: Pick<APIGatewayProxyEvent, 'path' | 'requestContext'>): string => {
+  const requested = event.requestContext.path ?? '';
+  return requested.endsWith(event.path) ? requested.slice(0, requested.length - event.path.length) : '';
+};

@@ -6,6 +6,7 @@ import {
   PaymentNotCancellableError,
   PaymentNotFoundError,
 } from '#domain/errors';
+import { firstDuplicateKey } from './duplicate-keys.ts';
 import { headerValue } from './http-event.ts';
 import { logger } from './logger.ts';
 import { problemResponse } from './problem.ts';
@@ -55,20 +56,55 @@ export const problemResponses = <E = APIGatewayProxyEvent>(): MiddlewareObj<E, A
 export type JsonEvent = APIGatewayProxyEvent & { jsonBody: unknown };
 
 const isJsonMediaType = (contentType: string): boolean => {
-  const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  const isJson = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+  // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread.
+  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length);
+  return isJson && (charset === undefined || charset.replaceAll('"', '') === 'utf-8');
 };
 
-/** The body as text (decoded if API Gateway sent it base64), refused past MAX_BODY_BYTES. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+const notUtf8 = () =>
+  new InvalidRequestError('The request body is not valid UTF-8', [
+    { name: '(body)', reason: 'is not valid UTF-8' },
+  ]);
+
+/**
+ * The body as text, refused past MAX_BODY_BYTES or when it is not UTF-8. A U+FFFD in it is the
+ * mark of bytes already replaced on the way: a value that cannot be stored exactly as sent.
+ */
 export const boundedRawBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string => {
-  const raw =
-    event.body == null
-      ? ''
-      : event.isBase64Encoded
-        ? Buffer.from(event.body, 'base64').toString()
-        : event.body;
-  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  if (event.body == null) return '';
+  const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body);
+  if (bytes.length > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  let raw: string;
+  try {
+    raw = event.isBase64Encoded ? strictUtf8.decode(bytes) : event.body;
+  } catch {
+    throw notUtf8();
+  }
+  if (raw.includes('\uFFFD')) throw notUtf8();
   return raw;
+};
+
+/** JSON.parse, refusing a key repeated in one object: two amounts on a payment must not become one. */
+export const parseJsonObjectText = (raw: string): unknown => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new InvalidRequestError('The request body is not valid JSON', [
+      { name: '(body)', reason: 'is not valid JSON' },
+    ]);
+  }
+  const duplicate = firstDuplicateKey(raw);
+  if (duplicate !== undefined) {
+    throw new InvalidRequestError('The request body repeats a field', [
+      { name: duplicate, reason: 'appears more than once' },
+    ]);
+  }
+  return parsed;
 };
 
 /**
@@ -80,8 +116,7 @@ export const jsonBody = (
 ): MiddlewareObj<JsonEvent, APIGatewayProxyResult> => ({
   before: async (request) => {
     const { event } = request;
-    const raw = boundedRawBody(event);
-    if (raw.trim() === '') {
+    const absent = () => {
       if (options.optional) {
         event.jsonBody = undefined;
         return;
@@ -89,17 +124,14 @@ export const jsonBody = (
       throw new InvalidRequestError('A JSON request body is required', [
         { name: '(body)', reason: 'is required' },
       ]);
-    }
+    };
+    if (event.body == null || event.body === '') return absent();
     const contentType = headerValue(event, 'content-type');
     if (contentType === undefined || !isJsonMediaType(contentType)) {
       throw new UnsupportedMediaTypeError('application/json');
     }
-    try {
-      event.jsonBody = JSON.parse(raw);
-    } catch {
-      throw new InvalidRequestError('The request body is not valid JSON', [
-        { name: '(body)', reason: 'is not valid JSON' },
-      ]);
-    }
+    const raw = boundedRawBody(event);
+    if (raw.trim() === '') return absent();
+    event.jsonBody = parseJsonObjectText(raw);
   },
 });

@@ -112,6 +112,7 @@ const ERROR_CODES = [
   'unauthorized',
   'invalid_token',
   'insufficient_scope',
+  'forbidden',
   'not_found',
   'method_not_allowed',
   'payment_not_cancellable',

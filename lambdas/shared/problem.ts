@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'invalid_token'
   | 'insufficient_scope'
+  | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
   | 'payment_not_cancellable'
@@ -39,7 +40,9 @@ const TITLES: Record<number, string> = {
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 export interface ProblemBody {

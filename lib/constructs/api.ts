@@ -77,9 +77,13 @@ export class CreditTransferApi extends Construct {
         throttlingBurstLimit: props.throttlingBurstLimit ?? 100,
         // The one public endpoint that checks secrets gets a tighter limit against guessing.
         methodOptions: {
+          // A method setting replaces the stage's, so logging and metrics are stated again.
           [TOKEN_METHOD_PATH]: {
             throttlingRateLimit: TOKEN_RATE_LIMIT,
             throttlingBurstLimit: TOKEN_BURST_LIMIT,
+            loggingLevel: MethodLoggingLevel.ERROR,
+            dataTraceEnabled: false,
+            metricsEnabled: true,
           },
         },
         accessLogDestination: new LogGroupLogDestination(accessLogs),
@@ -138,7 +142,7 @@ export class CreditTransferApi extends Construct {
     for (const definition of props.gatewayResponses) {
       this.restApi.addGatewayResponse(`${pascalCase(definition.type)}Response`, {
         type: ResponseType.of(definition.type),
-        statusCode: String(definition.statusCode),
+        ...(definition.keepsStatus === undefined && { statusCode: String(definition.statusCode) }),
         responseHeaders: quoteHeaderValues(gatewayResponseHeaders(definition)),
         templates: { 'application/json': velocityLiteral(gatewayResponseBody(definition)) },
       });

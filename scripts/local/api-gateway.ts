@@ -7,6 +7,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { InvalidRequestError } from '#domain/errors';
 import { matchPath, type Route } from '#routes';
 import {
   type GatewayResponseType,
@@ -14,7 +15,7 @@ import {
   gatewayResponseBody,
   gatewayResponseHeaders,
 } from '#shared/gateway-responses';
-import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
+import { toProblemResponse } from '#shared/middleware';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
@@ -85,18 +86,36 @@ const sendGatewayResponse = (response: ServerResponse, type: GatewayResponseType
   });
 };
 
-/** Reads the body up to the limit; past it, drains the rest so the client reads the 413, not a reset. */
+/** API Gateway's own payload limit: larger bodies never reach a handler. */
+const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Reads the body up to API Gateway's limit; past it, drains the rest so the client reads the
+ * 413, not a reset. Smaller bodies go to the handler, which applies the service's own limit.
+ */
 const readBody = (request: IncomingMessage): Promise<Buffer | 'too-large'> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
     });
-    request.on('end', () => resolve(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    request.on('end', () => resolve(size > GATEWAY_MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
     request.on('error', reject);
   });
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** As API Gateway hands a body over: text when it is UTF-8, otherwise base64 of the bytes. */
+const proxyBody = (body: Buffer): Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'> => {
+  if (body.length === 0) return { body: null, isBase64Encoded: false };
+  try {
+    return { body: utf8.decode(body), isBase64Encoded: false };
+  } catch {
+    return { body: body.toString('base64'), isBase64Encoded: true };
+  }
+};
 
 /** Single- and multi-value maps as API Gateway builds them; Maps, so a name like `toString` is just a name. */
 const toRecord = (
@@ -127,7 +146,10 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
   const cacheMilliseconds = (options.authorizerCacheSeconds ?? 60) * 1000;
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
 
-  const authorize = async (token: string, arn: string): Promise<APIGatewayAuthorizerResult | undefined> => {
+  const authorize = async (
+    token: string,
+    arn: string,
+  ): Promise<APIGatewayAuthorizerResult | 'failed' | undefined> => {
     const cached = authorizerCache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
@@ -139,18 +161,19 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       return result;
     } catch (error) {
       if (error instanceof Error && error.message === 'Unauthorized') return undefined;
-      throw error;
+      console.error('The authorizer failed', error);
+      return 'failed';
     }
   };
 
   const dispatch = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const body = await readBody(request);
-    let path: string;
+    let path = url.pathname;
     try {
       path = decodeURI(url.pathname);
     } catch {
-      return sendGatewayResponse(response, 'DEFAULT_4XX');
+      // Left encoded: the path parameter holding the broken escape is refused by name below.
     }
     const candidates = options.routes.flatMap(({ route, handler }) => {
       const parameters = matchPath(route.path, url.pathname);
@@ -167,18 +190,26 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       const arn = methodArn(stage, route, url.pathname);
       const result = await authorize(token, arn);
       if (!result) return sendGatewayResponse(response, 'UNAUTHORIZED');
+      if (result === 'failed') return sendGatewayResponse(response, 'AUTHORIZER_FAILURE');
       if (!options.isAllowed(result.policyDocument, arn))
         return sendGatewayResponse(response, 'ACCESS_DENIED');
       authorizer = { ...result.context, principalId: result.principalId };
     }
-    if (body === 'too-large') return send(response, toProblemResponse(new PayloadTooLargeError()));
+    if (body === 'too-large') return sendGatewayResponse(response, 'REQUEST_TOO_LARGE');
 
     const pathParameters: Record<string, string> = {};
     for (const [name, value] of Object.entries(parameters)) {
       try {
         pathParameters[name] = decodeURIComponent(value);
       } catch {
-        return sendGatewayResponse(response, 'DEFAULT_4XX');
+        return send(
+          response,
+          toProblemResponse(
+            new InvalidRequestError('A path parameter is not valid', [
+              { name, reason: 'is not valid percent-encoded UTF-8' },
+            ]),
+          ),
+        );
       }
     }
     const headers = toRecord(headerEntries(request));
@@ -194,8 +225,7 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       multiValueQueryStringParameters: query.multi,
       pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
       stageVariables: null,
-      body: body.length > 0 ? body.toString('utf8') : null,
-      isBase64Encoded: false,
+      ...proxyBody(body),
       requestContext: {
         accountId: ACCOUNT,
         apiId: API_ID,
@@ -205,7 +235,8 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
         identity: {
           sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
         } as APIGatewayProxyEvent['requestContext']['identity'],
-        path: `/${stage}${path}`,
+        // Served at the root, as behind a custom domain: no stage in the path.
+        path,
         stage,
         requestId,
         requestTimeEpoch: Date.now(),
@@ -213,7 +244,15 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
         resourcePath: route.path,
       },
     };
-    send(response, await handler(event, lambdaContext(route.operationId)));
+    let result: APIGatewayProxyResult;
+    try {
+      result = await handler(event, lambdaContext(route.operationId));
+    } catch (error) {
+      // A handler that throws past its middleware is a failed Lambda invocation.
+      console.error(`${route.operationId} failed`, error);
+      return sendGatewayResponse(response, 'INTEGRATION_FAILURE');
+    }
+    send(response, result);
   };
 
   return (request, response) => {

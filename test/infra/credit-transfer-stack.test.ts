@@ -162,7 +162,8 @@ describe('CreditTransferService stack', () => {
     );
     expect(responses).toHaveLength(1);
     const properties = responses[0]?.Properties ?? {};
-    expect(properties.StatusCode).toBe(String(definition.statusCode));
+    // A fallback keeps API Gateway's own status; the others answer with theirs.
+    expect(properties.StatusCode).toBe(definition.keepsStatus ? undefined : String(definition.statusCode));
 
     const templates = properties.ResponseTemplates as Record<string, string>;
     const body = JSON.parse(templates['application/json'] ?? '') as Record<string, unknown>;
@@ -193,6 +194,10 @@ describe('CreditTransferService stack', () => {
     expect(token).toMatchObject({
       ThrottlingRateLimit: TOKEN_RATE_LIMIT,
       ThrottlingBurstLimit: TOKEN_BURST_LIMIT,
+      // Its own setting must not switch off the logging and metrics every other method has.
+      LoggingLevel: 'ERROR',
+      DataTraceEnabled: false,
+      MetricsEnabled: true,
     });
     expect(TOKEN_METHOD_PATH).toBe('/oauth/token/POST');
   });

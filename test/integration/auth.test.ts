@@ -100,6 +100,18 @@ describe('token endpoint', () => {
     expect(reply.body.scope).toBe('transactions:write');
   });
 
+  it("answers a body over 64 KiB with 413 in the token endpoint's own content type", async () => {
+    const reply = await tokenRequest(
+      JSON.stringify({ grant_type: 'client_credentials', pad: 'x'.repeat(70_000) }),
+      {
+        'Content-Type': 'application/json',
+      },
+    );
+    expect(reply.status).toBe(413);
+    expect(reply.headers.get('content-type')).toBe('application/json');
+    expect(reply.body.error).toBe('payload_too_large');
+  });
+
   it('answers a wrong secret with 401 invalid_client', async () => {
     const reply = await tokenRequest(
       new URLSearchParams({

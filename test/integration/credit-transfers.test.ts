@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#adapters/dynamodb-client';
@@ -120,6 +121,18 @@ describe('credit transfer initiation', () => {
       ['check.availabilityDate', minimalCreditTransfer({ check: { availabilityDate: '2026-12-01' } })],
       ['identifiers[0].number', minimalCreditTransfer({ identifiers: [{ number: 42 }] })],
       ['(body)', []],
+      [
+        'exchange.exchangeFactor',
+        minimalCreditTransfer({ exchange: { currency: 'USD', exchangeFactor: '0.000' } }),
+      ],
+      [
+        'check.availabilityDate',
+        minimalCreditTransfer({ check: { availabilityDate: '9999-12-31T23:59:59-23:59' } }),
+      ],
+      [
+        'creditor.account.accountNumber',
+        minimalCreditTransfer({ creditor: { account: { accountNumber: '1'.repeat(31) } } }),
+      ],
     ];
     for (const [field, body] of cases) {
       const reply = await initiate(body);
@@ -150,6 +163,86 @@ describe('credit transfer initiation', () => {
     const tooLarge = await initiate(minimalCreditTransfer({ purpose: 'x'.repeat(70 * 1024) }));
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body.error).toBe('payload_too_large');
+  });
+
+  it('refuses a body that repeats a field, rather than keeping one of the two amounts', async () => {
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      token,
+      rawBody: '{"paymentMethod":"CreditTransfer","amount":"1.00","amount":"999.00","debtorAccountId":"dup"}',
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.invalidParams).toEqual([{ name: 'amount', reason: 'appears more than once' }]);
+  });
+
+  it('refuses a body that is not UTF-8, or declared in another charset', async () => {
+    const latin1 = Buffer.concat([
+      Buffer.from('{"paymentMethod":"CreditTransfer","amount":"1.00","debtorAccountId":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ]);
+    const notUtf8 = await fetch(`${service.baseUrl}${TRANSFERS}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: latin1,
+    });
+    expect(notUtf8.status).toBe(400);
+    const declaredLatin1 = await fetch(`${service.baseUrl}${TRANSFERS}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json; charset=iso-8859-1' },
+      body: latin1,
+    });
+    expect(declaredLatin1.status).toBe(415);
+  });
+
+  it('refuses an idempotency key sent twice with different values, whatever the letter case', async () => {
+    /** Sends the header lines exactly as given: names, letter case and repeats. */
+    const send = (headerLines: string[]) =>
+      new Promise<{ status: number; refused?: string }>((resolve, reject) => {
+        const body = JSON.stringify(minimalCreditTransfer());
+        const outgoing = request(
+          `${service.baseUrl}${TRANSFERS}`,
+          {
+            method: 'POST',
+            // A raw header list gets no Host line of its own.
+            headers: [
+              'Host',
+              new URL(service.baseUrl).host,
+              'Authorization',
+              `Bearer ${token}`,
+              'Content-Type',
+              'application/json',
+              ...headerLines,
+            ],
+          },
+          (incoming) => {
+            let text = '';
+            incoming.on('data', (chunk: Buffer) => {
+              text += chunk.toString();
+            });
+            incoming.on('end', () =>
+              resolve({
+                status: incoming.statusCode ?? 0,
+                refused: JSON.parse(text).invalidParams?.[0]?.name,
+              }),
+            );
+          },
+        );
+        outgoing.on('error', reject);
+        outgoing.end(body);
+      });
+    expect(await send(['idempotencyId', 'twice-a', 'idempotencyId', 'twice-b'])).toEqual({
+      status: 400,
+      refused: 'idempotencyId',
+    });
+    expect(await send(['idempotencyId', 'case-a', 'IDEMPOTENCYID', 'case-b'])).toEqual({
+      status: 400,
+      refused: 'idempotencyId',
+    });
+    expect(await send(['servicerId', 'bank-a', 'ServicerID', 'bank-b'])).toEqual({
+      status: 400,
+      refused: 'servicerId',
+    });
+    expect((await send(['idempotencyId', 'same-twice', 'idempotencyId', 'same-twice'])).status).toBe(202);
   });
 
   it('writes nothing for a refused request', async () => {
@@ -226,6 +319,26 @@ describe('idempotent initiation', () => {
   });
 });
 
+describe('idempotent cancellation', () => {
+  it('refuses the same key with other servicer headers, as initiation does', async () => {
+    const created = await initiate(minimalCreditTransfer({ debtorAccountId: 'servicer-check-hold' }));
+    const cancel = (servicerId: string) =>
+      callApi(service.baseUrl, `${TRANSFERS}/${created.body.paymentId}/cancellation`, {
+        method: 'POST',
+        token,
+        body: { cancellationReason: 'Ordered twice' },
+        headers: { idempotencyId: 'cancel-servicer-key', servicerId },
+      });
+    expect((await cancel('BANK-A')).status).toBe(202);
+    const repeat = await cancel('BANK-A');
+    expect(repeat.status).toBe(202);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    const other = await cancel('BANK-B');
+    expect(other.status).toBe(422);
+    expect(other.body.error).toBe('idempotency_key_reused');
+  });
+});
+
 describe('credit transfer status', () => {
   it('reports the current status of a transfer', async () => {
     const created = await initiate(minimalCreditTransfer({ amount: '20.00' }));
@@ -239,6 +352,12 @@ describe('credit transfer status', () => {
     const reply = await status('00000000-0000-4000-8000-000000000000');
     expect(reply.status).toBe(404);
     expect(reply.body.error).toBe('not_found');
+  });
+
+  it('answers 400 naming paymentId when its percent-encoding is broken', async () => {
+    const reply = await callApi(service.baseUrl, `${TRANSFERS}/%ZZ/status`, { token });
+    expect(reply.status).toBe(400);
+    expect(reply.body.invalidParams).toEqual([{ name: 'paymentId', reason: expect.any(String) }]);
   });
 
   it('answers 400 for a paymentId longer than 36 characters', async () => {

@@ -83,3 +83,40 @@ describe('paymentId', () => {
     expect(derivedPaymentId('acme', 'cancel', 'key-1')).not.toBe(id);
   });
 });
+
+describe('a write whose answer was lost', () => {
+  /** The first create is applied but reported as refused, as when the SDK retries a write that had succeeded. */
+  const storeLosingFirstAnswer = () => {
+    const store = memoryStore();
+    let first = true;
+    const create = store.create;
+    store.create = async (record) => {
+      if (first) {
+        first = false;
+        await create(record);
+        return false;
+      }
+      return create(record);
+    };
+    return store;
+  };
+
+  it('answers 202 for the payment it stored, without a key, instead of failing', async () => {
+    const store = storeLosingFirstAnswer();
+    const result = await initiateCreditTransfer(
+      { store, clock: clockAt('2026-11-22T12:00:00Z') },
+      command(minimalCreditTransfer()),
+    );
+    expect(result.replayed).toBe(false);
+    expect(store.records.size).toBe(1);
+  });
+
+  it('does not call its own first answer a replay, with a key', async () => {
+    const store = storeLosingFirstAnswer();
+    const result = await initiateCreditTransfer(
+      { store, clock: clockAt('2026-11-22T12:00:00Z') },
+      command(minimalCreditTransfer(), 'lost-answer'),
+    );
+    expect(result.replayed).toBe(false);
+  });
+});
