@@ -6,6 +6,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { FINAL_STATUSES } from '#domain/credit-transfer';
+import { canTransition, IllegalStatusTransitionError } from '#domain/lifecycle';
 import type {
   CancellationRequest,
   CreditTransferRecord,
@@ -84,8 +85,10 @@ export class DynamoDbLifecycleStore
   async transition(
     tenant: string,
     paymentId: string,
-    { from, change, unlessCancellationRequested, nextCheckAt }: StatusTransition,
+    { from, change, unlessCancellationRequested, submission, nextCheckAt }: StatusTransition,
   ): Promise<CreditTransferRecord | undefined> {
+    // A defect, not a race: refused before anything is written.
+    if (!canTransition(from, change.status)) throw new IllegalStatusTransitionError(from, change.status);
     const hasReason = change.statusReason !== undefined;
     return this.updateRecord({
       TableName: this.tableName,
@@ -94,7 +97,12 @@ export class DynamoDbLifecycleStore
         'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
         hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
       ].join(''),
-      ConditionExpression: `#status = :from${unlessCancellationRequested ? ' AND attribute_not_exists(cancellation)' : ''}`,
+      ConditionExpression: [
+        '#status = :from',
+        ...(unlessCancellationRequested ? ['attribute_not_exists(cancellation)'] : []),
+        ...(submission === 'claimed' ? ['attribute_exists(submittedAt)'] : []),
+        ...(submission === 'unclaimed' ? ['attribute_not_exists(submittedAt)'] : []),
+      ].join(' AND '),
       ExpressionAttributeNames: NAMES,
       ExpressionAttributeValues: {
         ':from': from,
@@ -104,6 +112,23 @@ export class DynamoDbLifecycleStore
         ...(hasReason && { ':reason': change.statusReason }),
         ...this.recoveryValues(tenant, paymentId, nextCheckAt),
       },
+    });
+  }
+
+  async claimSubmission(
+    tenant: string,
+    paymentId: string,
+    at: Date,
+  ): Promise<CreditTransferRecord | undefined> {
+    // The same item as the cancellation request: whichever of the two is written first wins.
+    return this.updateRecord({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      UpdateExpression: 'SET submittedAt = :at',
+      ConditionExpression:
+        '#status = :from AND attribute_not_exists(cancellation) AND attribute_not_exists(submittedAt)',
+      ExpressionAttributeNames: { '#status': NAMES['#status'] },
+      ExpressionAttributeValues: { ':from': 'AcceptedCustomerProfile', ':at': at.toISOString() },
     });
   }
 

@@ -28,8 +28,8 @@ import type {
  * The steps of the lifecycle workflow, one per Task state of the ASL file. Each step reads the
  * transfer, and either finds it already past its step (a re-run after a crash, or a second
  * execution): then it carries on without writing; or it makes its change with a conditional
- * update that names the status it leaves. A pending cancellation wins in every step before
- * settlement.
+ * update that names the status it leaves. A pending cancellation wins in every step until the
+ * submission to clearing is claimed; afterwards only clearing's recall can cancel the payment.
  */
 
 /** What flows from state to state: identifiers and routing only, never payment data. */
@@ -109,20 +109,44 @@ const railPayment = (record: CreditTransferRecord): RailPayment => ({
   transfer: record.transfer,
 });
 
-const output = (
+/**
+ * A step's output. The ASL routes `hold` to a Wait on `$.holdUntil` and `poll` to a Wait on
+ * `$.waitSeconds` (a missing one fails the execution), so each carries its field.
+ */
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: 'hold',
+  extra: { holdUntil: string },
+): LifecycleState;
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: 'poll',
+  extra: { waitSeconds: number; pollAttempt: number },
+): LifecycleState;
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: Exclude<LifecycleNext, 'hold' | 'poll'>,
+  extra?: { pollAttempt?: number },
+): LifecycleState;
+function output(
   state: LifecycleState,
   record: CreditTransferRecord,
   next: LifecycleNext,
   extra: Partial<Pick<LifecycleState, 'holdUntil' | 'waitSeconds' | 'pollAttempt'>> = {},
-): LifecycleState => ({
-  tenant: state.tenant,
-  paymentId: state.paymentId,
-  trigger: state.trigger,
-  ...(state.attempt !== undefined && { attempt: state.attempt }),
-  status: record.status,
-  next,
-  ...extra,
-});
+): LifecycleState {
+  return {
+    tenant: state.tenant,
+    paymentId: state.paymentId,
+    trigger: state.trigger,
+    ...(state.attempt !== undefined && { attempt: state.attempt }),
+    status: record.status,
+    next,
+    ...extra,
+  };
+}
 
 const change = (
   status: CreditTransferStatus,
@@ -148,7 +172,7 @@ const MAX_RACES = 5;
 
 /**
  * The frame of every step: a final transfer finishes the execution; a pending cancellation
- * before settlement ends the transfer Cancelled; otherwise `act` does the step's own work.
+ * before submission ends the transfer Cancelled; otherwise `act` does the step's own work.
  */
 const runStep = async (
   deps: StepDependencies,
@@ -159,10 +183,12 @@ const runStep = async (
     const record = await load(deps.store, state);
     const now = deps.clock.now();
     if (isFinal(record.status)) return output(state, record, 'finish');
-    if (record.cancellation !== undefined && isBeforeSettlement(record.status)) {
+    if (record.cancellation !== undefined && isBeforeSettlement(record)) {
       const cancelled = await deps.store.transition(state.tenant, state.paymentId, {
         from: record.status,
         change: change('Cancelled', now, record.cancellation.clientId, STATUS_REASONS.requestedByCustomer),
+        // Once submission is claimed clearing may have the payment: only a recall cancels it then.
+        submission: 'unclaimed',
         nextCheckAt: secondsAfter(now, STALL_SECONDS),
       });
       if (cancelled) return output(state, cancelled, 'finish');
@@ -271,11 +297,20 @@ export const submitToClearing = (deps: StepDependencies, state: LifecycleState):
     // Already submitted: poll at once (this is a re-run, a cancellation or a recovery).
     if (record.status !== 'AcceptedCustomerProfile')
       return output(state, record, 'poll', { waitSeconds: 0, pollAttempt: 0 });
+    // The claim and a cancellation request are conditional writes on the same item: either the
+    // cancellation came first and wins here, or the payment goes to clearing and a later
+    // cancellation needs a recall. A claim already made (a re-run, or a second execution) is
+    // submitted again: submission is idempotent by paymentId.
+    if (record.submittedAt === undefined) {
+      const claimed = await deps.store.claimSubmission(state.tenant, state.paymentId, now);
+      if (!claimed) return 'raced';
+    }
     // Clearing first: a transfer is never marked in settlement that clearing does not have.
     await deps.rail.submit(railPayment(record));
     const submitted = await deps.store.transition(state.tenant, state.paymentId, {
       from: 'AcceptedCustomerProfile',
       change: change('AcceptedSettlementInProcess', now, ACTORS.rail),
+      submission: 'claimed',
       // Submitted means a cancellation can only win by a recall now, which polling asks for.
       nextCheckAt: secondsAfter(now, pollBudgetSeconds(deps.settings) + STALL_SECONDS),
     });

@@ -31,9 +31,19 @@ export const ACTORS = { workflow: 'workflow', rail: 'rail' } as const;
 
 export const isFinal = (status: CreditTransferStatus): boolean => FINAL_STATUSES.has(status);
 
-/** Before submission to clearing a cancellation always wins; afterwards only if clearing recalls it. */
-export const isBeforeSettlement = (status: CreditTransferStatus): boolean =>
-  status === 'Received' || status === 'AcceptedTechnicalValidation' || status === 'AcceptedCustomerProfile';
+/**
+ * Before submission to clearing a cancellation always wins; afterwards only if clearing recalls it.
+ * Submission starts when the workflow claims it (`submittedAt`), before the status moves on: from
+ * then on clearing may have the payment.
+ */
+export const isBeforeSettlement = (transfer: {
+  status: CreditTransferStatus;
+  submittedAt?: string;
+}): boolean =>
+  transfer.submittedAt === undefined &&
+  (transfer.status === 'Received' ||
+    transfer.status === 'AcceptedTechnicalValidation' ||
+    transfer.status === 'AcceptedCustomerProfile');
 
 /** True when `to` may follow `from`: one step forward, or Rejected/Cancelled from a non-final status. */
 export const canTransition = (from: CreditTransferStatus, to: CreditTransferStatus): boolean => {
@@ -42,6 +52,14 @@ export const canTransition = (from: CreditTransferStatus, to: CreditTransferStat
   if (to === 'Cancelled') return true;
   return PROGRESSION.indexOf(to) === PROGRESSION.indexOf(from) + 1;
 };
+
+/** A status change the lifecycle does not allow: a defect in the caller, refused before any write. */
+export class IllegalStatusTransitionError extends Error {
+  constructor(from: CreditTransferStatus, to: CreditTransferStatus) {
+    super(`A credit transfer cannot move from ${from} to ${to}`);
+    this.name = 'IllegalStatusTransitionError';
+  }
+}
 
 /**
  * If nothing moves a non-final transfer for this long, the reconciler drives it on. Far longer

@@ -30,6 +30,12 @@ export interface CreditTransferRecord {
   history: StatusChange[];
   /** The cancellation the client asked for; kept once recorded, whatever the outcome. */
   cancellation?: CancellationRequest;
+  /**
+   * When the workflow claimed the submission to clearing (while AcceptedCustomerProfile, with no
+   * cancellation requested); from then on clearing may have the payment, and a cancellation wins
+   * only by a recall.
+   */
+  submittedAt?: string;
   /** How many history entries have been published as status events (a prefix of the history). */
   publishedCount?: number;
   /**
@@ -61,6 +67,8 @@ export interface StatusTransition {
   change: StatusChange;
   /** Refuse the change when a cancellation has been requested (it wins before settlement). */
   unlessCancellationRequested?: boolean;
+  /** Refuse the change unless the submission to clearing is claimed (`claimed`) or not (`unclaimed`). */
+  submission?: 'claimed' | 'unclaimed';
   /** The next recovery check; ignored once every change of a final transfer is published. */
   nextCheckAt: Date;
 }
@@ -74,6 +82,12 @@ export interface LifecycleStore {
     paymentId: string,
     transition: StatusTransition,
   ): Promise<CreditTransferRecord | undefined>;
+  /**
+   * Claims the submission to clearing: sets `submittedAt` while the transfer is
+   * AcceptedCustomerProfile with no cancellation requested and no claim yet. The updated record,
+   * or undefined when refused.
+   */
+  claimSubmission(tenant: string, paymentId: string, at: Date): Promise<CreditTransferRecord | undefined>;
   /** Records a cancellation request unless one is recorded or the transfer is final (or unknown): then undefined. */
   requestCancellation(
     tenant: string,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#adapters/dynamodb-client';
+import { sandboxClearingKey } from '#adapters/keys';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
@@ -34,14 +35,19 @@ const cancel = (
     ...options,
   });
 
-/** Polls the status report until `done` holds; fails after `timeoutMs`. */
-const until = async (paymentId: string, done: (reply: JsonReply) => boolean, timeoutMs: number) => {
+/** Polls the status report every `intervalMs` until `done` holds; fails after `timeoutMs`. */
+const until = async (
+  paymentId: string,
+  done: (reply: JsonReply) => boolean,
+  timeoutMs: number,
+  intervalMs = 50,
+) => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const reply = await status(paymentId);
     if (done(reply)) return reply;
     if (Date.now() > deadline) throw new Error(`${paymentId} is ${reply.body?.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 };
 const untilFinal = (paymentId: string, timeoutMs = 5000) =>
@@ -57,6 +63,35 @@ const storedItem = async (paymentId: string) =>
       }),
     )
   ).Item ?? {};
+
+/** Sandbox clearing's record of the payment, read from the service's table: what clearing did with it. */
+const clearingStateOf = async (paymentId: string): Promise<string> => {
+  const { Item } = await table.send(
+    new GetCommand({
+      TableName: 'credit-transfers',
+      Key: sandboxClearingKey('local', paymentId),
+      ConsistentRead: true,
+    }),
+  );
+  if (Item === undefined) return 'never submitted';
+  if (Item.recalledAt !== undefined) return 'recalled';
+  return Item.settledAt !== undefined ? 'settled' : 'pending';
+};
+
+interface ExecutionLine {
+  name: string;
+  paymentId: string;
+  trigger: string;
+  status: string;
+  error?: string;
+}
+
+/** The local execution history: one line per finished workflow execution. */
+const executionLines = async (): Promise<ExecutionLine[]> =>
+  (await readFile(join(service.dataDir, 'executions.jsonl'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as ExecutionLine);
 
 const eventsOf = async (paymentId: string) =>
   (await readFile(join(service.dataDir, 'events.jsonl'), 'utf8'))
@@ -224,11 +259,17 @@ describe('cancellations racing settlement', () => {
   it('ends each transfer in exactly one final state, consistent with its history and its events', async () => {
     const count = 40;
     const outcomes = await Promise.all(
-      Array.from({ length: count }, async () => {
+      Array.from({ length: count }, async (_, index) => {
         const created = await initiate({ amount: '5.00' });
         expect(created.status).toBe(202);
-        // Anywhere from before the first step to after settlement (about 1 s).
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 1500));
+        if (index % 2 === 0) {
+          // Anywhere from before the first step to well after settlement (about 1 s).
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 3000));
+        } else {
+          // Around the customer-profile check and the submission to clearing that follows it.
+          await until(created.body.paymentId, (reply) => reply.body.status !== 'Received', 5000, 5);
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        }
         const cancellation = await cancel(created.body.paymentId);
         return { paymentId: created.body.paymentId as string, cancellation };
       }),
@@ -257,8 +298,27 @@ describe('cancellations racing settlement', () => {
       expect(
         events.filter((event) => FINAL.has(event.detail.status)).map((event) => event.detail.status),
       ).toContain(final);
+
+      // Clearing agrees: a cancelled payment never reached it or was recalled, a completed one settled.
+      const clearing = await clearingStateOf(paymentId);
+      if (final === 'Cancelled') expect(['never submitted', 'recalled'], paymentId).toContain(clearing);
+      else expect(clearing, paymentId).toBe('settled');
     }
     // The race went both ways (it would be no race otherwise).
     expect(statuses.size).toBe(2);
+
+    // Every execution of these transfers ended, and none failed: one from the initiation, one
+    // from each cancellation that got a 202.
+    const ours = new Set(outcomes.map(({ paymentId }) => paymentId));
+    const expected =
+      outcomes.length + outcomes.filter(({ cancellation }) => cancellation.status === 202).length;
+    const deadline = Date.now() + 10_000;
+    let finished = (await executionLines()).filter((line) => ours.has(line.paymentId));
+    while (finished.length < expected && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      finished = (await executionLines()).filter((line) => ours.has(line.paymentId));
+    }
+    expect(finished.filter((line) => line.status !== 'SUCCEEDED')).toEqual([]);
+    expect(finished).toHaveLength(expected);
   });
 });

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
 import { createDynamoDbClient, documentClient } from '#adapters/dynamodb-client';
+import { sandboxClearingKey } from '#adapters/keys';
 import { createTableInput } from '#adapters/table-definition';
 import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
 import { type CreditTransferRecord, systemClock, type WorkflowStarter } from '#domain/ports';
@@ -38,7 +40,8 @@ export const TASK_STATES = [
 
 /**
  * An in-memory dynalite with the service's table, and the environment the workflow handlers
- * read on first use. Settlement is immediate; `-hold` transfers stay pending for 300 s.
+ * read on first use. Settlement is immediate; `-hold` transfers stay pending for 300 s. Clearing
+ * polls wait 0 s, so the Wait state reads its real SecondsPath without slowing the tests.
  */
 export const startWorkflowEnvironment = async () => {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
@@ -52,6 +55,7 @@ export const startWorkflowEnvironment = async () => {
     EVENTS_FILE: join(dataDir, 'events.jsonl'),
     SANDBOX_SETTLEMENT_SECONDS: '0',
     SANDBOX_HOLD_SECONDS: '300',
+    CLEARING_POLL_INITIAL_SECONDS: '0',
     CLEARING_POLL_MAX_ATTEMPTS: '4',
   });
   await createDynamoDbClient(endpoint).send(new CreateTableCommand(createTableInput(TABLE)));
@@ -65,12 +69,16 @@ export const startWorkflowEnvironment = async () => {
   };
 };
 
-/** The ASL runner with the real handlers, short waits and retries, and every execution recorded. */
+/**
+ * The ASL runner with the real handlers, short retries, and every execution recorded. Only the
+ * value-date hold is shortened: WaitForClearing reads `$.waitSeconds` as on AWS, so a step output
+ * without it fails the execution here too.
+ */
 export const startRunner = async (options: Partial<LocalWorkflowRunnerOptions> = {}) => {
   const executions: ExecutionSummary[] = [];
   const runner = await LocalWorkflowRunner.create({
     projectRoot: PROJECT_ROOT,
-    waitTimeOverrides: { WaitForClearing: 20, HoldUntilValueDate: 20 },
+    waitTimeOverrides: { HoldUntilValueDate: 20 },
     retryIntervalOverrides: Object.fromEntries(TASK_STATES.map((state) => [state, 5])),
     onExecution: (summary) => executions.push(summary),
     ...options,
@@ -137,3 +145,20 @@ export const publishedEvents = async (paymentId: string): Promise<PublishedEvent
 
 export const executionsOf = (executions: ExecutionSummary[], paymentId: string) =>
   executions.filter((execution) => execution.paymentId === paymentId);
+
+/** Sandbox clearing's own record of the payment, or undefined when it was never submitted. */
+export const clearingRecord = async (paymentId: string): Promise<Record<string, unknown> | undefined> =>
+  (
+    await documentClient().send(
+      new GetCommand({ TableName: TABLE, Key: sandboxClearingKey(TENANT, paymentId), ConsistentRead: true }),
+    )
+  ).Item;
+
+/** Resolves once `done` holds (checked every 5 ms), or fails after `timeoutMs`. */
+export const eventually = async (done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
+  const until = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > until) throw new Error(`not done after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};

@@ -8,15 +8,22 @@ vi.hoisted(() => {
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
 import { documentClient } from '#adapters/dynamodb-client';
 import { JsonLinesStatusEventPublisher } from '#adapters/event-publisher-local';
+import { SandboxRail } from '#adapters/sandbox-rail';
 import { cancelCreditTransfer } from '#domain/cancel-credit-transfer';
 import { PaymentNotCancellableError } from '#domain/errors';
-import { toStatusChangedEvent } from '#domain/lifecycle-steps';
-import { systemClock } from '#domain/ports';
+import { IllegalStatusTransitionError } from '#domain/lifecycle';
+import { submitToClearing, toStatusChangedEvent } from '#domain/lifecycle-steps';
+import { type Rail, type RailPayment, systemClock } from '#domain/ports';
+import { lifecycleSettings } from '#workflow/dependencies';
 import { handler as pollClearingHandler } from '#workflow/poll-clearing';
 import { handler as publishHandler } from '#workflow/publish-status-events';
 import { handler as submitHandler } from '#workflow/submit-to-clearing';
+import { lifecycleTask } from '#workflow/task';
+import type { ExecutionSummary } from '../../../scripts/local/workflow-runner.ts';
 import {
   CLIENT,
+  clearingRecord,
+  eventually,
   executionsOf,
   initiate,
   lifecycleStore,
@@ -56,6 +63,47 @@ const cancel = (
     },
   );
 
+/** What sandbox clearing did with the payment. */
+const clearingState = async (paymentId: string): Promise<string> => {
+  const record = await clearingRecord(paymentId);
+  if (record === undefined) return 'never submitted';
+  if (record.recalledAt !== undefined) return 'recalled';
+  return record.settledAt !== undefined ? 'settled' : 'pending';
+};
+
+/** Every execution of the transfer ran (one per trigger) and succeeded. */
+const expectAllSucceeded = (executions: ExecutionSummary[], paymentId: string, triggers: string[]) => {
+  const ran = executionsOf(executions, paymentId);
+  expect(ran.map((execution) => execution.trigger).sort()).toEqual([...triggers].sort());
+  expect(ran.filter((execution) => execution.status !== 'SUCCEEDED')).toEqual([]);
+};
+
+/** Until the transfer's cancellation execution has finished. */
+const cancellationFinished = (executions: ExecutionSummary[], paymentId: string) =>
+  eventually(() =>
+    executionsOf(executions, paymentId).some((execution) => execution.trigger === 'cancellation'),
+  );
+
+/** The sandbox rail, running `beforeSubmit` once, just before the first submission reaches clearing. */
+const railWithHook = (beforeSubmit: (payment: RailPayment) => Promise<void>): Rail => {
+  const sandbox = new SandboxRail(documentClient(), TABLE, systemClock);
+  let hooked = false;
+  return {
+    checkCustomerProfile: (payment) => sandbox.checkCustomerProfile(payment),
+    clearingStatus: (payment) => sandbox.clearingStatus(payment),
+    recall: (payment) => sandbox.recall(payment),
+    submit: async (payment) => {
+      if (!hooked) {
+        hooked = true;
+        await beforeSubmit(payment);
+      }
+      return sandbox.submit(payment);
+    },
+  };
+};
+
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+
 const SETTLED = [
   'Received',
   'AcceptedTechnicalValidation',
@@ -65,7 +113,7 @@ const SETTLED = [
 ];
 
 describe('the lifecycle ASL, run with its real task handlers', () => {
-  it('settles an ordinary transfer through every status, in 9 state transitions, publishing each change once', async () => {
+  it('settles an ordinary transfer through every status, in 10 state transitions, publishing each change once', async () => {
     const { runner, executions } = await startRunner();
     const paymentId = await initiate(runner);
     await runner.idle();
@@ -87,7 +135,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(record.publishedCount).toBe(5);
     expect(record.nextCheckAt).toBeUndefined();
     expect(executionsOf(executions, paymentId)).toMatchObject([
-      { status: 'SUCCEEDED', transitions: 9, retries: 0 },
+      { status: 'SUCCEEDED', transitions: 10, retries: 0 },
     ]);
   });
 
@@ -153,6 +201,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(statusesOf(record)).toEqual([...SETTLED.slice(0, 4), 'Cancelled']);
     expect(record.history.at(-1)?.actor).toBe('client-b');
     expect(record.cancellation).toMatchObject({ reason: 'Duplicate order', clientId: 'client-b' });
+    expect(await clearingState(paymentId)).toBe('recalled');
     expect((await publishedEvents(paymentId)).at(-1)?.detail).toMatchObject({
       status: 'Cancelled',
       statusReason: 'RequestedByCustomer',
@@ -167,6 +216,100 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       true,
     );
   });
+
+  it('cancels a transfer during its value-date hold; the held execution wakes and ends cleanly', async () => {
+    const { runner, executions } = await startRunner({
+      taskOverrides: {
+        // The hold has begun: the cancellation's own execution ends the transfer meanwhile.
+        PublishBeforeHold: async (input) => {
+          const result = await publishHandler(input);
+          const { paymentId } = input as { paymentId: string };
+          await cancel(paymentId, runner);
+          await cancellationFinished(executions, paymentId);
+          return result;
+        },
+      },
+    });
+    const paymentId = await initiate(runner, { valueDate: tomorrow() });
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(statusesOf(record)).toEqual([...SETTLED.slice(0, 3), 'Cancelled']);
+    expect(await clearingState(paymentId)).toBe('never submitted');
+    expectAllSucceeded(executions, paymentId, ['initiation', 'cancellation']);
+    expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(
+      statusesOf(record),
+    );
+    expect(record.nextCheckAt).toBeUndefined();
+  });
+
+  it.each([
+    ['its own execution', true],
+    ['the submission step', false],
+  ])(
+    'cancels a transfer whose cancellation arrives between the customer-profile check and submission, applied by %s',
+    async (_, ownExecution) => {
+      let injected = false;
+      const { runner, executions } = await startRunner({
+        taskOverrides: {
+          SubmitToClearing: async (input) => {
+            const { paymentId } = input as { paymentId: string };
+            if (!injected) {
+              injected = true;
+              await cancel(paymentId, ownExecution ? runner : undefined);
+              if (ownExecution) await cancellationFinished(executions, paymentId);
+            }
+            return submitHandler(input);
+          },
+        },
+      });
+      const paymentId = await initiate(runner);
+      await runner.idle();
+
+      expect(statusesOf(await stored(paymentId))).toEqual([...SETTLED.slice(0, 3), 'Cancelled']);
+      expect(await clearingState(paymentId)).toBe('never submitted');
+      expectAllSucceeded(
+        executions,
+        paymentId,
+        ownExecution ? ['initiation', 'cancellation'] : ['initiation'],
+      );
+    },
+  );
+
+  it.each([
+    ['acc-hold', 'Cancelled', 'recalled'],
+    ['acc-001', 'AcceptedSettlementCompleted', 'settled'],
+  ])(
+    'a cancellation of %s arriving once submission is claimed goes through clearing: %s, clearing %s',
+    async (debtorAccountId, status, clearing) => {
+      // The cancellation is recorded, and its execution runs, right before the payment reaches clearing.
+      const rail = railWithHook(async (payment) => {
+        await cancel(payment.paymentId, runner);
+        await cancellationFinished(executions, payment.paymentId);
+      });
+      const { runner, executions } = await startRunner({
+        taskOverrides: {
+          SubmitToClearing: lifecycleTask('submitToClearing', (state) =>
+            submitToClearing(
+              { store: lifecycleStore(), clock: systemClock, settings: lifecycleSettings(), rail },
+              state,
+            ),
+          ),
+        },
+      });
+      const paymentId = await initiate(runner, { debtorAccountId });
+      await runner.idle();
+
+      // The status says what clearing did: never Cancelled while clearing has the payment.
+      const record = await stored(paymentId);
+      expect({ status: record.status, clearing: await clearingState(paymentId) }).toEqual({
+        status,
+        clearing,
+      });
+      expect(statusesOf(record)).toEqual([...SETTLED.slice(0, 4), status]);
+      expectAllSucceeded(executions, paymentId, ['initiation', 'cancellation']);
+    },
+  );
 
   it('cancels a transfer whose cancellation arrived before any step ran', async () => {
     const { runner } = await startRunner();
@@ -197,6 +340,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(record.status).toBe('AcceptedSettlementCompleted');
     expect(statusesOf(record)).toEqual(SETTLED);
     expect(record.cancellation).toBeDefined();
+    expect(await clearingState(paymentId)).toBe('settled');
   });
 
   it('retries a task that fails, and carries on', async () => {
@@ -216,7 +360,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     await runner.idle();
     expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
     expect(executionsOf(executions, paymentId)).toMatchObject([
-      { status: 'SUCCEEDED', retries: 2, transitions: 11 },
+      { status: 'SUCCEEDED', retries: 2, transitions: 12 },
     ]);
   });
 
@@ -320,9 +464,10 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const record = await stored(paymentId);
     expect(record.status).toBe('AcceptedSettlementInProcess');
     expect(record.nextCheckAt).toBeDefined();
-    // 5 states to submission, 3 per poll (Wait, Poll, Choice) for 4 polls, then the final publish.
+    // 6 states to the first wait (its route included), 3 per poll (Wait, Poll, Choice) for 4
+    // polls, then the final publish.
     expect(executionsOf(executions, paymentId)).toMatchObject([
-      { status: 'SUCCEEDED', transitions: 5 + 3 * 4 + 1 },
+      { status: 'SUCCEEDED', transitions: 6 + 3 * 4 + 1 },
     ]);
   });
 
@@ -334,5 +479,71 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
     await runner.idle();
     expect(executionsOf(executions, paymentId)).toHaveLength(1);
+  });
+});
+
+describe('the lifecycle store', () => {
+  const cancelledBy = (clientId: string) => ({
+    status: 'Cancelled' as const,
+    statusReason: 'RequestedByCustomer',
+    date: new Date().toISOString(),
+    actor: clientId,
+  });
+  const soon = () => new Date(Date.now() + 120_000);
+
+  it('refuses an illegal status change before writing anything', async () => {
+    const paymentId = await initiate(undefined);
+    const before = await stored(paymentId);
+    await expect(
+      lifecycleStore().transition(TENANT, paymentId, {
+        from: 'Received',
+        change: { status: 'AcceptedSettlementCompleted', date: new Date().toISOString(), actor: 'rail' },
+        nextCheckAt: soon(),
+      }),
+    ).rejects.toBeInstanceOf(IllegalStatusTransitionError);
+    expect(await stored(paymentId)).toEqual(before);
+  });
+
+  /** A transfer stored as AcceptedCustomerProfile, no workflow running. */
+  const atCustomerProfile = async (paymentId: string) => {
+    const now = new Date().toISOString();
+    await new DynamoDbCreditTransferStore(documentClient(), TABLE).create({
+      tenant: TENANT,
+      paymentId,
+      clientId: CLIENT,
+      createdAt: now,
+      status: 'AcceptedCustomerProfile',
+      statusDate: now,
+      requestHash: 'x',
+      servicer: {},
+      transfer: { paymentMethod: 'CreditTransfer', amount: '1.00', debtorAccountId: 'acc-1' },
+      history: [{ status: 'AcceptedCustomerProfile', date: now, actor: 'rail' }],
+    });
+    return paymentId;
+  };
+
+  it('claims a submission only without a cancellation, and cancels before submission only unclaimed', async () => {
+    const store = lifecycleStore();
+    const cancelOutOfCustomerProfile = (paymentId: string) =>
+      store.transition(TENANT, paymentId, {
+        from: 'AcceptedCustomerProfile',
+        change: cancelledBy('client-b'),
+        submission: 'unclaimed',
+        nextCheckAt: soon(),
+      });
+
+    // Claimed first: the cancellation is recorded, but cannot cancel out of AcceptedCustomerProfile.
+    const claimedFirst = await atCustomerProfile('claimed-first');
+    expect((await store.claimSubmission(TENANT, claimedFirst, new Date()))?.submittedAt).toBeDefined();
+    expect(await store.claimSubmission(TENANT, claimedFirst, new Date())).toBeUndefined();
+    await cancel(claimedFirst, undefined);
+    expect(await cancelOutOfCustomerProfile(claimedFirst)).toBeUndefined();
+    expect((await stored(claimedFirst)).status).toBe('AcceptedCustomerProfile');
+
+    // Cancelled first: the claim is refused, so nothing reaches clearing.
+    const cancelledFirst = await atCustomerProfile('cancelled-first');
+    await cancel(cancelledFirst, undefined);
+    expect(await store.claimSubmission(TENANT, cancelledFirst, new Date())).toBeUndefined();
+    expect((await cancelOutOfCustomerProfile(cancelledFirst))?.status).toBe('Cancelled');
   });
 });
