@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { fingerprint } from './canonical-json.ts';
 import {
   type CreditTransfer,
@@ -61,9 +62,12 @@ export const initiateCreditTransfer = async (
   const paymentId =
     idempotencyKey === undefined ? randomPaymentId() : derivedPaymentId(tenant, 'initiate', idempotencyKey);
 
-  const replayOf = async (): Promise<InitiationResult | undefined> => {
+  /** The earlier initiation under this key, if any; `known` when the record was read already. */
+  const replayOf = async (known?: {
+    record: CreditTransferRecord | undefined;
+  }): Promise<InitiationResult | undefined> => {
     if (idempotencyKey === undefined) return undefined;
-    const existing = await store.get(tenant, paymentId);
+    const existing = known ? known.record : await store.get(tenant, paymentId);
     if (existing === undefined) return undefined;
     if (existing.requestHash !== requestHash || existing.idempotencyKey !== idempotencyKey) {
       throw new IdempotencyKeyReusedError();
@@ -92,6 +96,7 @@ export const initiateCreditTransfer = async (
     status: 'Received',
     statusDate: date,
     requestHash,
+    writeId: randomUUID(),
     ...(idempotencyKey !== undefined && { idempotencyKey }),
     servicer,
     // Stored exactly as sent: the schema accepted it whole, with no unknown field.
@@ -107,16 +112,11 @@ export const initiateCreditTransfer = async (
 
   // Refused, yet perhaps by our own write: the SDK retries a write whose answer was lost.
   const existing = await store.get(tenant, paymentId);
-  if (
-    existing !== undefined &&
-    existing.requestHash === requestHash &&
-    existing.clientId === clientId &&
-    existing.createdAt === date
-  ) {
+  if (existing !== undefined && existing.writeId === record.writeId) {
     await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(existing), replayed: false };
   }
-  const replay = await replayOf();
+  const replay = await replayOf({ record: existing });
   if (replay) return replay;
   throw new Error(`paymentId ${paymentId} is taken and no idempotent original was found`);
 };

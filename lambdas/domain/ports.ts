@@ -23,6 +23,8 @@ export interface CreditTransferRecord {
   statusDate: string;
   /** Fingerprint of the initiation request, to tell a replay from a reused idempotency key. */
   requestHash: string;
+  /** Unique to the request that wrote the item: tells its own retried write from anyone else's. */
+  writeId?: string;
   idempotencyKey?: string;
   servicer: ServicerHeaders;
   /** The transfer exactly as the client sent it. */

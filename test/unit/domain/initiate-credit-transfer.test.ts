@@ -120,3 +120,28 @@ describe('a write whose answer was lost', () => {
     expect(result.replayed).toBe(false);
   });
 });
+
+describe('the cost of a replay', () => {
+  it('is one refused write and one read', async () => {
+    const store = memoryStore();
+    const clock = clockAt('2026-11-22T12:00:00Z');
+    await initiateCreditTransfer({ store, clock }, command(minimalCreditTransfer(), 'counted'));
+    let reads = 0;
+    let writes = 0;
+    const { get, create } = store;
+    store.get = (...args) => {
+      reads++;
+      return get(...args);
+    };
+    store.create = (record) => {
+      writes++;
+      return create(record);
+    };
+    const replay = await initiateCreditTransfer(
+      { store, clock },
+      command(minimalCreditTransfer(), 'counted'),
+    );
+    expect(replay.replayed).toBe(true);
+    expect({ reads, writes }).toEqual({ reads: 1, writes: 1 });
+  });
+});
