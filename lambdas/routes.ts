@@ -32,6 +32,14 @@ export const ROUTES: readonly Route[] = [
     summary: 'Public keys that verify access tokens',
   },
   {
+    // RFC 8414's own path for the same metadata: OAuth clients that discover with it find it too.
+    operationId: 'getAuthorizationServerMetadata',
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server',
+    entry: 'lambdas/auth/openid-configuration.ts',
+    summary: 'Authorization server metadata (RFC 8414)',
+  },
+  {
     operationId: 'getOpenIdConfiguration',
     method: 'GET',
     path: '/.well-known/openid-configuration',

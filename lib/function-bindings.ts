@@ -88,6 +88,7 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   getJsonWebKeySet: (r) => [signingKeyAccess(r.signingKey, ['GetPublicKey']), tokenClaims(r)],
   // The discovery document only names URLs under the issuer: no key.
   getOpenIdConfiguration: (r) => [tokenClaims(r)],
+  getAuthorizationServerMetadata: (r) => [tokenClaims(r)],
   // Read only: the list indexes, the page's transfers by key, one by paymentId.eq.
   listCreditTransfers: (r) => [
     tableAccess(

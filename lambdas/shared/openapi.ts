@@ -486,6 +486,18 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       ...errors([429, 500]),
     },
   },
+  getAuthorizationServerMetadata: {
+    tags: ['Authorization'],
+    description:
+      'Authorization server metadata at the RFC 8414 path: the same document as the OpenID Connect discovery path.',
+    responses: {
+      '200': {
+        description: 'The metadata.',
+        content: json(openIdConfigurationSchema, 'OpenIdConfiguration'),
+      },
+      ...errors([429, 500]),
+    },
+  },
   getOpenIdConfiguration: {
     tags: ['Authorization'],
     description:

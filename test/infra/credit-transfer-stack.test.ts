@@ -136,6 +136,7 @@ describe('CreditTransferService stack', () => {
         '/oauth/token',
         '/.well-known/jwks.json',
         '/.well-known/openid-configuration',
+        '/.well-known/oauth-authorization-server',
         '/openapi.json',
         '/docs',
       ]),
@@ -325,6 +326,7 @@ describe('CreditTransferService stack', () => {
       functionOfRoute('issueToken'),
       functionOfRoute('getJsonWebKeySet'),
       functionOfRoute('getOpenIdConfiguration'),
+      functionOfRoute('getAuthorizationServerMetadata'),
       authorizerFunction(),
     ];
     const deployments = [

@@ -153,6 +153,18 @@ describe('token endpoint', () => {
     expect(reply.body.error).toBe('invalid_scope');
   });
 
+  it('is discovered by OAuth clients at the RFC 8414 path too', async () => {
+    const config = await oidc.discovery(
+      new URL(service.baseUrl),
+      LOCAL_CLIENT.clientId,
+      LOCAL_CLIENT.clientSecret,
+      undefined,
+      { execute: [oidc.allowInsecureRequests], algorithm: 'oauth2' },
+    );
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'transactions:read' });
+    expect(tokens.scope).toBe('transactions:read');
+  });
+
   it('works with a standard OAuth client (openid-client), from discovery to an API call', async () => {
     const config = await oidc.discovery(
       new URL(service.baseUrl),
@@ -249,6 +261,8 @@ describe('discovery and unknown routes', () => {
     expect(keys.body.keys[0]).not.toHaveProperty('d');
 
     const metadata = await callApi(service.baseUrl, '/.well-known/openid-configuration');
+    const rfc8414 = await callApi(service.baseUrl, '/.well-known/oauth-authorization-server');
+    expect(rfc8414.body).toEqual(metadata.body);
     expect(metadata.body).toMatchObject({
       issuer: service.baseUrl,
       token_endpoint: `${service.baseUrl}/oauth/token`,

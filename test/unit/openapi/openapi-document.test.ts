@@ -389,6 +389,7 @@ describe('the operations', () => {
     for (const id of [
       'getJsonWebKeySet',
       'getOpenIdConfiguration',
+      'getAuthorizationServerMetadata',
       'getOpenApiDocument',
       'getReferencePage',
     ]) {
