@@ -157,6 +157,11 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
         { type: 'TOKEN', authorizationToken: token, methodArn: arn },
         lambdaContext('authorizer'),
       );
+      // Expired entries go once the cache grows, so a long-running local service stays small.
+      if (authorizerCache.size >= 10_000) {
+        for (const [key, entry] of authorizerCache)
+          if (entry.expires <= Date.now()) authorizerCache.delete(key);
+      }
       authorizerCache.set(token, { result, expires: Date.now() + cacheMilliseconds });
       return result;
     } catch (error) {
