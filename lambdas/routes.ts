@@ -1,4 +1,4 @@
-import type { Scope } from '#auth/scopes';
+import type { Scope } from '#domain/scopes';
 
 /**
  * The route table, the one list both runtimes read: the CDK stack makes a REST resource,

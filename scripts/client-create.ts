@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { createDocumentClient } from '#adapters/dynamodb-client';
 import { InvalidClientRegistrationError, registerClient } from '#auth/register-client';
-import { SCOPES } from '#auth/scopes';
+import { SCOPES } from '#domain/scopes';
 
 /**
  * `npm run client:create -- --client-id ID [--client-secret SECRET] --scope "a b" --tenant T`

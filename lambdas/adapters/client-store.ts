@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ClientRecord, ClientStore } from '#auth/client';
-import { isScope } from '#auth/scopes';
+import type { ClientRecord } from '#domain/client';
+import type { ClientStore } from '#domain/ports';
+import { isScope } from '#domain/scopes';
 import { clientKey } from './keys.ts';
 
 const fromClientItem = (item: Record<string, unknown>): ClientRecord => {

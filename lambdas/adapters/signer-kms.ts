@@ -1,6 +1,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
-import { type RsaSigningJwk, rsaSigningJwk, type TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
+import { type RsaSigningJwk, rsaSigningJwk } from '#domain/token-signer';
 
 const SIGNING_ALGORITHM = 'RSASSA_PKCS1_V1_5_SHA_256';
 

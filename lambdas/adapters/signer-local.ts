@@ -2,7 +2,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject,
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { rsaSigningJwk, type TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
+import { rsaSigningJwk } from '#domain/token-signer';
 
 /**
  * The local runtime's signer: an RSA key in a PKCS#8 PEM file under DATA_DIR, created once,

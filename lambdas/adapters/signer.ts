@@ -1,4 +1,4 @@
-import type { TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
 import { optionalEnv } from '#shared/config';
 import { kmsSigner } from './signer-kms.ts';
 import { localFileSigner } from './signer-local.ts';

@@ -3,12 +3,13 @@ import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { TENANT_ID_PATTERN } from '#adapters/keys';
 import { signerFromEnvironment } from '#adapters/signer';
+import type { TokenSigner } from '#domain/ports';
+import { splitScopes } from '#domain/scopes';
+import type { JsonWebKeySet } from '#domain/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
 import { routePolicy } from './policy.ts';
-import { splitScopes } from './scopes.ts';
-import type { JsonWebKeySet, TokenSigner } from './token-signer.ts';
 
 export interface AuthorizerDependencies {
   signer: TokenSigner;

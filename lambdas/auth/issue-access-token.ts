@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { CLIENT_ID_PATTERN, type ClientRecord, type ClientStore } from './client.ts';
+import { CLIENT_ID_PATTERN, type ClientRecord } from '#domain/client';
+import type { ClientStore, TokenSigner } from '#domain/ports';
+import { isScope, type Scope, splitScopes } from '#domain/scopes';
 import { NO_CLIENT_SECRET_HASH, verifyClientSecret } from './client-secret.ts';
 import { signJwt } from './jwt.ts';
-import { isScope, type Scope, splitScopes } from './scopes.ts';
 import { InvalidClientError, InvalidScopeError } from './token-errors.ts';
 import type { ClientCredentials, TokenRequest, TokenResponse } from './token-request.ts';
-import type { TokenSigner } from './token-signer.ts';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
 

@@ -1,4 +1,4 @@
-import type { TokenSigner } from './token-signer.ts';
+import type { TokenSigner } from '#domain/ports';
 
 const segment = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 

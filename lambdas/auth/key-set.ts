@@ -1,8 +1,8 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { signerFromEnvironment } from '#adapters/signer';
+import type { TokenSigner } from '#domain/ports';
 import { jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
-import type { TokenSigner } from './token-signer.ts';
 
 /** Clients may cache the keys briefly; a rotated key is published before it signs. */
 export const KEY_SET_MAX_AGE_SECONDS = 300;

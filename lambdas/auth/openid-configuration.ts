@@ -1,8 +1,8 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { SCOPES } from '#domain/scopes';
 import { requiredEnv } from '#shared/config';
 import { jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
-import { SCOPES } from './scopes.ts';
 
 const DISCOVERY_MAX_AGE_SECONDS = 300;
 

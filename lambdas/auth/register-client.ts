@@ -1,7 +1,8 @@
 import { TENANT_ID_PATTERN } from '#adapters/keys';
-import { CLIENT_ID_PATTERN, type ClientRecord, type ClientStore } from './client.ts';
+import { CLIENT_ID_PATTERN, type ClientRecord } from '#domain/client';
+import type { ClientStore } from '#domain/ports';
+import { isScope, type Scope } from '#domain/scopes';
 import { hashClientSecret } from './client-secret.ts';
-import { isScope, type Scope } from './scopes.ts';
 
 export const MIN_SECRET_LENGTH = 16;
 export const MAX_SECRET_LENGTH = 256;

@@ -1,5 +1,7 @@
+import type { ClientRecord } from './client.ts';
 import type { CreditTransferRequest, CreditTransferStatus, ServicerHeaders } from './credit-transfer.ts';
 import type { LifecycleStart } from './lifecycle.ts';
+import type { JsonWebKeySet } from './token-signer.ts';
 
 /** One entry of a transfer's history: every status change, who caused it, and when. */
 export interface StatusChange {
@@ -177,3 +179,19 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/** Where clients live: the token endpoint reads them, registration writes them. */
+export interface ClientStore {
+  get(clientId: string): Promise<ClientRecord | undefined>;
+  /** Stores the client, replacing one with the same id. */
+  put(client: ClientRecord): Promise<void>;
+}
+
+/** Signs access tokens (RS256). On AWS the private key stays in KMS; locally it is a key file. */
+export interface TokenSigner {
+  /** The `kid` of the key that signs now. */
+  keyId(): Promise<string>;
+  /** RSASSA-PKCS1-v1_5 with SHA-256 over the JWS signing input. */
+  sign(signingInput: Buffer): Promise<Buffer>;
+  publicJwks(): Promise<JsonWebKeySet>;
+}

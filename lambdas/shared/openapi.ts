@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import { CLIENT_ID_PATTERN } from '#auth/client';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
 import type { authorizationServerMetadata } from '#auth/openid-configuration';
 import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from '#auth/register-client';
-import { SCOPE_DESCRIPTIONS, SCOPES } from '#auth/scopes';
 import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-errors';
 import { tokenRequestSchema, tokenResponseSchema } from '#auth/token-request';
-import type { JsonWebKeySet } from '#auth/token-signer';
 import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
+import { CLIENT_ID_PATTERN } from '#domain/client';
 import {
   creditTransferRequestSchema,
   creditTransferSchema,
@@ -16,6 +14,8 @@ import {
   servicerHeadersSchema,
 } from '#domain/credit-transfer';
 import { CURSOR_MAX_LENGTH, listCreditTransfersQuerySchema, MAX_LIMIT } from '#domain/list-filters';
+import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/scopes';
+import type { JsonWebKeySet } from '#domain/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { gatewayResponse } from './gateway-responses.ts';
 import { MAX_BODY_BYTES } from './middleware.ts';

@@ -115,7 +115,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     await registerClient(new DynamoDbClientStore(documentClient(), tableName()), {
       clientId: options.client.clientId,
       secret: options.client.clientSecret,
-      scopes: [...(await import('#auth/scopes')).SCOPES],
+      scopes: [...(await import('#domain/scopes')).SCOPES],
       tenant: options.client.tenant,
     });
     lifecycle = await startLocalLifecycle({

@@ -5,7 +5,7 @@ import { privateKeySigner } from '#adapters/signer-local';
 import { type AuthorizerDependencies, createAuthorizer } from '#auth/authorizer';
 import { signJwt } from '#auth/jwt';
 import { isAllowed } from '#auth/policy';
-import type { TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
 import { ROUTES, type Route } from '#routes';
 import { AUDIENCE, ISSUER, muteLogger, testSigner } from './fakes.ts';
 

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoDbClientStore } from '#adapters/client-store';
-import type { ClientRecord } from '#auth/client';
+import type { ClientRecord } from '#domain/client';
 
 const RECORD: ClientRecord = {
   clientId: 'acme-payments',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getKeySet } from '#auth/key-set';
 import { authorizationServerMetadata, getOpenIdConfiguration } from '#auth/openid-configuration';
-import { SCOPES } from '#auth/scopes';
+import { SCOPES } from '#domain/scopes';
 import { testSigner } from './fakes.ts';
 
 describe('GET /.well-known/jwks.json', () => {

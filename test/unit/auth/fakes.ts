@@ -2,9 +2,9 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { vi } from 'vitest';
 import { privateKeySigner } from '#adapters/signer-local';
-import type { ClientRecord, ClientStore } from '#auth/client';
 import { registerClient } from '#auth/register-client';
-import type { TokenSigner } from '#auth/token-signer';
+import type { ClientRecord } from '#domain/client';
+import type { ClientStore, TokenSigner } from '#domain/ports';
 import { logger } from '#shared/logger';
 
 export const ISSUER = 'http://127.0.0.1:3000';

@@ -1,7 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { registerClient } from '#auth/register-client';
-import type { TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
 import {
   AUDIENCE,
   basic,

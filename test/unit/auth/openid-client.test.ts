@@ -4,7 +4,7 @@ import { createAuthorizer } from '#auth/authorizer';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { getKeySet } from '#auth/key-set';
 import { getOpenIdConfiguration } from '#auth/openid-configuration';
-import type { TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
 import { ROUTES } from '#routes';
 import {
   AUDIENCE,

@@ -8,7 +8,8 @@ import { signerFromEnvironment } from '#adapters/signer';
 import { type KmsSend, kmsSigner } from '#adapters/signer-kms';
 import { ensureLocalSigningKey, localFileSigner } from '#adapters/signer-local';
 import { signJwt } from '#auth/jwt';
-import { jwkThumbprint, rsaSigningJwk, type TokenSigner } from '#auth/token-signer';
+import type { TokenSigner } from '#domain/ports';
+import { jwkThumbprint, rsaSigningJwk } from '#domain/token-signer';
 import { testPrivateKey } from './fakes.ts';
 
 const verifies = async (signer: TokenSigner, input = Buffer.from('header.payload')): Promise<boolean> => {

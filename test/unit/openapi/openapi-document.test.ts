@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SCOPES } from '#auth/scopes';
 import { AMOUNT_PATTERN } from '#domain/credit-transfer';
+import { SCOPES } from '#domain/scopes';
 import { ROUTES } from '#routes';
 import { buildOpenApiDocument, type JsonSchema, OPERATIONS, patternMaxLength } from '#shared/openapi';
 import { PROBLEM_CONTENT_TYPE } from '#shared/problem';

@@ -11,12 +11,5 @@ export interface ClientRecord {
   createdAt: string;
 }
 
-/** Where clients live: the token endpoint reads them, registration writes them. */
-export interface ClientStore {
-  get(clientId: string): Promise<ClientRecord | undefined>;
-  /** Stores the client, replacing one with the same id. */
-  put(client: ClientRecord): Promise<void>;
-}
-
 /** RFC 3986 unreserved characters only, so an id reads the same in JSON, forms and Basic credentials. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;

@@ -12,15 +12,6 @@ export type RsaSigningJwk = {
 
 export type JsonWebKeySet = { keys: RsaSigningJwk[] };
 
-/** Signs access tokens (RS256). On AWS the private key stays in KMS; locally it is a key file. */
-export interface TokenSigner {
-  /** The `kid` of the key that signs now. */
-  keyId(): Promise<string>;
-  /** RSASSA-PKCS1-v1_5 with SHA-256 over the JWS signing input. */
-  sign(signingInput: Buffer): Promise<Buffer>;
-  publicJwks(): Promise<JsonWebKeySet>;
-}
-
 /** RFC 7638: SHA-256 over the required members in lexicographic order, without whitespace. */
 export const jwkThumbprint = (jwk: { e: string; n: string }): string =>
   createHash('sha256')
