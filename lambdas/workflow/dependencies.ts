@@ -2,7 +2,7 @@ import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-stor
 import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { EventBridgeStatusEventPublisher, eventBridgeClient } from '#adapters/event-publisher';
 import { JsonLinesStatusEventPublisher } from '#adapters/event-publisher-local';
-import { SandboxRail } from '#adapters/sandbox-rail';
+import { railFromEnvironment } from '#adapters/rail';
 import { workflowStarter } from '#adapters/workflow-starter';
 import { DEFAULT_LIFECYCLE_SETTINGS, type LifecycleSettings } from '#domain/lifecycle-steps';
 import {
@@ -63,7 +63,7 @@ export const workflowDependencies = (): WorkflowDependencies => {
   let publisher: StatusEventPublisher | undefined;
   wired = {
     store: new DynamoDbLifecycleStore(client, table),
-    rail: new SandboxRail(client, table, systemClock),
+    rail: railFromEnvironment(client, table, systemClock),
     clock: systemClock,
     settings: lifecycleSettings(),
     // Built on first use: only the publishing function knows the bus.

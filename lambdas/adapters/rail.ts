@@ -1,0 +1,85 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Clock, Rail } from '#domain/ports';
+import { optionalEnv, requiredEnv } from '#shared/config';
+import { ConnectorRail, type ConnectorSettings, type SigningKeySource } from './connector-rail.ts';
+import { SandboxRail } from './sandbox-rail.ts';
+
+/**
+ * The rail this deployment uses: `RAIL=sandbox|connector`, by default the connector when
+ * CONNECTOR_URL is set and the sandbox otherwise. The connector's signing key is CONNECTOR_SECRET
+ * (local runtime) or the Secrets Manager secret CONNECTOR_SECRET_ARN (AWS).
+ */
+export const railFromEnvironment = (
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  clock: Clock,
+): Rail => {
+  const kind = optionalEnv('RAIL') ?? (optionalEnv('CONNECTOR_URL') === undefined ? 'sandbox' : 'connector');
+  if (kind === 'sandbox') return new SandboxRail(client, tableName, clock);
+  if (kind === 'connector') return new ConnectorRail(connectorSettings(), connectorSigningKey());
+  throw new Error(`RAIL must be sandbox or connector, got ${kind}`);
+};
+
+const positiveInteger = (name: string, fallback: number): number => {
+  const value = optionalEnv(name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new Error(`${name} must be a whole number above 0, got ${value}`);
+  return parsed;
+};
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+export const connectorSettings = (): ConnectorSettings => {
+  const raw = requiredEnv('CONNECTOR_URL');
+  let baseUrl: URL;
+  try {
+    baseUrl = new URL(raw.endsWith('/') ? raw : `${raw}/`);
+  } catch {
+    throw new Error(`CONNECTOR_URL is not a URL: ${raw}`);
+  }
+  // Payment data and signatures travel only over TLS, except to this machine's own stand-in.
+  if (baseUrl.protocol !== 'https:' && !(baseUrl.protocol === 'http:' && LOOPBACK.has(baseUrl.hostname))) {
+    throw new Error('CONNECTOR_URL must be https (plain http only to a loopback address)');
+  }
+  return {
+    baseUrl,
+    timeoutMs: positiveInteger('CONNECTOR_TIMEOUT_MS', 2500),
+    maxAttempts: positiveInteger('CONNECTOR_MAX_ATTEMPTS', 3),
+    backoffMs: positiveInteger('CONNECTOR_BACKOFF_MS', 200),
+    deadlineMs: positiveInteger('CONNECTOR_DEADLINE_MS', 8000),
+  };
+};
+
+/** How long a key read from Secrets Manager is used before it is read again (rotation). */
+const SECRET_CACHE_MS = 5 * 60 * 1000;
+
+export const connectorSigningKey = (): SigningKeySource => {
+  const local = optionalEnv('CONNECTOR_SECRET');
+  if (local !== undefined) return async () => local;
+  const secretArn = requiredEnv('CONNECTOR_SECRET_ARN');
+  let cached: { key: Promise<string>; until: number } | undefined;
+  return () => {
+    if (cached === undefined || Date.now() > cached.until) {
+      const key = readSecret(secretArn);
+      // A failed read is not kept: the next call asks again.
+      key.catch(() => {
+        cached = undefined;
+      });
+      cached = { key, until: Date.now() + SECRET_CACHE_MS };
+    }
+    return cached.key;
+  };
+};
+
+const readSecret = async (secretArn: string): Promise<string> => {
+  // Loaded only where the connector is the rail: sandbox stages never pay for this client.
+  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const { SecretString } = await new SecretsManagerClient({}).send(
+    new GetSecretValueCommand({ SecretId: secretArn }),
+  );
+  if (SecretString === undefined || SecretString === '')
+    throw new Error('The connector signing secret is empty');
+  return SecretString;
+};
