@@ -163,7 +163,7 @@ export type ClearingStatus =
 
 /**
  * The payment rail: customer-profile checks (account status, ownership, funds, screening),
- * submission to clearing and its status. The sandbox implements it; a clearing adapter can replace it.
+ * submission to clearing and its status. The sandbox implements it, and the bank connector (connector-rail.ts) on production stages.
  */
 export interface Rail {
   checkCustomerProfile(payment: RailPayment): Promise<CustomerProfileCheck>;
