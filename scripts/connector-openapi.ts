@@ -46,7 +46,7 @@ export const connectorDocument = (): oas31.OpenAPIObject => {
       [method]: {
         operationId,
         summary: operation.summary,
-        description: `${operation.summary}. Idempotent by paymentId.`,
+        description: `${operation.summary}.`,
         tags: ['connector'],
         parameters: [
           { name: 'paymentId', in: 'path', required: true, schema: { type: 'string', maxLength: 36 } },
