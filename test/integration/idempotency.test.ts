@@ -69,7 +69,9 @@ const variants = (leaf: Json): Json[] => {
   if (typeof leaf === 'boolean') return [!leaf];
   if (typeof leaf === 'number') return [leaf + 1, leaf - 1];
   if (typeof leaf !== 'string') return [];
-  const found: string[] = [];
+  // ISO 4217 and 3166 codes: only another real code is valid.
+  const otherCode: Record<string, string> = { USD: 'EUR', EUR: 'USD', US: 'GB', GB: 'US' };
+  const found: string[] = otherCode[leaf] === undefined ? [] : [otherCode[leaf]];
   const digit = /\d/.exec(leaf);
   if (digit) {
     const last = leaf.search(/\d(?=\D*$)/);
