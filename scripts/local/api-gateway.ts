@@ -69,7 +69,7 @@ export interface ClientLimits {
   bodyTimeoutMs: number;
 }
 
-export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
+const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
 
 export const clientLimits = (environment: NodeJS.ProcessEnv = process.env): ClientLimits => {
   const configured = environment.CLIENT_TIMEOUT_MS;

@@ -147,7 +147,7 @@ describe('requests generated from the served OpenAPI schemas', () => {
             expect(await storedCount()).toBe(reply.status === 202 ? before + 1 : before);
           },
         ),
-        runs(300),
+        runs(240),
       );
     },
     PROPERTY_TIMEOUT_MS,
