@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
+import { problemResponse } from '#shared/problem';
 import {
   type BoundRoute,
   createApiGateway,
@@ -78,8 +79,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       return;
     }
     if (listener) return listener(request, response);
-    response.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' });
-    response.end(JSON.stringify({ error: 'service_unavailable', error_description: 'Starting' }));
+    const starting = problemResponse(503, 'service_unavailable', 'The service is starting', {
+      headers: { 'Retry-After': '1' },
+    });
+    response.writeHead(starting.statusCode, starting.headers as Record<string, string>);
+    response.end(starting.body);
   });
   server.keepAliveTimeout = 65_000;
 

@@ -305,6 +305,8 @@ describe('answers the HTTP layer gives by itself', () => {
     ]) {
       expectProblem(await rawRequest(service.baseUrl, [malformed]), 400, 'invalid_request');
     }
+    const longChunkExtension = `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20 * 1024)}\r\n`;
+    expectProblem(await rawRequest(service.baseUrl, [longChunkExtension]), 413, 'payload_too_large');
   });
 
   it('cuts off a client that trickles its headers, with 408 and the error body', async () => {
