@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { InvalidRequestError } from '#domain/errors';
 
 /** What the authorizer hands to every /v1 handler through the request context. */
 export interface Caller {
@@ -16,6 +17,45 @@ export const headerValue = (
     if (key.toLowerCase() === wanted) return value ?? undefined;
   }
   return undefined;
+};
+
+/**
+ * Headers a request may carry once. Sent twice, even with one value, the request is refused:
+ * proxies and servers disagree on which of two values counts (Node keeps the first
+ * Authorization, API Gateway the last), so a repeat is ambiguous or an attempt to smuggle one
+ * value past a check of the other.
+ */
+export const SINGLE_VALUE_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Content-Length',
+  'Content-Encoding',
+  'idempotencyId',
+  'Idempotency-Key',
+  'servicerId',
+  'servicerBranchId',
+] as const;
+
+/** Every value sent under the name, in any letter case: the multi-value map holds them all. */
+const headerValues = (event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>, name: string) => {
+  const wanted = name.toLowerCase();
+  const values: string[] = [];
+  for (const [key, list] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (key.toLowerCase() === wanted) values.push(...(list ?? []));
+  }
+  return values;
+};
+
+/** A header the request may carry once: its value, or a 400 naming it when it is sent more than once. */
+export const singleHeaderValue = (
+  event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>,
+  name: string,
+): string | undefined => {
+  const values = headerValues(event, name);
+  if (values.length > 1) {
+    throw new InvalidRequestError('A request header is repeated', [{ name, reason: 'must be sent once' }]);
+  }
+  return values[0] ?? headerValue(event, name);
 };
 
 export const callerOf = (event: APIGatewayProxyEvent): Caller => {

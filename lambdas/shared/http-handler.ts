@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { logger } from './logger.ts';
-import { type JsonEvent, jsonBody, problemResponses } from './middleware.ts';
+import { type JsonEvent, jsonBody, problemResponses, unambiguousRequest } from './middleware.ts';
 
 type Handler<E> = (event: E) => Promise<APIGatewayProxyResult>;
 
@@ -11,6 +11,7 @@ export const httpHandler = (handler: Handler<APIGatewayProxyEvent>) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(injectLambdaContext(logger, { clearState: true }))
     .use(problemResponses())
+    .use(unambiguousRequest())
     .handler(handler);
 
 /** As httpHandler, for operations with a JSON body (`optional` when it may be absent). */
@@ -18,5 +19,6 @@ export const jsonHttpHandler = (handler: Handler<JsonEvent>, options: { optional
   middy<JsonEvent, APIGatewayProxyResult>()
     .use(injectLambdaContext(logger, { clearState: true }))
     .use(problemResponses<JsonEvent>())
+    .use(unambiguousRequest<JsonEvent>())
     .use(jsonBody(options))
     .handler(handler);

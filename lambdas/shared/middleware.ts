@@ -7,7 +7,7 @@ import {
   PaymentNotFoundError,
 } from '#domain/errors';
 import { firstDuplicateKey } from './duplicate-keys.ts';
-import { headerValue } from './http-event.ts';
+import { headerValue, SINGLE_VALUE_HEADERS, singleHeaderValue } from './http-event.ts';
 import { logger } from './logger.ts';
 import { problemResponse } from './problem.ts';
 
@@ -65,17 +65,95 @@ const isJsonMediaType = (contentType: string): boolean => {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * Text that cannot be stored exactly as sent: a lone UTF-16 surrogate (what `\ud800` in JSON
+ * becomes), or U+FFFD, the mark of bytes that were not UTF-8 and were replaced on the way
+ * (API Gateway and Node decode `%FF` in a query so).
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const isUnfaithfulText = (text: string): boolean =>
+  text.includes('\uFFFD') || LONE_SURROGATE.test(text);
+
+/** The path of the first string (key or value) in a parsed JSON value that is not faithful text. */
+export const firstUnfaithfulString = (value: unknown, path = ''): string | undefined => {
+  if (typeof value === 'string') return isUnfaithfulText(value) ? path || '(body)' : undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = firstUnfaithfulString(item, `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const itemPath = path === '' ? key : `${path}.${key}`;
+      if (isUnfaithfulText(key)) return itemPath;
+      const found = firstUnfaithfulString(item, itemPath);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+};
+
+const notFaithful = (message: string, name: string) =>
+  new InvalidRequestError(message, [
+    { name, reason: 'is not valid Unicode text (a lone surrogate or bytes that are not UTF-8)' },
+  ]);
+
+/**
+ * Refuses what a handler could misread: a header that may come once sent twice, and query or
+ * path values that are not faithful text. On AWS the handler is where this can be seen: API
+ * Gateway has already chosen one of two headers for the authorizer and decoded the query.
+ */
+export const unambiguousRequest = <E extends APIGatewayProxyEvent = APIGatewayProxyEvent>(): MiddlewareObj<
+  E,
+  APIGatewayProxyResult
+> => ({
+  before: async ({ event }) => {
+    for (const name of SINGLE_VALUE_HEADERS) singleHeaderValue(event, name);
+    for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+      if (isUnfaithfulText(name)) throw notFaithful('A query parameter is not valid', name);
+      if ((values ?? []).some(isUnfaithfulText)) throw notFaithful('A query parameter is not valid', name);
+    }
+    for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
+      if (isUnfaithfulText(name) || (value !== undefined && isUnfaithfulText(value)))
+        throw notFaithful('A query parameter is not valid', name);
+    }
+    for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
+      if (value !== undefined && isUnfaithfulText(value))
+        throw notFaithful('A path parameter is not valid', name);
+    }
+  },
+});
+
 const notUtf8 = () =>
   new InvalidRequestError('The request body is not valid UTF-8', [
     { name: '(body)', reason: 'is not valid UTF-8' },
   ]);
 
 /**
- * The body as text, refused past MAX_BODY_BYTES or when it is not UTF-8. A U+FFFD in it is the
- * mark of bytes already replaced on the way: a value that cannot be stored exactly as sent.
+ * Only an identity-encoded body is read: a gzip or br body read as JSON would be garbage, and
+ * decoding one opens the door to bodies that inflate far past MAX_BODY_BYTES.
  */
-export const boundedRawBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string => {
-  if (event.body == null) return '';
+const assertIdentityEncoding = (event: Pick<APIGatewayProxyEvent, 'headers'>): void => {
+  const encodings = (headerValue(event, 'content-encoding') ?? '')
+    .split(',')
+    .map((encoding) => encoding.trim().toLowerCase())
+    .filter((encoding) => encoding !== '' && encoding !== 'identity');
+  if (encodings.length > 0) throw new UnsupportedMediaTypeError('sent without a Content-Encoding (identity)');
+};
+
+/**
+ * The body as text, refused when it is content-encoded, past MAX_BODY_BYTES or when it is not
+ * UTF-8. A U+FFFD in it is the mark of bytes already replaced on the way: a value that cannot
+ * be stored exactly as sent.
+ */
+export const boundedRawBody = (
+  event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'> &
+    Partial<Pick<APIGatewayProxyEvent, 'headers'>>,
+): string => {
+  if (event.body == null || event.body === '') return '';
+  assertIdentityEncoding({ headers: event.headers ?? {} });
   const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body);
   if (bytes.length > MAX_BODY_BYTES) throw new PayloadTooLargeError();
   let raw: string;
@@ -84,11 +162,15 @@ export const boundedRawBody = (event: Pick<APIGatewayProxyEvent, 'body' | 'isBas
   } catch {
     throw notUtf8();
   }
-  if (raw.includes('\uFFFD')) throw notUtf8();
+  if (isUnfaithfulText(raw)) throw notUtf8();
   return raw;
 };
 
-/** JSON.parse, refusing a key repeated in one object: two amounts on a payment must not become one. */
+/**
+ * JSON.parse, refusing a key repeated in one object (two amounts on a payment must not become
+ * one) and a string that is not faithful text: `"\ud800"` parses to a lone surrogate that no
+ * filter could ever match and no other system could store.
+ */
 export const parseJsonObjectText = (raw: string): unknown => {
   let parsed: unknown;
   try {
@@ -104,6 +186,9 @@ export const parseJsonObjectText = (raw: string): unknown => {
       { name: duplicate, reason: 'appears more than once' },
     ]);
   }
+  const unfaithful = firstUnfaithfulString(parsed);
+  if (unfaithful !== undefined)
+    throw notFaithful('The request body holds text that is not valid', unfaithful);
   return parsed;
 };
 

@@ -122,6 +122,9 @@ const ERROR_CODES = [
   'rate_limited',
   'internal_error',
   'service_unavailable',
+  // Answered by the local server's HTTP layer; on AWS API Gateway answers these itself.
+  'request_timeout',
+  'request_header_fields_too_large',
   'invalid_client',
   'invalid_grant',
   'unsupported_grant_type',

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'payment_not_cancellable'
   | 'payload_too_large'
+  | 'request_timeout'
+  | 'request_header_fields_too_large'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
   | 'rate_limited'
@@ -34,9 +36,11 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  431: 'Request Header Fields Too Large',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',

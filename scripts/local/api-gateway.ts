@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Duplex } from 'node:stream';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -16,6 +23,7 @@ import {
   gatewayResponseHeaders,
 } from '#shared/gateway-responses';
 import { toProblemResponse } from '#shared/middleware';
+import { type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody, problemResponse } from '#shared/problem';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
@@ -43,7 +51,101 @@ export interface ApiGatewayOptions {
   isAllowed: PolicyEvaluator;
   authorizerCacheSeconds?: number;
   stage?: string;
+  /** How long the body may take to arrive once the headers have; clientLimits() by default. */
+  bodyTimeoutMs?: number;
 }
+
+/**
+ * How long a client may take to send a request. Everything is derived from one total
+ * (`CLIENT_TIMEOUT_MS`, 30 s by default; tests shorten it): Node checks its header and request
+ * timeouts every `checkIntervalMs`, so each is set that much below the total, and a slow client
+ * is cut off within the total at the latest.
+ */
+export interface ClientLimits {
+  totalMs: number;
+  checkIntervalMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
+
+export const clientLimits = (environment: NodeJS.ProcessEnv = process.env): ClientLimits => {
+  const configured = environment.CLIENT_TIMEOUT_MS;
+  const totalMs =
+    configured === undefined || configured === '' ? DEFAULT_CLIENT_TIMEOUT_MS : Number(configured);
+  if (!Number.isInteger(totalMs) || totalMs < 100) {
+    throw new Error(`CLIENT_TIMEOUT_MS must be a whole number of milliseconds, at least 100: ${configured}`);
+  }
+  const checkIntervalMs = Math.min(1000, Math.floor(totalMs / 10));
+  const withinTotal = totalMs - checkIntervalMs;
+  return {
+    totalMs,
+    checkIntervalMs,
+    headersTimeoutMs: withinTotal,
+    requestTimeoutMs: withinTotal,
+    bodyTimeoutMs: withinTotal,
+  };
+};
+
+/** What Node's parser or its timeouts refused, as the answer the client reads. */
+const clientErrorAnswer = (
+  code: string | undefined,
+): { status: number; error: ErrorCode; description: string } => {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        status: 431,
+        error: 'request_header_fields_too_large',
+        description: 'The request headers are too large',
+      };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, error: 'payload_too_large', description: 'The request body is too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, error: 'request_timeout', description: 'The request took too long to arrive' };
+    default:
+      return { status: 400, error: 'invalid_request', description: 'The request is not valid HTTP/1.1' };
+  }
+};
+
+/** Answers on the raw socket, as Node would, but with the service's error body; then closes it. */
+const answerClientError = (error: Error & { code?: string }, socket: Duplex): void => {
+  // Node's own test: nothing may be written once a response to this request has begun.
+  const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inProgress?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const { status, error: code, description } = clientErrorAnswer(error.code);
+  const problem = problemBody(status, code, description);
+  const body = Buffer.from(JSON.stringify(problem));
+  socket.end(
+    `HTTP/1.1 ${status} ${problem.title}\r\n` +
+      `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nCache-Control: no-store\r\n` +
+      `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`,
+  );
+};
+
+/**
+ * The HTTP server in front of the gateway: a slow client is cut off with a 408, and everything
+ * Node's parser refuses by itself (431, 400, 413) is answered with the service's error body.
+ */
+export const createHttpServer = (
+  listener: RequestListener,
+  limits: ClientLimits = clientLimits(),
+): Server => {
+  const server = createServer(
+    {
+      connectionsCheckingInterval: limits.checkIntervalMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+    },
+    listener,
+  );
+  server.on('clientError', answerClientError);
+  return server;
+};
 
 const REGION = 'local';
 const ACCOUNT = '000000000000';
@@ -92,18 +194,44 @@ const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 /**
  * Reads the body up to API Gateway's limit; past it, drains the rest so the client reads the
  * 413, not a reset. Smaller bodies go to the handler, which applies the service's own limit.
+ * A body still arriving after `timeoutMs` is given up on.
  */
-const readBody = (request: IncomingMessage): Promise<Buffer | 'too-large'> =>
+const readBody = (request: IncomingMessage, timeoutMs: number): Promise<Buffer | 'too-large' | 'timeout'> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const deadline = setTimeout(() => {
+      request.removeAllListeners('data');
+      resolve('timeout');
+    }, timeoutMs);
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
     });
-    request.on('end', () => resolve(size > GATEWAY_MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
-    request.on('error', reject);
+    request.on('end', () => {
+      clearTimeout(deadline);
+      resolve(size > GATEWAY_MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks));
+    });
+    request.on('error', (error) => {
+      clearTimeout(deadline);
+      reject(error);
+    });
   });
+
+/** The 408 for a body too slow to arrive; the connection closes, as the rest of it is not wanted. */
+const sendRequestTimeout = (response: ServerResponse): void => {
+  send(
+    response,
+    problemResponse(408, 'request_timeout', 'The request took too long to arrive', {
+      headers: { Connection: 'close' },
+    }),
+  );
+  response.once('finish', () => response.socket?.destroy());
+};
+
+/** Node keeps the first of two Authorization headers, API Gateway another: a repeat is refused before either. */
+const repeatedAuthorization = (request: IncomingMessage): boolean =>
+  headerEntries(request).filter(([name]) => name.toLowerCase() === 'authorization').length > 1;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -143,6 +271,7 @@ const methodArn = (stage: string, route: Route, path: string): string =>
 
 export const createApiGateway = (options: ApiGatewayOptions): RequestListener => {
   const stage = options.stage ?? 'live';
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? clientLimits().bodyTimeoutMs;
   const cacheMilliseconds = (options.authorizerCacheSeconds ?? 60) * 1000;
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
 
@@ -173,7 +302,8 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
 
   const dispatch = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const body = await readBody(request);
+    const body = await readBody(request, bodyTimeoutMs);
+    if (body === 'timeout') return sendRequestTimeout(response);
     let path = url.pathname;
     try {
       path = decodeURI(url.pathname);
@@ -190,6 +320,14 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
 
     let authorizer: APIGatewayProxyEvent['requestContext']['authorizer'] = null;
     if (route.scope) {
+      if (repeatedAuthorization(request)) {
+        return send(
+          response,
+          problemResponse(400, 'invalid_request', 'A request header is repeated', {
+            invalidParams: [{ name: 'Authorization', reason: 'must be sent once' }],
+          }),
+        );
+      }
       const token = request.headers.authorization;
       if (!token) return sendGatewayResponse(response, 'UNAUTHORIZED');
       const arn = methodArn(stage, route, url.pathname);

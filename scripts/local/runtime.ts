@@ -1,12 +1,19 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
-import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthorizer } from './api-gateway.ts';
+import { problemResponse } from '#shared/problem';
+import {
+  type BoundRoute,
+  createApiGateway,
+  createHttpServer,
+  type ProxyHandler,
+  type TokenAuthorizer,
+} from './api-gateway.ts';
 import { startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { ensureTable } from './table.ts';
@@ -65,15 +72,18 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   });
 
   let listener: RequestListener | undefined;
-  const server = createServer((request, response) => {
+  const server = createHttpServer((request, response) => {
     if (new URL(request.url ?? '/', 'http://localhost').pathname === '/health') {
       response.writeHead(listener ? 200 : 503, { 'Content-Type': 'application/json' });
       response.end(JSON.stringify({ status: listener ? 'ok' : 'starting' }));
       return;
     }
     if (listener) return listener(request, response);
-    response.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' });
-    response.end(JSON.stringify({ error: 'service_unavailable', error_description: 'Starting' }));
+    const starting = problemResponse(503, 'service_unavailable', 'The service is starting', {
+      headers: { 'Retry-After': '1' },
+    });
+    response.writeHead(starting.statusCode, starting.headers as Record<string, string>);
+    response.end(starting.body);
   });
   server.keepAliveTimeout = 65_000;
 
