@@ -48,12 +48,16 @@ const parseCsv = (text: string): string[][] => {
   for (let i = 0; i < text.length; i++) {
     const char = text[i];
     if (quoted) {
-      if (char === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (char === '"') quoted = false;
+      if (char === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (char === '"') quoted = false;
       else field += char;
     } else if (char === '"') quoted = true;
-    else if (char === ',') row.push(field), (field = '');
-    else if (char === '\r' && text[i + 1] === '\n') {
+    else if (char === ',') {
+      row.push(field);
+      field = '';
+    } else if (char === '\r' && text[i + 1] === '\n') {
       row.push(field);
       rows.push(row);
       row = [];
@@ -162,7 +166,8 @@ describe('CLI commands', () => {
     const statuses = lines.map((line) => line.status);
     expect(new Set(statuses).size).toBe(statuses.length);
     // Piped: no spinner frames or terminal codes.
-    expect(result.stdout).not.toMatch(/[\r\x1b]/);
+    expect(result.stdout).not.toContain('\r');
+    expect(result.stdout).not.toContain('\u001b');
   });
 
   it('status --watch in a table shows a rejection with its reason', async () => {
