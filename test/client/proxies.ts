@@ -59,6 +59,7 @@ const readBody = async (request: IncomingMessage) => {
 export interface ProxiedRequest {
   method: string;
   path: string;
+  authorization: string | undefined;
 }
 
 /**
@@ -75,7 +76,11 @@ export const startHttpProxy = async (
   const seen: ProxiedRequest[] = [];
   const stalled = new Set<() => void>();
   const server = createHttpServer(async (request, response) => {
-    const proxied = { method: request.method ?? 'GET', path: request.url ?? '/' };
+    const proxied = {
+      method: request.method ?? 'GET',
+      path: request.url ?? '/',
+      authorization: request.headers.authorization,
+    };
     seen.push(proxied);
     const body = await readBody(request);
     if (hooks.stall?.(proxied)) {

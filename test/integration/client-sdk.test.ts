@@ -45,7 +45,8 @@ afterAll(async () => {
 
 describe('SDK against the local service', () => {
   it('obtains a new token once the short-lived one is near expiry, never using the expired one', async () => {
-    const client = sdk();
+    const apiProxy = await startHttpProxy(service.baseUrl);
+    const client = sdk({ baseUrl: apiProxy.url, tokenUrl: `${service.baseUrl}/oauth/token` });
     const first = await client.tokens.accessToken();
     expect(claims(first).exp - claims(first).iat).toBe(TOKEN_LIFETIME_SECONDS);
     await new Promise((resolve) => setTimeout(resolve, (TOKEN_LIFETIME_SECONDS + 1) * 1000));
@@ -55,7 +56,11 @@ describe('SDK against the local service', () => {
     const page = await client.listPage({}, { limit: 1 });
     expect(Array.isArray(page.items)).toBe(true);
     expect(client.tokens.issued).toBe(2);
-    expect(await client.tokens.accessToken()).not.toBe(first);
+    // Renewed before use, not after a refusal: the expired token never reached the API.
+    expect(apiProxy.seen.map((request) => request.authorization)).toEqual([
+      `Bearer ${await client.tokens.accessToken()}`,
+    ]);
+    await apiProxy.close();
   });
 
   it('renews the token once and retries when the service refuses it with a 401', async () => {
