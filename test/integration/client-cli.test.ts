@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../client/cli-process.ts';
 import {
@@ -11,6 +13,7 @@ import {
   startLocalService,
 } from './support/local-service.ts';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let service: LocalService;
 let env: Record<string, string>;
 let folder: string;
@@ -168,6 +171,27 @@ describe('CLI commands', () => {
     // Piped: no spinner frames or terminal codes.
     expect(result.stdout).not.toContain('\r');
     expect(result.stdout).not.toContain('\u001b');
+  });
+
+  it('status --watch shows a spinner on a terminal while it waits', async () => {
+    const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}-hold`);
+    // `script` runs the CLI on a pseudo-terminal, as a person at a terminal would.
+    const command = `${process.execPath} --import tsx client/src/cli.ts status ${paymentId} --watch --timeout 3s`;
+    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.once('close', (code) => resolve({ code, output }));
+    });
+    expect(result.output).toMatch(new RegExp(`\r[|/\\-] waiting for ${paymentId}`));
+    expect(result.output).toContain('AcceptedSettlementInProcess');
+    expect(result.output).toMatch(/Transfer .* is still AcceptedSettlementInProcess/);
+    expect(result.code).toBe(1);
   });
 
   it('status --watch in a table shows a rejection with its reason', async () => {

@@ -137,7 +137,7 @@ export const buildProgram = () => {
       'token endpoint (CREDIT_TRANSFERS_TOKEN_URL; default: <api-url>/oauth/token)',
     )
     .option('--client-id <id>', 'client id (CREDIT_TRANSFERS_CLIENT_ID)')
-    .option('--client-secret <secret>', 'client secret (CREDIT_TRANSFERS_CLIENT_SECRET)')
+    .option('--client-secret <secret>', 'client secret (prefer CREDIT_TRANSFERS_CLIENT_SECRET: flags show in ps)')
     .option('--scope <scopes>', 'space-separated scopes (CREDIT_TRANSFERS_SCOPE; default: all allowed)')
     .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('table'))
     .showHelpAfterError(false)
@@ -247,6 +247,12 @@ export const buildProgram = () => {
     .command('poll')
     .description(
       'scheduled job: report every status change once across runs; exit 3 when a transfer is stuck',
+    )
+    .addHelpText(
+      'after',
+      '\nEach change is one line (JSON lines with --format json) carrying a changeId that is the same\n' +
+        'if a run killed after printing reports it again. Exit codes: 0 done, 1 error (nothing is lost;\n' +
+        'the next run carries on), 3 a transfer is stuck (named on standard error).',
     )
     .requiredOption('--state <file>', 'state file (created on the first run)')
     .requiredOption(
