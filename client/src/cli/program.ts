@@ -137,7 +137,10 @@ export const buildProgram = () => {
       'token endpoint (CREDIT_TRANSFERS_TOKEN_URL; default: <api-url>/oauth/token)',
     )
     .option('--client-id <id>', 'client id (CREDIT_TRANSFERS_CLIENT_ID)')
-    .option('--client-secret <secret>', 'client secret (prefer CREDIT_TRANSFERS_CLIENT_SECRET: flags show in ps)')
+    .option(
+      '--client-secret <secret>',
+      'client secret (prefer CREDIT_TRANSFERS_CLIENT_SECRET: flags show in ps)',
+    )
     .option('--scope <scopes>', 'space-separated scopes (CREDIT_TRANSFERS_SCOPE; default: all allowed)')
     .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('table'))
     .showHelpAfterError(false)
