@@ -62,14 +62,14 @@ export class TokenManager {
   async accessToken(signal?: AbortSignal): Promise<string> {
     const cached = this.#cached;
     if (cached !== undefined && this.#now() < cached.renewAt) return cached.accessToken;
-    return (await this.#obtain(signal)).accessToken;
+    return (await untilAborted(this.#obtain(), signal)).accessToken;
   }
 
   /** The token endpoint's whole answer for the token `accessToken` gives. */
   async tokenResponse(signal?: AbortSignal): Promise<TokenResponse> {
     const cached = this.#cached;
     if (cached !== undefined && this.#now() < cached.renewAt) return cached.response;
-    return (await this.#obtain(signal)).response;
+    return (await untilAborted(this.#obtain(), signal)).response;
   }
 
   /** Forget `token` (the service refused it): the next call obtains another one. */
@@ -77,15 +77,15 @@ export class TokenManager {
     if (this.#cached?.accessToken === token) this.#cached = undefined;
   }
 
-  #obtain(signal?: AbortSignal): Promise<CachedToken> {
-    // Concurrent callers share one token request.
-    this.#pending ??= this.#request(signal).finally(() => {
+  #obtain(): Promise<CachedToken> {
+    // Concurrent callers share one token request; one caller giving up does not end it for the others.
+    this.#pending ??= this.#request().finally(() => {
       this.#pending = undefined;
     });
     return this.#pending;
   }
 
-  async #request(signal?: AbortSignal): Promise<CachedToken> {
+  async #request(): Promise<CachedToken> {
     const response = await sendWithRetries(
       ({ signal: attemptSignal }) =>
         this.#fetch(this.#tokenUrl, {
@@ -95,7 +95,7 @@ export class TokenManager {
           signal: attemptSignal,
         }),
       this.#retry,
-      signal,
+      undefined,
     );
     const body: unknown = await response.json().catch(() => undefined);
     if (!response.ok) {
@@ -122,5 +122,16 @@ export class TokenManager {
     return { tokenUrl: this.#tokenUrl, issued: this.issued };
   }
 }
+
+/** The promise's outcome, or the signal's reason as soon as it aborts. */
+const untilAborted = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> => {
+  if (signal === undefined) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+};
 
 export const secondsOf = (ms: number | undefined) => (ms === undefined ? undefined : Math.ceil(ms / 1000));
