@@ -49,6 +49,27 @@ describe('token manager', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('one caller giving up does not end the token request the others share', async () => {
+    let answer: (response: Response) => void = () => undefined;
+    const fetch = (() =>
+      new Promise<Response>((resolve) => {
+        answer = resolve;
+      })) as typeof globalThis.fetch;
+    const tokens = new TokenManager({
+      tokenUrl: `${BASE}/oauth/token`,
+      clientId: 'c',
+      clientSecret: SECRET,
+      fetch,
+    });
+    const controller = new AbortController();
+    const impatient = tokens.accessToken(controller.signal);
+    const patient = tokens.accessToken();
+    controller.abort(new Error('gave up'));
+    await expect(impatient).rejects.toThrow('gave up');
+    answer(tokenAnswer('t1'));
+    expect(await patient).toBe('t1');
+  });
+
   it('never shows the client secret: not in its error, the error object, or the manager itself', async () => {
     const { fetch } = fakeFetch(
       queued({
