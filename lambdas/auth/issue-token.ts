@@ -4,21 +4,38 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { signerFromEnvironment } from '#adapters/signer';
-import { requiredEnv } from '#shared/config';
+import { optionalEnv, requiredEnv } from '#shared/config';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
 import { problemResponses } from '#shared/middleware';
-import { issueAccessToken, type TokenIssuerDependencies } from './issue-access-token.ts';
+import {
+  ACCESS_TOKEN_LIFETIME_SECONDS,
+  issueAccessToken,
+  type TokenIssuerDependencies,
+} from './issue-access-token.ts';
 import { tokenErrorResponses } from './token-errors.ts';
 import { parseTokenRequest } from './token-request.ts';
 
+/** Local tests of client token renewal only (the stack never sets it): 1..3600 seconds. */
+const localTokenLifetime = (): number | undefined => {
+  const value = optionalEnv('LOCAL_ACCESS_TOKEN_LIFETIME_SECONDS');
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value) || Number(value) > ACCESS_TOKEN_LIFETIME_SECONDS)
+    throw new Error(`LOCAL_ACCESS_TOKEN_LIFETIME_SECONDS must be 1..${ACCESS_TOKEN_LIFETIME_SECONDS}`);
+  return Number(value);
+};
+
 /** Read per invocation: cheap, and a local runtime restarted on another port gets the new ISSUER. */
-const tokenIssuerDependencies = (): TokenIssuerDependencies => ({
-  clients: new DynamoDbClientStore(documentClient(), tableName()),
-  signer: signerFromEnvironment(),
-  issuer: requiredEnv('ISSUER'),
-  audience: requiredEnv('AUDIENCE'),
-});
+const tokenIssuerDependencies = (): TokenIssuerDependencies => {
+  const lifetimeSeconds = localTokenLifetime();
+  return {
+    clients: new DynamoDbClientStore(documentClient(), tableName()),
+    signer: signerFromEnvironment(),
+    issuer: requiredEnv('ISSUER'),
+    audience: requiredEnv('AUDIENCE'),
+    ...(lifetimeSeconds !== undefined && { lifetimeSeconds }),
+  };
+};
 
 /** POST /oauth/token: OAuth 2.0 client credentials grant (RFC 6749 4.4). */
 export const issueToken =

@@ -1,0 +1,107 @@
+import type { CreditTransfer } from '../client.ts';
+
+export const FORMATS = ['table', 'json', 'csv'] as const;
+export type Format = (typeof FORMATS)[number];
+
+/** Every field of a credit transfer as the API names it, `paymentId` first: the CSV header. */
+export const TRANSFER_FIELDS = [
+  'paymentId',
+  'status',
+  'statusReason',
+  'date',
+  'paymentMethod',
+  'paymentType',
+  'amount',
+  'currency',
+  'debtorAccountId',
+  'creditorAccountId',
+  'valueDate',
+  'paymentReason',
+  'purpose',
+  'chargeBearerType',
+  'domain',
+  'family',
+  'subFamily',
+  'identifiers',
+  'codes',
+  'paymentProcessing',
+  'exchange',
+  'check',
+  'creditor',
+  'debtor',
+  'remittanceInformation',
+] as const satisfies readonly (keyof CreditTransfer)[];
+
+// Compile-time proof that the list above names every field of the generated type.
+type MissingField = Exclude<keyof CreditTransfer, (typeof TRANSFER_FIELDS)[number]>;
+const everyFieldListed: [MissingField] extends [never] ? true : MissingField = true;
+void everyFieldListed;
+
+/** The columns a table shows: enough to tell transfers apart, one line each. */
+const TABLE_FIELDS = ['paymentId', 'status', 'statusReason', 'amount', 'currency', 'debtorAccountId', 'date'];
+
+type Row = Record<string, unknown>;
+
+const cellText = (value: unknown): string =>
+  value === undefined || value === null
+    ? ''
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value);
+
+/** RFC 4180: quote a field holding a comma, quote, CR or LF, doubling its quotes. */
+export const csvField = (value: unknown): string => {
+  const text = cellText(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+};
+
+export const csvLine = (fields: readonly string[], row: Row): string =>
+  `${fields.map((field) => csvField(row[field])).join(',')}\r\n`;
+
+export const csv = (fields: readonly string[], rows: readonly Row[]): string =>
+  `${fields.join(',')}\r\n${rows.map((row) => csvLine(fields, row)).join('')}`;
+
+export const table = (fields: readonly string[], rows: readonly Row[]): string => {
+  const cells = rows.map((row) => fields.map((field) => cellText(row[field]).replaceAll(/\s+/g, ' ')));
+  const widths = fields.map((field, column) =>
+    Math.max(field.length, ...cells.map((line) => line[column]?.length ?? 0)),
+  );
+  const line = (values: readonly string[]) =>
+    values
+      .map((value, column) => value.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return `${[line(fields), ...cells.map(line)].join('\n')}\n`;
+};
+
+/** Transfers in the chosen format: one JSON array, a CSV document, or a table. */
+export const formatTransfers = (format: Format, transfers: readonly CreditTransfer[]): string => {
+  const rows = transfers as readonly Row[];
+  if (format === 'json') return `${JSON.stringify(transfers, null, 2)}\n`;
+  if (format === 'csv') return csv(TRANSFER_FIELDS, rows);
+  return table(TABLE_FIELDS, rows);
+};
+
+/** One transfer (an answer of initiate, status or cancel) exactly as the service sent it. */
+export const formatTransfer = (format: Format, transfer: CreditTransfer): string =>
+  format === 'json' ? `${JSON.stringify(transfer, null, 2)}\n` : formatTransfers(format, [transfer]);
+
+/** A stream of records printed one by one: JSON lines, CSV rows after one header, table lines. */
+export class LineWriter {
+  #headerDone = false;
+  constructor(
+    private readonly format: Format,
+    private readonly fields: readonly string[],
+    private readonly write: (text: string) => void,
+  ) {}
+
+  line(value: object): void {
+    const record = value as Row;
+    if (this.format === 'json') this.write(`${JSON.stringify(record)}\n`);
+    else if (this.format === 'csv') {
+      if (!this.#headerDone) this.write(`${this.fields.join(',')}\r\n`);
+      this.#headerDone = true;
+      this.write(csvLine(this.fields, record));
+    } else this.write(`${this.fields.map((field) => cellText(record[field]) || '-').join('  ')}\n`);
+  }
+}

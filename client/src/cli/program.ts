@@ -1,0 +1,316 @@
+import { readFile } from 'node:fs/promises';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { type CreditTransferRequest, CreditTransfersClient, type ListFilters } from '../client.ts';
+import { parseDuration } from '../duration.ts';
+import { ApiError, CreditTransfersError } from '../errors.ts';
+import { LockedError } from '../files.ts';
+import { CHANGE_FIELDS, pollOnce, StateFileError } from '../poll.ts';
+import {
+  csv,
+  FORMATS,
+  type Format,
+  formatTransfer,
+  formatTransfers,
+  LineWriter,
+  TRANSFER_FIELDS,
+} from './output.ts';
+import { Spinner } from './spinner.ts';
+
+/** Exit codes: 0 done, 1 error (the service refused, bad input, unreachable), 3 a transfer is stuck. */
+export const EXIT = { ok: 0, error: 1, stuck: 3 } as const;
+
+/** A mistake of the person running the command: one line, no stack. */
+class UsageError extends Error {}
+
+/** The list filters, spelled exactly as the API's query parameters. */
+const LIST_FILTERS = [
+  'paymentId.eq',
+  'paymentMethod.eq',
+  'debtorAccountId.eq',
+  'creditorAccountId.eq',
+  'creditorAccountNumber.eq',
+  'checkType.eq',
+  'checkNumber.eq',
+  'checkNumber.lte',
+  'checkNumber.gte',
+  'amount.lte',
+  'amount.gte',
+  'checkDate.lte',
+  'checkDate.gte',
+] as const satisfies readonly (keyof ListFilters)[];
+type MissingFilter = Exclude<keyof ListFilters, (typeof LIST_FILTERS)[number]>;
+const everyFilterListed: [MissingFilter] extends [never] ? true : MissingFilter = true;
+void everyFilterListed;
+
+interface GlobalOptions {
+  apiUrl?: string;
+  tokenUrl?: string;
+  clientId?: string;
+  clientSecret?: string;
+  scope?: string;
+  format: Format;
+}
+
+const SETTINGS = [
+  ['apiUrl', 'CREDIT_TRANSFERS_API_URL', '--api-url'],
+  ['clientId', 'CREDIT_TRANSFERS_CLIENT_ID', '--client-id'],
+  ['clientSecret', 'CREDIT_TRANSFERS_CLIENT_SECRET', '--client-secret'],
+] as const;
+
+const configuration = (options: GlobalOptions) => {
+  const value = (flag: string | undefined, variable: string) => {
+    const text = flag ?? process.env[variable];
+    return text === undefined || text === '' ? undefined : text;
+  };
+  const missing = SETTINGS.filter(([key, variable]) => value(options[key], variable) === undefined).map(
+    ([, variable, flag]) => `${variable} (or ${flag})`,
+  );
+  if (missing.length > 0) throw new UsageError(`Missing configuration: ${missing.join(', ')}`);
+  const apiUrl = value(options.apiUrl, 'CREDIT_TRANSFERS_API_URL') as string;
+  if (!URL.canParse(apiUrl)) throw new UsageError(`CREDIT_TRANSFERS_API_URL is not a URL: ${apiUrl}`);
+  const tokenUrl = value(options.tokenUrl, 'CREDIT_TRANSFERS_TOKEN_URL');
+  if (tokenUrl !== undefined && !URL.canParse(tokenUrl))
+    throw new UsageError(`CREDIT_TRANSFERS_TOKEN_URL is not a URL: ${tokenUrl}`);
+  return {
+    apiUrl,
+    clientId: value(options.clientId, 'CREDIT_TRANSFERS_CLIENT_ID') as string,
+    clientSecret: value(options.clientSecret, 'CREDIT_TRANSFERS_CLIENT_SECRET') as string,
+    tokenUrl,
+    scope: value(options.scope, 'CREDIT_TRANSFERS_SCOPE'),
+  };
+};
+
+const clientFrom = (options: GlobalOptions) => {
+  const config = configuration(options);
+  return {
+    config,
+    client: new CreditTransfersClient({
+      baseUrl: config.apiUrl,
+      clientId: config.clientId,
+      clientSecret: config.clientSecret,
+      ...(config.tokenUrl !== undefined && { tokenUrl: config.tokenUrl }),
+      ...(config.scope !== undefined && { scope: config.scope }),
+    }),
+  };
+};
+
+const out = (text: string) => process.stdout.write(text);
+
+const durationArgument = (text: string) => {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0)
+    throw new InvalidArgumentError('expected a duration such as 90s, 15m or 2h');
+  return ms;
+};
+
+const limitArgument = (text: string) => {
+  if (!/^[1-9]\d*$/.test(text) || Number(text) > 100) throw new InvalidArgumentError('expected 1 to 100');
+  return Number(text);
+};
+
+const readTransferFile = async (path: string): Promise<CreditTransferRequest> => {
+  let text: string;
+  try {
+    text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  try {
+    return JSON.parse(text) as CreditTransferRequest;
+  } catch (error) {
+    throw new UsageError(`${path} is not JSON: ${(error as Error).message}`);
+  }
+};
+
+const readStdin = async () => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+export const buildProgram = () => {
+  const program = new Command('credit-transfers')
+    .description('Credit transfer API from the command line')
+    .option('--api-url <url>', 'API base URL (CREDIT_TRANSFERS_API_URL)')
+    .option(
+      '--token-url <url>',
+      'token endpoint (CREDIT_TRANSFERS_TOKEN_URL; default: <api-url>/oauth/token)',
+    )
+    .option('--client-id <id>', 'client id (CREDIT_TRANSFERS_CLIENT_ID)')
+    .option(
+      '--client-secret <secret>',
+      'client secret (prefer CREDIT_TRANSFERS_CLIENT_SECRET: flags show in ps)',
+    )
+    .option('--scope <scopes>', 'space-separated scopes (CREDIT_TRANSFERS_SCOPE; default: all allowed)')
+    .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('table'))
+    .showHelpAfterError(false)
+    .exitOverride();
+  const globals = () => program.opts<GlobalOptions>();
+
+  program
+    .command('token')
+    .description('obtain an access token (table: the token alone, for $(...))')
+    .action(async () => {
+      const { client } = clientFrom(globals());
+      const token = await client.tokens.tokenResponse();
+      const format = globals().format;
+      if (format === 'json') out(`${JSON.stringify(token, null, 2)}\n`);
+      else if (format === 'csv') out(csv(['access_token', 'token_type', 'expires_in', 'scope'], [token]));
+      else out(`${token.access_token}\n`);
+    });
+
+  program
+    .command('initiate')
+    .description('initiate a credit transfer from a JSON file (- for standard input)')
+    .requiredOption('--file <path>', 'the transfer as JSON')
+    .option('--idempotency-id <key>', 'idempotency key (default: a new UUID; reuse it to repeat safely)')
+    .action(async (options: { file: string; idempotencyId?: string }) => {
+      const transfer = await readTransferFile(options.file);
+      const { client } = clientFrom(globals());
+      const answer = await client.initiate(transfer, {
+        ...(options.idempotencyId !== undefined && { idempotencyId: options.idempotencyId }),
+      });
+      out(formatTransfer(globals().format, answer));
+    });
+
+  program
+    .command('status')
+    .description('status report of a transfer; --watch follows it to a final status')
+    .argument('<paymentId>')
+    .option('--watch', 'print one line per status change until a final status')
+    .option('--timeout <duration>', 'with --watch: give up after this long (exit 1)', durationArgument)
+    .action(async (paymentId: string, options: { watch?: boolean; timeout?: number }) => {
+      const { client } = clientFrom(globals());
+      const format = globals().format;
+      if (!options.watch) {
+        const { report } = await client.status(paymentId);
+        if (report !== undefined) out(formatTransfer(format, report));
+        return;
+      }
+      const fields = format === 'csv' ? TRANSFER_FIELDS : ['date', 'paymentId', 'status', 'statusReason'];
+      const spinner = new Spinner(process.stdout);
+      const writer = new LineWriter(format, fields, (text) => spinner.print(text));
+      spinner.start(`waiting for ${paymentId}`);
+      try {
+        for await (const report of client.watchStatus(paymentId, {
+          ...(options.timeout !== undefined && { timeout: options.timeout }),
+        }))
+          writer.line(report);
+      } finally {
+        spinner.stop();
+      }
+    });
+
+  const list = program
+    .command('list')
+    .description("list transfers, newest first; filters as the API's query parameters")
+    .option('--limit <n>', 'page size (1..100)', limitArgument)
+    .option('--cursor <cursor>', 'start at this page (Pagination-Cursor of the previous one)')
+    .option('--all', 'follow every cursor to the last page');
+  for (const filter of LIST_FILTERS) list.option(`--${filter} <value>`, `filter ${filter}`);
+  list.action(async (options: Record<string, string | number | boolean | undefined>) => {
+    const filters = Object.fromEntries(
+      LIST_FILTERS.filter((name) => options[name] !== undefined).map((name) => [name, String(options[name])]),
+    ) as ListFilters;
+    const { client } = clientFrom(globals());
+    const paging = {
+      ...(typeof options.limit === 'number' && { limit: options.limit }),
+    };
+    if (options.all) {
+      const transfers = [];
+      for await (const transfer of client.list(filters, paging)) transfers.push(transfer);
+      out(formatTransfers(globals().format, transfers));
+      return;
+    }
+    const page = await client.listPage(filters, {
+      ...paging,
+      ...(typeof options.cursor === 'string' && { cursor: options.cursor }),
+    });
+    out(formatTransfers(globals().format, page.items));
+    if (page.cursor !== '') process.stderr.write(`More transfers: --cursor ${page.cursor} (or --all)\n`);
+  });
+
+  program
+    .command('cancel')
+    .description('request the cancellation of a transfer')
+    .argument('<paymentId>')
+    .option('--reason <text>', 'cancellationReason')
+    .option('--idempotency-id <key>', 'idempotency key (default: a new UUID)')
+    .action(async (paymentId: string, options: { reason?: string; idempotencyId?: string }) => {
+      const { client } = clientFrom(globals());
+      const answer = await client.cancel(
+        paymentId,
+        options.reason === undefined ? {} : { cancellationReason: options.reason },
+        { ...(options.idempotencyId !== undefined && { idempotencyId: options.idempotencyId }) },
+      );
+      out(formatTransfer(globals().format, answer));
+    });
+
+  program
+    .command('poll')
+    .description(
+      'scheduled job: report every status change once across runs; exit 3 when a transfer is stuck',
+    )
+    .addHelpText(
+      'after',
+      '\nEach change is one line (JSON lines with --format json) carrying a changeId that is the same\n' +
+        'if a run killed after printing reports it again. Exit codes: 0 done, 1 error (nothing is lost;\n' +
+        'the next run carries on), 3 a transfer is stuck (named on standard error).',
+    )
+    .requiredOption('--state <file>', 'state file (created on the first run)')
+    .requiredOption(
+      '--stuck-after <duration>',
+      'a non-final status older than this is stuck (90s, 15m, 2h)',
+      durationArgument,
+    )
+    .action(async (options: { state: string; stuckAfter: number }) => {
+      const { client, config } = clientFrom(globals());
+      const format = globals().format;
+      const writer = new LineWriter(format, CHANGE_FIELDS, out);
+      const result = await pollOnce({
+        client,
+        statePath: options.state,
+        owner: { apiUrl: config.apiUrl, clientId: config.clientId },
+        stuckAfterMs: options.stuckAfter,
+        report: (change) => writer.line(change),
+      });
+      for (const error of result.errors) process.stderr.write(`Error: ${error}\n`);
+      for (const stuck of result.stuck)
+        process.stderr.write(`Stuck: ${stuck.paymentId} is ${stuck.status} since ${stuck.date}\n`);
+      if (result.errors.length > 0) process.exitCode = EXIT.error;
+      else if (result.stuck.length > 0) process.exitCode = EXIT.stuck;
+    });
+
+  return program;
+};
+
+/** One line for the person at the terminal: what the service said, or what is wrong. Never a stack. */
+export const describeError = (error: unknown): string => {
+  if (error instanceof ApiError) {
+    const fields = error.invalidParams?.map((param) => `${param.name}: ${param.reason}`).join('; ');
+    return `Refused (${error.status}) ${error.error}: ${error.error_description}${fields ? ` [${fields}]` : ''}`;
+  }
+  if (
+    error instanceof UsageError ||
+    error instanceof CreditTransfersError ||
+    error instanceof LockedError ||
+    error instanceof StateFileError
+  )
+    return error.message;
+  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError'))
+    return 'Interrupted';
+  return `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+};
+
+export const main = async (argv: string[]): Promise<number> => {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (error) {
+    // Commander has printed its own message (usage, --help, --version) already.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.error;
+    process.stderr.write(`Error: ${describeError(error).replaceAll(/\s*\n\s*/g, ' ')}\n`);
+    return EXIT.error;
+  }
+};

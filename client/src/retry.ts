@@ -1,0 +1,110 @@
+import { NetworkError } from './errors.ts';
+
+export interface RetryOptions {
+  /** Attempts per call, the first included (default 4). */
+  attempts?: number;
+  /** First backoff; each further one doubles (default 250 ms). */
+  baseDelayMs?: number;
+  /** Longest backoff, and the longest `Retry-After` honoured (default 10 s / 60 s). */
+  maxDelayMs?: number;
+  maxRetryAfterMs?: number;
+  /** Each attempt's time limit (default 30 s). */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_RETRY: Required<RetryOptions> = {
+  attempts: 4,
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 60_000,
+  timeoutMs: 30_000,
+};
+
+/** Exponential backoff with full jitter: retries of many clients do not arrive together. */
+export const backoffDelay = (retry: number, options: Required<RetryOptions>, random = Math.random): number =>
+  Math.round(random() * Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** retry));
+
+/** `Retry-After` as seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
+export const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
+  if (header === null || header.trim() === '') return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+};
+
+/** Waits, or rejects with the signal's reason as soon as it aborts. */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+const isRetryableStatus = (status: number) => status === 429 || status >= 500;
+
+export interface AttemptContext {
+  attempt: number;
+  signal: AbortSignal;
+}
+
+/**
+ * Sends a request up to `attempts` times: again after a network error, an attempt's timeout,
+ * a 429 (after its `Retry-After`) or a 5xx. `send` must build the same request every time
+ * (same idempotency key), so a retry can never make a second payment. The caller's signal ends
+ * everything at once and is never retried.
+ */
+export const sendWithRetries = async (
+  send: (context: AttemptContext) => Promise<Response>,
+  options: Required<RetryOptions>,
+  signal: AbortSignal | undefined,
+): Promise<Response> => {
+  let lastError: unknown;
+  for (let attempt = 1; ; attempt++) {
+    signal?.throwIfAborted();
+    const attemptSignal = signal
+      ? AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
+      : AbortSignal.timeout(options.timeoutMs);
+    let delay: number;
+    try {
+      const response = await send({ attempt, signal: attemptSignal });
+      if (!isRetryableStatus(response.status) || attempt >= options.attempts) return response;
+      const retryAfter = retryAfterMs(response.headers.get('Retry-After'));
+      // A Retry-After longer than we are willing to wait: the caller hears the 429 now.
+      if (retryAfter !== undefined && retryAfter > options.maxRetryAfterMs) return response;
+      delay = retryAfter ?? backoffDelay(attempt - 1, options);
+      // Not awaited: cancelling one branch of a cloned body waits for the other.
+      void response.body?.cancel().catch(() => undefined);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      lastError = error;
+      if (attempt >= options.attempts) break;
+      delay = backoffDelay(attempt - 1, options);
+    }
+    await sleep(delay, signal);
+  }
+  const reason =
+    lastError instanceof Error && lastError.name === 'TimeoutError'
+      ? `no answer within ${options.timeoutMs} ms`
+      : describeNetworkError(lastError);
+  throw new NetworkError(
+    `The service could not be reached (${reason}) after ${options.attempts} attempts`,
+    options.attempts,
+    {
+      cause: lastError,
+    },
+  );
+};
+
+// fetch's TypeError says only "fetch failed"; its cause names the socket error (ECONNRESET, ...).
+const describeNetworkError = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { code?: string; message?: string } | undefined;
+  return cause?.code ?? cause?.message ?? error.message;
+};

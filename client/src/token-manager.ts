@@ -1,0 +1,137 @@
+import type { components } from './api-types.ts';
+import { apiErrorFrom, CreditTransfersError } from './errors.ts';
+import { DEFAULT_RETRY, type RetryOptions, retryAfterMs, sendWithRetries } from './retry.ts';
+
+export type TokenResponse = components['schemas']['TokenResponse'];
+
+export interface TokenManagerOptions {
+  /** The token endpoint, e.g. https://api.example.com/oauth/token. */
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Space-separated scopes; omitted asks for every scope the client is allowed. */
+  scope?: string;
+  fetch?: typeof globalThis.fetch;
+  retry?: RetryOptions;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+interface CachedToken {
+  response: TokenResponse;
+  accessToken: string;
+  expiresAt: number;
+  renewAt: number;
+}
+
+/** Renew a minute before expiry, or a tenth of the lifetime for short-lived tokens. */
+const renewalMargin = (lifetimeMs: number) => Math.min(60_000, lifetimeMs / 10);
+
+/**
+ * OAuth 2.0 client credentials: one token cached and shared by concurrent calls, renewed before
+ * it expires and on demand after a 401. The client secret stays in a closure: it is never part of
+ * this object's fields, a log line, an error message or an error object.
+ */
+export class TokenManager {
+  readonly #tokenUrl: string;
+  readonly #requestBody: () => string;
+  readonly #fetch: typeof globalThis.fetch;
+  readonly #retry: Required<RetryOptions>;
+  readonly #now: () => number;
+  #cached: CachedToken | undefined;
+  #pending: Promise<CachedToken> | undefined;
+  /** How many tokens this manager has obtained (for diagnostics and tests). */
+  issued = 0;
+
+  constructor(options: TokenManagerOptions) {
+    const { clientId, clientSecret, scope } = options;
+    this.#tokenUrl = options.tokenUrl;
+    this.#requestBody = () =>
+      JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+        ...(scope !== undefined && { scope }),
+      });
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** A token valid for a while yet: the cached one, or a new one. */
+  async accessToken(signal?: AbortSignal): Promise<string> {
+    const cached = this.#cached;
+    if (cached !== undefined && this.#now() < cached.renewAt) return cached.accessToken;
+    return (await untilAborted(this.#obtain(), signal)).accessToken;
+  }
+
+  /** The token endpoint's whole answer for the token `accessToken` gives. */
+  async tokenResponse(signal?: AbortSignal): Promise<TokenResponse> {
+    const cached = this.#cached;
+    if (cached !== undefined && this.#now() < cached.renewAt) return cached.response;
+    return (await untilAborted(this.#obtain(), signal)).response;
+  }
+
+  /** Forget `token` (the service refused it): the next call obtains another one. */
+  invalidate(token: string): void {
+    if (this.#cached?.accessToken === token) this.#cached = undefined;
+  }
+
+  #obtain(): Promise<CachedToken> {
+    // Concurrent callers share one token request; one caller giving up does not end it for the others.
+    this.#pending ??= this.#request().finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #request(): Promise<CachedToken> {
+    const response = await sendWithRetries(
+      ({ signal: attemptSignal }) =>
+        this.#fetch(this.#tokenUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+          body: this.#requestBody(),
+          signal: attemptSignal,
+        }),
+      this.#retry,
+      undefined,
+    );
+    const body: unknown = await response.json().catch(() => undefined);
+    if (!response.ok) {
+      throw apiErrorFrom(response, body, secondsOf(retryAfterMs(response.headers.get('Retry-After'))));
+    }
+    const token = body as Partial<TokenResponse> | undefined;
+    if (typeof token?.access_token !== 'string' || typeof token.expires_in !== 'number') {
+      throw new CreditTransfersError('The token endpoint answered without access_token and expires_in');
+    }
+    const issuedAt = this.#now();
+    const lifetimeMs = token.expires_in * 1000;
+    this.issued++;
+    this.#cached = {
+      response: token as TokenResponse,
+      accessToken: token.access_token,
+      expiresAt: issuedAt + lifetimeMs,
+      renewAt: issuedAt + lifetimeMs - renewalMargin(lifetimeMs),
+    };
+    return this.#cached;
+  }
+
+  /** Who is asking, never with what: safe to log. */
+  toJSON() {
+    return { tokenUrl: this.#tokenUrl, issued: this.issued };
+  }
+}
+
+/** The promise's outcome, or the signal's reason as soon as it aborts. */
+const untilAborted = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> => {
+  if (signal === undefined) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+};
+
+export const secondsOf = (ms: number | undefined) => (ms === undefined ? undefined : Math.ceil(ms / 1000));

@@ -1,0 +1,259 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from '../client/cli-process.ts';
+import {
+  LOCAL_CLIENT,
+  type LocalService,
+  removeDataDir,
+  startLocalService,
+} from './support/local-service.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+let service: LocalService;
+let env: Record<string, string>;
+let folder: string;
+
+const transferFile = async (debtorAccountId: string, extra: Record<string, unknown> = {}) => {
+  const path = join(folder, `${randomUUID()}.json`);
+  await writeFile(
+    path,
+    JSON.stringify({
+      paymentMethod: 'CreditTransfer',
+      amount: '25.00',
+      currency: 'EUR',
+      debtorAccountId,
+      ...extra,
+    }),
+  );
+  return path;
+};
+
+const initiate = async (debtorAccountId: string, extra: Record<string, unknown> = {}) => {
+  const result = await runCli(
+    ['initiate', '--file', await transferFile(debtorAccountId, extra), '--format', 'json'],
+    env,
+  );
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as { paymentId: string; status: string };
+};
+
+/** Parses RFC 4180 text (quoted fields may hold commas, quotes and line breaks). */
+const parseCsv = (text: string): string[][] => {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (char === '"') quoted = false;
+      else field += char;
+    } else if (char === '"') quoted = true;
+    else if (char === ',') {
+      row.push(field);
+      field = '';
+    } else if (char === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += char;
+  }
+  return rows;
+};
+
+beforeAll(async () => {
+  service = await startLocalService();
+  env = cliEnv(service.baseUrl, LOCAL_CLIENT);
+  folder = await mkdtemp(join(tmpdir(), 'cli-'));
+});
+
+afterAll(async () => {
+  await service?.stop();
+  if (service) await removeDataDir(service.dataDir);
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+describe('CLI configuration and errors', () => {
+  it('names every missing setting on one line and exits non-zero', async () => {
+    const result = await runCli(['list'], {});
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    for (const name of [
+      'CREDIT_TRANSFERS_API_URL',
+      'CREDIT_TRANSFERS_CLIENT_ID',
+      'CREDIT_TRANSFERS_CLIENT_SECRET',
+    ])
+      expect(result.stderr).toContain(name);
+    expect(result.stdout).toBe('');
+  });
+
+  it('takes the settings from flags as well', async () => {
+    const result = await runCli(
+      [
+        '--api-url',
+        service.baseUrl,
+        '--client-id',
+        LOCAL_CLIENT.clientId,
+        '--client-secret',
+        LOCAL_CLIENT.clientSecret,
+        'token',
+      ],
+      {},
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+
+  it('shows a refused client in one line without the secret or a stack', async () => {
+    const wrongSecret = 'a-wrong-secret-that-must-stay-hidden';
+    const result = await runCli(['token'], { ...env, CREDIT_TRANSFERS_CLIENT_SECRET: wrongSecret });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('invalid_client');
+    expect(result.stderr + result.stdout).not.toContain(wrongSecret);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("shows the service's error code and description for a refused transfer", async () => {
+    const result = await runCli(['initiate', '--file', await transferFile('acc-1', { amount: 'ten' })], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/invalid_request: .+/);
+    expect(result.stderr).toContain('amount');
+  });
+
+  it('refuses a file that is not JSON in one line', async () => {
+    const path = join(folder, 'broken.json');
+    await writeFile(path, '{ not json');
+    const result = await runCli(['initiate', '--file', path], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^Error: .*broken\.json is not JSON/);
+  });
+});
+
+describe('CLI commands', () => {
+  it('initiates with an idempotency key: the repeat answers the same payment', async () => {
+    const file = await transferFile(`acc-${randomUUID().slice(0, 8)}`);
+    const key = randomUUID();
+    const first = await runCli(
+      ['initiate', '--file', file, '--idempotency-id', key, '--format', 'json'],
+      env,
+    );
+    const again = await runCli(
+      ['initiate', '--file', file, '--idempotency-id', key, '--format', 'json'],
+      env,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).paymentId).toBe(JSON.parse(first.stdout).paymentId);
+  });
+
+  it('status --watch prints one JSON line per change and exits 0 at the final status', async () => {
+    const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}`);
+    const result = await runCli(['status', paymentId, '--watch', '--format', 'json'], env);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toMatchObject({ paymentId, status: 'AcceptedSettlementCompleted' });
+    const statuses = lines.map((line) => line.status);
+    expect(new Set(statuses).size).toBe(statuses.length);
+    // Piped: no spinner frames or terminal codes.
+    expect(result.stdout).not.toContain('\r');
+    expect(result.stdout).not.toContain('\u001b');
+  });
+
+  it('status --watch shows a spinner on a terminal while it waits', async () => {
+    const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}-hold`);
+    // `script` runs the CLI on a pseudo-terminal, as a person at a terminal would.
+    const command = `${process.execPath} --import tsx client/src/cli.ts status ${paymentId} --watch --timeout 3s`;
+    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.once('close', (code) => resolve({ code, output }));
+    });
+    expect(result.output).toMatch(new RegExp(`\r[|/\\-] waiting for ${paymentId}`));
+    expect(result.output).toContain('AcceptedSettlementInProcess');
+    expect(result.output).toMatch(/Transfer .* is still AcceptedSettlementInProcess/);
+    expect(result.code).toBe(1);
+  });
+
+  it('status --watch in a table shows a rejection with its reason', async () => {
+    const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}-blocked`);
+    const result = await runCli(['status', paymentId, '--watch'], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim().split('\n').at(-1)).toMatch(
+      new RegExp(`${paymentId}\\s+Rejected\\s+BlockedAccount$`),
+    );
+  });
+
+  it('list --all follows every cursor, in each format', async () => {
+    const account = `acc-${randomUUID().slice(0, 8)}`;
+    const made = [];
+    for (let i = 0; i < 5; i++)
+      made.push((await initiate(account, { purpose: `Invoice ${i}, "quoted"` })).paymentId);
+    const newestFirst = [...made].reverse();
+    const filters = ['list', '--debtorAccountId.eq', account, '--limit', '2'];
+
+    const onePage = await runCli([...filters, '--format', 'json'], env);
+    expect(JSON.parse(onePage.stdout)).toHaveLength(2);
+    expect(onePage.stderr).toContain('--cursor');
+
+    const json = await runCli([...filters, '--all', '--format', 'json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).map((item: { paymentId: string }) => item.paymentId)).toEqual(newestFirst);
+
+    const csv = await runCli([...filters, '--all', '--format', 'csv'], env);
+    const rows = parseCsv(csv.stdout);
+    const header = rows[0] ?? [];
+    expect(header[0]).toBe('paymentId');
+    expect(header).toEqual(expect.arrayContaining(['status', 'amount', 'debtorAccountId', 'purpose']));
+    expect(rows.slice(1).map((row) => row[0])).toEqual(newestFirst);
+    const purpose = header.indexOf('purpose');
+    expect(rows.slice(1).map((row) => row[purpose])).toEqual(
+      [4, 3, 2, 1, 0].map((i) => `Invoice ${i}, "quoted"`),
+    );
+
+    const table = await runCli([...filters, '--all'], env);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^paymentId\s+status/);
+    expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(newestFirst);
+  });
+
+  it('cancels a held transfer, which then ends Cancelled', async () => {
+    const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}-hold`);
+    const cancel = await runCli(['cancel', paymentId, '--reason', 'Ordered twice', '--format', 'json'], env);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(JSON.parse(cancel.stdout).paymentId).toBe(paymentId);
+    const watch = await runCli(['status', paymentId, '--watch', '--format', 'json'], env);
+    expect(watch.code, watch.stderr).toBe(0);
+    expect(JSON.parse(watch.stdout.trim().split('\n').at(-1) ?? '')).toMatchObject({
+      status: 'Cancelled',
+      statusReason: 'RequestedByCustomer',
+    });
+  });
+
+  it('cancelling a settled transfer prints the refusal', async () => {
+    const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}`);
+    await runCli(['status', paymentId, '--watch'], env);
+    const result = await runCli(['cancel', paymentId], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^Error: Refused \(409\) payment_not_cancellable: .+\n$/);
+  });
+});
