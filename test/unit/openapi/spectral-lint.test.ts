@@ -19,7 +19,9 @@ interface Finding {
  */
 describe('Spectral', () => {
   it('finds no error in the committed document', async () => {
-    await run(resolve(root, 'node_modules/.bin/tsx'), ['scripts/openapi-export.ts', '--check'], { cwd: root });
+    await run(resolve(root, 'node_modules/.bin/tsx'), ['scripts/openapi-export.ts', '--check'], {
+      cwd: root,
+    });
     const lint = await run(
       resolve(root, 'node_modules/.bin/spectral'),
       ['lint', '--format', 'json', '--fail-severity', 'error', 'openapi/openapi.json'],

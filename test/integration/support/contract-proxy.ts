@@ -1,0 +1,262 @@
+import { Agent, createServer, type IncomingHttpHeaders, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInstance, getHttpOperationsFromSpec, type IHttpConfig } from '@stoplight/prism-http';
+import { expect } from 'vitest';
+
+/**
+ * A proxy between the integration tests and the local service that has Prism check every
+ * response against the OpenAPI document the service serves at /openapi.json.
+ *
+ * It passes bytes through unchanged both ways (header names, letter case, repeats, bodies that
+ * are not JSON or not UTF-8), so the service meets exactly what each test sends; Prism's own
+ * proxy re-serialises JSON bodies, which would hide the cases the hostile-input tests send on
+ * purpose. Each finished exchange goes through Prism's HTTP pipeline in proxy mode, with a
+ * forwarder that hands it the response already received: Prism routes the request, validates
+ * it (bad requests are expected: tests send them on purpose, so those findings are dropped)
+ * and validates the response, whose error findings are contract violations.
+ */
+
+export interface ContractViolation {
+  test: string;
+  exchange: string;
+  findings: string[];
+}
+
+export interface ContractProxy {
+  url: string;
+  /** Points the proxy at the service and loads its /openapi.json. */
+  connect(serviceUrl: string): Promise<void>;
+  /** Violations so far (after every exchange in flight is checked). */
+  violations(): Promise<ContractViolation[]>;
+  close(): Promise<void>;
+}
+
+interface Exchange {
+  method: string;
+  url: string;
+  requestHeaders: IncomingHttpHeaders;
+  requestBody: Buffer;
+  status: number;
+  responseHeaders: IncomingHttpHeaders;
+  responseBody: Buffer;
+  test: string;
+}
+
+const silentLogger = {
+  child: () => silentLogger,
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  debug: () => {},
+  trace: () => {},
+  fatal: () => {},
+  success: () => {},
+};
+
+/** A body as Prism reads one: JSON when it says so and parses, otherwise text. */
+const bodyOf = (bytes: Buffer, headers: IncomingHttpHeaders): unknown => {
+  if (bytes.length === 0) return undefined;
+  const text = bytes.toString('utf8');
+  if (/json/i.test(headers['content-type'] ?? '')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+};
+
+const queryOf = (search: URLSearchParams): Record<string, string | string[]> => {
+  const query: Record<string, string | string[]> = {};
+  for (const name of new Set(search.keys())) {
+    const values = search.getAll(name);
+    query[name] = values.length === 1 ? (values[0] as string) : values;
+  }
+  return query;
+};
+
+const headersOf = (headers: IncomingHttpHeaders): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      Array.isArray(value) ? value.join(', ') : (value ?? ''),
+    ]),
+  );
+
+const decodable = (url: string): boolean => {
+  try {
+    decodeURIComponent(url.split('?')[0] ?? '');
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const currentTest = (): string => {
+  try {
+    return expect.getState().currentTestName ?? '(outside a test)';
+  } catch {
+    return '(outside a test)';
+  }
+};
+
+export const startContractProxy = async (port = 0): Promise<ContractProxy> => {
+  let upstream: URL | undefined;
+  let check: ((exchange: Exchange) => Promise<string[]>) | undefined;
+  const found: ContractViolation[] = [];
+  const pending = new Set<Promise<void>>();
+  const agent = new Agent({ keepAlive: true });
+
+  const record = (exchange: Exchange) => {
+    // A path that is not valid percent-encoding names no operation of the document (the test
+    // sends it on purpose); Prism's router cannot read it, so there is nothing to check it against.
+    if (!check || !decodable(exchange.url)) return;
+    const checking = check(exchange)
+      .then((findings) => {
+        if (findings.length > 0) {
+          const path = exchange.url.split('?')[0];
+          found.push({
+            test: exchange.test,
+            exchange: `${exchange.method} ${path} -> ${exchange.status}`,
+            findings,
+          });
+        }
+      })
+      .catch((error: unknown) => {
+        found.push({
+          test: exchange.test,
+          exchange: `${exchange.method} ${exchange.url}`,
+          findings: [String(error)],
+        });
+      })
+      .finally(() => pending.delete(checking));
+    pending.add(checking);
+  };
+
+  const server = createServer(
+    // The service, not the proxy, decides what is too large or too slow.
+    { maxHeaderSize: 1024 * 1024, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 65_000 },
+    (incoming, outgoing) => {
+      if (!upstream) {
+        outgoing.writeHead(503).end();
+        return;
+      }
+      const test = currentTest();
+      const requestChunks: Buffer[] = [];
+      const forwarded = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: incoming.method,
+          path: incoming.url,
+          headers: incoming.rawHeaders,
+          agent,
+          setHost: false,
+        },
+        (answer) => {
+          outgoing.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+          const responseChunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => {
+            responseChunks.push(chunk);
+            outgoing.write(chunk);
+          });
+          answer.on('end', () => {
+            outgoing.end();
+            record({
+              method: incoming.method ?? 'GET',
+              url: incoming.url ?? '/',
+              requestHeaders: incoming.headers,
+              requestBody: Buffer.concat(requestChunks),
+              status: answer.statusCode ?? 0,
+              responseHeaders: answer.headers,
+              responseBody: Buffer.concat(responseChunks),
+              test,
+            });
+          });
+          answer.on('error', () => outgoing.destroy());
+        },
+      );
+      // The service closed the connection without an answer (a refused or too-slow request): so does the proxy.
+      forwarded.on('error', () => outgoing.destroy());
+      incoming.on('data', (chunk: Buffer) => {
+        requestChunks.push(chunk);
+        forwarded.write(chunk);
+      });
+      incoming.on('end', () => forwarded.end());
+      incoming.on('error', () => forwarded.destroy());
+      outgoing.on('close', () => {
+        if (!outgoing.writableFinished) forwarded.destroy();
+      });
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    connect: async (serviceUrl) => {
+      upstream = new URL(serviceUrl);
+      const operations = await getHttpOperationsFromSpec(`${serviceUrl}/openapi.json`);
+      const config: IHttpConfig = {
+        isProxy: true,
+        upstream,
+        errors: false,
+        checkSecurity: true,
+        validateRequest: true,
+        validateResponse: true,
+        mock: { dynamic: false },
+      } as IHttpConfig;
+      check = async (exchange) => {
+        let received: unknown;
+        const prism = createInstance(config, {
+          logger: silentLogger as never,
+          // The exchange already happened: Prism's forwarder is handed its response.
+          forward: (() => () => async () => ({ _tag: 'Right', right: received })) as never,
+        });
+        const target = new URL(exchange.url, 'http://proxy');
+        received = {
+          statusCode: exchange.status,
+          headers: headersOf(exchange.responseHeaders),
+          body: bodyOf(exchange.responseBody, exchange.responseHeaders),
+        };
+        const result = await prism.request(
+          {
+            method: exchange.method.toLowerCase() as never,
+            url: { path: target.pathname, query: queryOf(target.searchParams) },
+            headers: headersOf(exchange.requestHeaders),
+            body: bodyOf(exchange.requestBody, exchange.requestHeaders),
+          },
+          operations,
+        )();
+        if (result._tag === 'Left') return [`Prism could not check the exchange: ${result.left.message}`];
+        return result.right.validations.output
+          .filter((finding) => finding.severity === 0)
+          .map((finding) => `${finding.path?.join('.') ?? ''} ${finding.message}`.trim());
+      };
+    },
+    violations: async () => {
+      while (pending.size > 0) await Promise.all([...pending]);
+      return [...found];
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      agent.destroy();
+    },
+  };
+};
+
+/** Fails with every contract violation found, one line each. */
+export const assertNoContractViolations = (violations: readonly ContractViolation[]): void => {
+  if (violations.length === 0) return;
+  const lines = violations.map(
+    (violation) => `${violation.exchange} (in "${violation.test}"): ${violation.findings.join('; ')}`,
+  );
+  throw new Error(
+    `${violations.length} response(s) broke the OpenAPI document (/openapi.json):\n${lines.join('\n')}`,
+  );
+};
