@@ -394,7 +394,25 @@ const errors = (
       }),
   );
 
-const json = (schema: z.ZodMiniType) => ({ 'application/json': { schema } });
+const json = (schema: z.ZodMiniType, example?: unknown) => ({
+  'application/json': { schema, ...(example !== undefined && { example }) },
+});
+
+/** The initiation of the README's quick start, and the answer it gets. */
+export const INITIATION_EXAMPLE = {
+  paymentMethod: 'CreditTransfer',
+  amount: '125.50',
+  currency: 'EUR',
+  debtorAccountId: '001-DDA-01-123456',
+  creditorAccountId: '002-DDA-01-654321',
+  purpose: 'Invoice 2026-118',
+};
+export const CREDIT_TRANSFER_EXAMPLE = {
+  ...INITIATION_EXAMPLE,
+  paymentId: '5f0c9a2e-8d4b-4c1e-9f6a-2b7d3e8c1a40',
+  status: 'Received',
+  date: '2026-11-23T09:30:00.000Z',
+};
 
 // ---------------------------------------------------------------------------------------------
 // The operations, by operationId. Adding a route to ROUTES with one of these ids is all it
@@ -536,12 +554,12 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestBody: {
       description: 'The credit transfer: the fields of the spec without the four the service sets.',
       required: true,
-      content: json(creditTransferRequestSchema),
+      content: json(creditTransferRequestSchema, INITIATION_EXAMPLE),
     },
     responses: {
       '202': {
         description: 'Accepted: the credit transfer with its paymentId and status.',
-        content: json(creditTransferSchema),
+        content: json(creditTransferSchema, CREDIT_TRANSFER_EXAMPLE),
         headers: headersObject(acceptedHeaders('initiation', 'body')),
       },
       ...errors([400, 401, 403, 413, 415, 422]),

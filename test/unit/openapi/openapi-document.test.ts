@@ -1,11 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { getOpenApiDocument } from '#api/openapi-document';
-import { AMOUNT_PATTERN } from '#domain/credit-transfer';
+import { AMOUNT_PATTERN, creditTransferRequestSchema, creditTransferSchema } from '#domain/credit-transfer';
 import { SCOPES } from '#domain/scopes';
 import { ROUTES } from '#routes';
 import { PROBLEM_CONTENT_TYPE } from '#shared/problem';
-import { buildOpenApiDocument, OPERATIONS } from '../../../scripts/openapi-document.ts';
+import {
+  buildOpenApiDocument,
+  CREDIT_TRANSFER_EXAMPLE,
+  INITIATION_EXAMPLE,
+  OPERATIONS,
+} from '../../../scripts/openapi-document.ts';
 import {
   CANCEL_ROUTE,
   component,
@@ -208,8 +213,9 @@ describe('the credit transfer schemas', () => {
   it('are the request body of the initiation', () => {
     const body = operation(document, 'initiateCreditTransfer').requestBody;
     expect(body?.required).toBe(true);
-    expect(body?.content).toEqual({
-      'application/json': { schema: { $ref: '#/components/schemas/CreditTransferRequest' } },
+    expect(Object.keys(body?.content ?? {})).toEqual(['application/json']);
+    expect(body?.content['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/CreditTransferRequest',
     });
   });
 
@@ -512,6 +518,18 @@ describe('the routes added later', () => {
   it('have entries keyed by the operationIds the routes will carry', () => {
     expect(OPERATIONS).toHaveProperty(LIST_ROUTE.operationId);
     expect(OPERATIONS).toHaveProperty(CANCEL_ROUTE.operationId);
+  });
+});
+
+describe('the examples', () => {
+  it('are valid by the schemas that validate requests and answers, and are in the document', () => {
+    expect(creditTransferRequestSchema.safeParse(INITIATION_EXAMPLE).success).toBe(true);
+    expect(creditTransferSchema.safeParse(CREDIT_TRANSFER_EXAMPLE).success).toBe(true);
+    const op = operation(document, 'initiateCreditTransfer');
+    expect(op.requestBody?.content['application/json']).toMatchObject({ example: INITIATION_EXAMPLE });
+    expect(op.responses['202']?.content?.['application/json']).toMatchObject({
+      example: CREDIT_TRANSFER_EXAMPLE,
+    });
   });
 });
 
