@@ -170,10 +170,8 @@ export const startContractProxy = async (port = 0): Promise<ContractProxy> => {
       );
       // The service closed the connection without an answer (a refused or too-slow request): so does the proxy.
       forwarded.on('error', () => outgoing.destroy());
-      incoming.on('data', (chunk: Buffer) => {
-        forwarded.write(chunk);
-      });
-      incoming.on('end', () => forwarded.end());
+      // Streamed as it arrives: a test that sends its body slowly meets the service's own timeout.
+      incoming.pipe(forwarded);
       incoming.on('error', () => forwarded.destroy());
       outgoing.on('close', () => {
         if (!outgoing.writableFinished) forwarded.destroy();
@@ -195,8 +193,9 @@ export const startContractProxy = async (port = 0): Promise<ContractProxy> => {
         isProxy: true,
         upstream,
         errors: false,
-        checkSecurity: true,
-        validateRequest: true,
+        // Requests are not judged: tests send bad ones on purpose.
+        checkSecurity: false,
+        validateRequest: false,
         validateResponse: true,
         mock: { dynamic: false },
       } as IHttpConfig;
