@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Issue an access token (OAuth 2.0 client credentials)
-     * @description Exchanges client credentials for an access token (OAuth 2.0 client credentials grant, RFC 6749 section 4.4). The body is JSON or a form. The client authenticates with `client_id` and `client_secret` in the body, or with HTTP Basic (RFC 6749 section 2.3.1), not both. Without `scope`, every scope the client is allowed is granted. The token is a JWT to send as `Authorization: Bearer <token>`; it expires after 3600 seconds. No refresh token is issued: request a new token before expiry, and when a call answers 401. Refusals follow RFC 6749 section 5.2: `Content-Type: application/json`, with the `error` codes it names.
+     * @description Exchanges client credentials for an access token (OAuth 2.0 client credentials grant, RFC 6749 section 4.4). The body is JSON or a form. The client authenticates with `client_id` and `client_secret` in the body, or with HTTP Basic (RFC 6749 section 2.3.1), not both. Without `scope`, every scope the client is allowed is granted. The token is a JWT to send as `Authorization: Bearer <token>`; it expires after 3600 seconds. No refresh token is issued: request a new token before expiry, and when a call answers 401. Refusals follow RFC 6749 section 5.2: `Content-Type: application/json`, with the `error` codes it names. Repeated failed client authentication is throttled with 429 and `Retry-After`.
      *
      *     Needs no access token.
      */
@@ -130,7 +130,9 @@ export interface paths {
     };
     /**
      * Credit transfer status report
-     * @description The current status report of a credit transfer: its fields as initiated, with `status`, `statusReason` and the `date` of the status. A paymentId of another tenant answers 404, exactly as an unknown one.
+     * @description The current status report of a credit transfer: its fields as initiated, with `status`, `statusReason` and the `date` of the status. A paymentId of another tenant answers 404, exactly as an unknown one, whatever `If-None-Match` says.
+     *
+     *     Polling: send the `ETag` of the last report as `If-None-Match`; while nothing changed the answer is 304 with no body. Until the status is final, wait the `Retry-After` seconds (5) between calls; once it is `AcceptedSettlementCompleted`, `Rejected` or `Cancelled` it never changes again.
      *
      *     Requires scope `transactions:read`.
      */
@@ -196,7 +198,7 @@ export interface paths {
     };
     /**
      * API reference page
-     * @description A reference page of every operation, rendered from the OpenAPI document; no scripts.
+     * @description A reference page of every operation, rendered from the OpenAPI document.
      *
      *     Needs no access token.
      */
@@ -421,6 +423,11 @@ export interface components {
     OpenApiDocument: {
       /** @constant */
       openapi: '3.1.0';
+      info: {
+        version: string;
+      } & {
+        [key: string]: unknown;
+      };
     } & {
       [key: string]: unknown;
     };
@@ -549,6 +556,8 @@ export interface components {
         | 'method_not_allowed'
         | 'payment_not_cancellable'
         | 'payload_too_large'
+        | 'request_timeout'
+        | 'request_header_fields_too_large'
         | 'unsupported_media_type'
         | 'idempotency_key_reused'
         | 'rate_limited'
@@ -647,6 +656,15 @@ export interface operations {
           'application/json': components['schemas']['Problem'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description The request body is larger than 64 KiB (`payload_too_large`). */
       413: {
         headers: {
@@ -665,11 +683,21 @@ export interface operations {
           'application/json': components['schemas']['Problem'];
         };
       };
-      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      /** @description Too many requests, or too many failed client authentications (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
           /** @description Seconds to wait before retrying (1 when the gateway throttles). */
           'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -678,6 +706,24 @@ export interface operations {
       };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -705,6 +751,15 @@ export interface operations {
           'application/json': components['schemas']['JsonWebKeySet'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -716,8 +771,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -745,6 +827,15 @@ export interface operations {
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -756,8 +847,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -785,6 +903,15 @@ export interface operations {
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -796,8 +923,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -896,6 +1050,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -907,8 +1070,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -937,6 +1127,16 @@ export interface operations {
     /** @description The credit transfer: the fields of the spec without the four the service sets. */
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "paymentMethod": "CreditTransfer",
+         *       "amount": "125.50",
+         *       "currency": "EUR",
+         *       "debtorAccountId": "001-DDA-01-123456",
+         *       "creditorAccountId": "002-DDA-01-654321",
+         *       "purpose": "Invoice 2026-118"
+         *     }
+         */
         'application/json': components['schemas']['CreditTransferRequest'];
       };
     };
@@ -951,6 +1151,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "paymentMethod": "CreditTransfer",
+           *       "amount": "125.50",
+           *       "currency": "EUR",
+           *       "debtorAccountId": "001-DDA-01-123456",
+           *       "creditorAccountId": "002-DDA-01-654321",
+           *       "purpose": "Invoice 2026-118",
+           *       "paymentId": "5f0c9a2e-8d4b-4c1e-9f6a-2b7d3e8c1a40",
+           *       "status": "Received",
+           *       "date": "2026-11-23T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['CreditTransfer'];
         };
       };
@@ -979,6 +1192,15 @@ export interface operations {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
           'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1023,8 +1245,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -1038,6 +1287,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description The `ETag` of a report the client holds (or a list of them, or `*`): a 304 answers that it is current. */
+        'If-None-Match'?: string;
         /** @description Account servicer identification: the bank. */
         servicerId?: string;
         /** @description Account servicer at branch or centre level. */
@@ -1054,11 +1305,30 @@ export interface operations {
       /** @description The status report. */
       200: {
         headers: {
+          /** @description Strong entity tag of this status report; it changes whenever the report does. Send it as `If-None-Match` to ask whether anything changed. */
+          ETag: string;
+          /** @description The client may keep the report, but must revalidate it (with `If-None-Match`) before use. */
+          'Cache-Control': 'private, no-cache';
+          /** @description On a transfer that is not final yet: seconds to wait before asking again (5). Absent once the status is final. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['CreditTransfer'];
         };
+      };
+      /** @description Not modified: the report named by `If-None-Match` is current. No body. */
+      304: {
+        headers: {
+          /** @description Strong entity tag of this status report; it changes whenever the report does. Send it as `If-None-Match` to ask whether anything changed. */
+          ETag: string;
+          /** @description The client may keep the report, but must revalidate it (with `If-None-Match`) before use. */
+          'Cache-Control': 'private, no-cache';
+          /** @description On a transfer that is not final yet: seconds to wait before asking again (5). Absent once the status is final. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
       400: {
@@ -1100,6 +1370,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -1111,8 +1390,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -1201,6 +1507,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description The credit transfer is past the point where it can be cancelled (`payment_not_cancellable`). */
       409: {
         headers: {
@@ -1248,8 +1563,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -1277,6 +1619,15 @@ export interface operations {
           'application/json': components['schemas']['OpenApiDocument'];
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -1288,8 +1639,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -1317,6 +1695,15 @@ export interface operations {
           'text/html': unknown;
         };
       };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
       429: {
         headers: {
@@ -1328,8 +1715,35 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description An internal error occurred (`internal_error`); the request may be retried. */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
         headers: {
           [name: string]: unknown;
         };

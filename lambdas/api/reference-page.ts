@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { httpHandler } from '#shared/http-handler';
-import { openApiDocument } from '#shared/openapi';
-import { renderReferencePage } from '#shared/reference-page-html';
+import { type OpenApiDocument, renderReferencePage } from '#shared/reference-page-html';
+import document from '../../openapi/openapi.json' with { type: 'json' };
 
 /** Inline styles only: the page loads no script, font, image or stylesheet. */
 export const REFERENCE_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'";
@@ -10,7 +10,7 @@ let page: string | undefined;
 
 /** GET /docs: the API reference, rendered once per container from the OpenAPI document. */
 export const getReferencePage = async (): Promise<APIGatewayProxyResult> => {
-  page ??= renderReferencePage(openApiDocument());
+  page ??= renderReferencePage(document as unknown as OpenApiDocument);
   return {
     statusCode: 200,
     headers: {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { idempotencyKeySchema, type ServicerHeaders, servicerHeadersSchema } from '#domain/credit-transfer';
 import { InvalidRequestError } from '#domain/errors';
 import { parseOrThrow } from '#domain/validation';

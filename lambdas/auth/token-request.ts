@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { InvalidRequestError } from '#domain/errors';
+import { described, optionalField } from '#domain/text';
 import { toInvalidParams } from '#domain/validation';
 import { headerValue } from '#shared/http-event';
 import { boundedRawBody, parseJsonObjectText, UnsupportedMediaTypeError } from '#shared/middleware';
@@ -10,26 +11,26 @@ export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
 
 /** Spec 4.5's request fields; RFC 6749 says unknown parameters are ignored, so they are. */
 export const tokenRequestSchema = z.object({
-  grant_type: z.literal(CLIENT_CREDENTIALS_GRANT).describe('The only grant this server issues.'),
-  client_id: z
-    .string()
-    .optional()
-    .describe('With client_secret, unless the client authenticates with HTTP Basic.'),
-  client_secret: z
-    .string()
-    .optional()
-    .describe('With client_id, unless the client authenticates with HTTP Basic.'),
-  scope: z
-    .string()
-    .optional()
-    .describe('Space-separated scopes; when absent, every scope the client is allowed is granted.'),
+  grant_type: described(z.literal(CLIENT_CREDENTIALS_GRANT), 'The only grant this server issues.'),
+  client_id: optionalField(
+    z.string(),
+    'With client_secret, unless the client authenticates with HTTP Basic.',
+  ),
+  client_secret: optionalField(
+    z.string(),
+    'With client_id, unless the client authenticates with HTTP Basic.',
+  ),
+  scope: optionalField(
+    z.string(),
+    'Space-separated scopes; when absent, every scope the client is allowed is granted.',
+  ),
 });
 
 export const tokenResponseSchema = z.object({
-  access_token: z.string().describe('RS256-signed JWT; verify it with the keys at /.well-known/jwks.json.'),
+  access_token: described(z.string(), 'RS256-signed JWT; verify it with the keys at /.well-known/jwks.json.'),
   token_type: z.literal('Bearer'),
-  expires_in: z.number().int().describe('Lifetime in seconds (3600).'),
-  scope: z.string().describe('Space-separated granted scopes.'),
+  expires_in: described(z.int(), 'Lifetime in seconds (3600).'),
+  scope: described(z.string(), 'Space-separated granted scopes.'),
 });
 export type TokenResponse = z.infer<typeof tokenResponseSchema>;
 

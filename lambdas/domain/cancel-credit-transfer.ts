@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { canonicalJson } from './canonical-json.ts';
 import {
   type CreditTransfer,
@@ -17,11 +17,12 @@ import type {
   WorkflowStarter,
 } from './ports.ts';
 import { startLifecycle } from './start-lifecycle.ts';
+import { described } from './text.ts';
 import { parseOrThrow } from './validation.ts';
 
 /** Spec 2.1: the cancellation request body, every field optional. */
 export const cancellationRequestSchema = z.strictObject({
-  cancellationReason: descriptionSchema.optional().describe('Why the cancellation is requested.'),
+  cancellationReason: described(z.optional(descriptionSchema), 'Why the cancellation is requested.'),
 });
 
 export interface CancellationDependencies {

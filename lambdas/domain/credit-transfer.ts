@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ISO_4217_CODES } from './currency-codes.ts';
+import { atMostCharacters, boundedText, described, patternLength } from './text.ts';
 
 /**
  * The credit transfer of spec section 2, as zod schemas: the single source of request
@@ -10,69 +11,78 @@ import { ISO_4217_CODES } from './currency-codes.ts';
 /** Spec 2.1 amount pattern: up to 13 integer and 8 fractional digits, as a string. */
 export const AMOUNT_PATTERN = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/;
 
-const text = (min: number, max: number) => z.string().min(min).max(max);
+const text = boundedText;
 /** Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. */
 const nestedText = () => text(1, 140);
-const isoDate = () => z.iso.date();
+const isoDate = () => z.iso.date().check(patternLength('YYYY-MM-DD'.length));
 /** Nanosecond fraction plus offset fit in 35 characters. */
 const isoDateTime = () =>
-  z.iso
-    .datetime({ offset: true })
-    .max(35)
+  z.iso.datetime({ offset: true }).check(
+    atMostCharacters(35),
     // Its UTC date must be a four-digit year too, or date filters could not compare it.
-    .refine((value) => {
+    z.refine((value) => {
       const year = new Date(value).getUTCFullYear();
       return year >= 1 && year <= 9999;
-    }, 'must fall between the years 0001 and 9999 in UTC');
-const list = <T extends z.ZodType>(item: T) => z.array(item).max(10);
+    }, 'must fall between the years 0001 and 9999 in UTC'),
+  );
+const list = <T extends z.ZodMiniType>(item: T) => z.array(item).check(z.maxLength(10));
+/** An object whose fields are all optional and which refuses unknown ones. */
+const partialObject = <T extends z.core.$ZodLooseShape>(shape: T) => z.partial(z.strictObject(shape));
+const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
 
 export const amountSchema = z
   .string()
-  .max(23)
-  .regex(AMOUNT_PATTERN, 'must be a decimal with up to 13 integer and 8 fractional digits')
-  .describe('Decimal number as a string, up to 13 integer and 8 fractional digits.');
+  .check(
+    atMostCharacters(23),
+    z.regex(AMOUNT_PATTERN, 'must be a decimal with up to 13 integer and 8 fractional digits'),
+    z.describe('Decimal number as a string, up to 13 integer and 8 fractional digits.'),
+  );
 
-export const currencySchema = z
-  .string()
-  .length(3)
-  .regex(/^([A-Z]{3})?$/, 'must be three upper-case letters')
-  .refine((code) => ISO_4217_CODES.has(code), 'must be an active ISO 4217 currency code')
-  .describe('ISO 4217 alphabetic currency code.');
+export const currencySchema = z.string().check(
+  z.length(3),
+  z.regex(/^([A-Z]{3})?$/, 'must be three upper-case letters'),
+  z.refine((code) => ISO_4217_CODES.has(code), 'must be an active ISO 4217 currency code'),
+  z.describe('ISO 4217 alphabetic currency code.'),
+);
 
 export const countryCodeSchema = z
   .string()
-  .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code')
-  .describe('ISO 3166-1 alpha-2 country code.');
+  .check(
+    z.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
+    patternLength(2),
+    z.describe('ISO 3166-1 alpha-2 country code.'),
+  );
 
-export const accountIdSchema = text(1, 36).describe(
+export const accountIdSchema = described(
+  text(1, 36),
   'Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number.',
 );
-export const paymentIdSchema = text(1, 36).describe('Identification of the payment.');
+export const paymentIdSchema = described(text(1, 36), 'Identification of the payment.');
 export const descriptionSchema = text(1, 1025);
 
-const paymentIdentification = z
-  .strictObject({ number: nestedText(), schemeName: nestedText(), issuer: nestedText() })
-  .partial()
-  .meta({ id: 'PaymentIdentification' });
+const paymentIdentification = named(
+  partialObject({ number: nestedText(), schemeName: nestedText(), issuer: nestedText() }),
+  'PaymentIdentification',
+);
 
-const genericTransactionCode = z
-  .strictObject({ codeType: nestedText(), name: nestedText(), value: nestedText() })
-  .partial()
-  .meta({ id: 'GenericTransactionCode' });
+const genericTransactionCode = named(
+  partialObject({ codeType: nestedText(), name: nestedText(), value: nestedText() }),
+  'GenericTransactionCode',
+);
 
-const partyIdentifier = z
-  .strictObject({
+const partyIdentifier = named(
+  partialObject({
     number: nestedText(),
     schemeName: nestedText(),
     issuer: nestedText(),
     issueDate: isoDate(),
     expirationDate: isoDate(),
-  })
-  .partial()
-  .meta({ id: 'PartyIdentifier' });
+  }),
+  'PartyIdentifier',
+);
 
-const agentIdentifier = z
-  .strictObject({
+const agentIdentifier = named(
+  partialObject({
     number: nestedText(),
     issuer: nestedText(),
     country: countryCodeSchema,
@@ -86,12 +96,12 @@ const agentIdentifier = z
     // Spelled so in the specification.
     foreingIDIndicator: z.boolean(),
     taxIDIndicator: z.boolean(),
-  })
-  .partial()
-  .meta({ id: 'AgentIdentifier' });
+  }),
+  'AgentIdentifier',
+);
 
-const postalAddress = z
-  .strictObject({
+const postalAddress = named(
+  partialObject({
     addressCode: nestedText(),
     addressBookIndicator: nestedText(),
     addressType: nestedText(),
@@ -124,17 +134,15 @@ const postalAddress = z
     foreignIndicator: z.boolean(),
     temporaryIndicator: z.boolean(),
     addressLine: list(nestedText()),
-    period: z.strictObject({ fromDateTime: isoDateTime(), upToDateTime: isoDateTime() }).partial(),
-    codes: list(
-      z.strictObject({ name: nestedText(), value: nestedText(), description: nestedText() }).partial(),
-    ),
+    period: partialObject({ fromDateTime: isoDateTime(), upToDateTime: isoDateTime() }),
+    codes: list(partialObject({ name: nestedText(), value: nestedText(), description: nestedText() })),
     identifiers: list(partyIdentifier),
-  })
-  .partial()
-  .meta({ id: 'PostalAddress' });
+  }),
+  'PostalAddress',
+);
 
-const account = z
-  .strictObject({
+const account = named(
+  partialObject({
     name: nestedText(),
     currency: currencySchema,
     accountBranchId: nestedText(),
@@ -143,119 +151,115 @@ const account = z
     accountType: nestedText(),
     routingNumber: nestedText(),
     identifiers: list(paymentIdentification),
-  })
-  .partial()
-  .meta({ id: 'Account' });
+  }),
+  'Account',
+);
 
-const agent = z
-  .strictObject({
+const agent = named(
+  partialObject({
     identifiers: list(agentIdentifier),
     clearingSystemMemberIdentification: nestedText(),
     memberIdentification: nestedText(),
     name: nestedText(),
     postalAddress,
-  })
-  .partial()
-  .meta({ id: 'Agent' });
+  }),
+  'Agent',
+);
 
-export const partyIdentificationSchema = z
-  .strictObject({
+export const partyIdentificationSchema = named(
+  partialObject({
     name: nestedText(),
     account,
     postalAddress,
     agent,
-    placeAndDateOfBirth: z
-      .strictObject({
-        countrySubdivision: nestedText(),
-        townName: nestedText(),
-        country: countryCodeSchema,
-        birthDate: isoDate(),
-      })
-      .partial(),
-    contact: z
-      .strictObject({
-        contactMethods: list(
-          z.strictObject({ channelType: nestedText(), identification: nestedText() }).partial(),
-        ),
-        preferredMethod: nestedText(),
-        preferredLanguage: nestedText(),
-      })
-      .partial(),
+    placeAndDateOfBirth: partialObject({
+      countrySubdivision: nestedText(),
+      townName: nestedText(),
+      country: countryCodeSchema,
+      birthDate: isoDate(),
+    }),
+    contact: partialObject({
+      contactMethods: list(partialObject({ channelType: nestedText(), identification: nestedText() })),
+      preferredMethod: nestedText(),
+      preferredLanguage: nestedText(),
+    }),
     identifiers: list(partyIdentifier),
     countryOfResidence: countryCodeSchema,
-  })
-  .partial()
-  .meta({ id: 'PartyIdentification' });
+  }),
+  'PartyIdentification',
+);
+
+/** An optional field with a description. */
+const optional = <T extends z.ZodMiniType>(schema: T, description?: string) =>
+  description === undefined ? z.optional(schema) : described(z.optional(schema), description);
 
 /** Fields a client sends; also the first part of every credit transfer response. */
 export const creditTransferFields = {
-  identifiers: list(paymentIdentification).optional(),
-  domain: text(1, 35).optional().describe('Bank transaction code domain, e.g. Payments.'),
-  family: text(1, 60).optional().describe('Bank transaction family, e.g. IssuedCreditTransfers.'),
-  subFamily: text(1, 60).optional().describe('Bank transaction subfamily.'),
-  codes: list(genericTransactionCode).optional(),
-  paymentMethod: text(1, 35).describe('Means of payment, e.g. CreditTransfer.'),
-  paymentType: text(1, 35).optional().describe('e.g. LiquidityTransfer, OnUs, On-Us, ACH, Wire, NotOnUs.'),
+  identifiers: optional(list(paymentIdentification)),
+  domain: optional(text(1, 35), 'Bank transaction code domain, e.g. Payments.'),
+  family: optional(text(1, 60), 'Bank transaction family, e.g. IssuedCreditTransfers.'),
+  subFamily: optional(text(1, 60), 'Bank transaction subfamily.'),
+  codes: optional(list(genericTransactionCode)),
+  paymentMethod: described(text(1, 35), 'Means of payment, e.g. CreditTransfer.'),
+  paymentType: optional(text(1, 35), 'e.g. LiquidityTransfer, OnUs, On-Us, ACH, Wire, NotOnUs.'),
   amount: amountSchema,
-  paymentReason: text(1, 60).optional().describe('Underlying reason for the payment.'),
+  paymentReason: optional(text(1, 60), 'Underlying reason for the payment.'),
   debtorAccountId: accountIdSchema,
-  creditorAccountId: accountIdSchema.optional(),
-  purpose: descriptionSchema.optional().describe('Free-text description.'),
-  paymentProcessing: z
-    .strictObject({
+  creditorAccountId: optional(accountIdSchema),
+  purpose: optional(descriptionSchema, 'Free-text description.'),
+  paymentProcessing: optional(
+    partialObject({
       instructionPriority: nestedText(),
       serviceLevel: nestedText(),
       clearingChannel: nestedText(),
       localInstrument: nestedText(),
       categoryPurpose: nestedText(),
-    })
-    .partial()
-    .optional(),
-  chargeBearerType: text(1, 35)
-    .optional()
-    .describe('e.g. BorneByDebtor, BorneByCreditor, Shared, FollowingServiceLevel.'),
-  currency: currencySchema.optional(),
-  exchange: z
-    .strictObject({
+    }),
+  ),
+  chargeBearerType: optional(
+    text(1, 35),
+    'e.g. BorneByDebtor, BorneByCreditor, Shared, FollowingServiceLevel.',
+  ),
+  currency: optional(currencySchema),
+  exchange: optional(
+    partialObject({
       currency: currencySchema,
-      exchangeFactor: z
-        .string()
-        .max(23)
-        .regex(/^(0|[1-9][0-9]{0,12})([.][0-9]{1,9})?$/, 'must be a positive decimal')
-        .refine((factor) => /[1-9]/.test(factor), 'must be greater than zero'),
-    })
-    .partial()
-    .optional(),
-  check: z
-    .strictObject({
+      exchangeFactor: z.string().check(
+        atMostCharacters(23),
+        z.regex(/^(0|[1-9][0-9]{0,12})([.][0-9]{1,9})?$/, 'must be a positive decimal'),
+        z.refine((factor) => /[1-9]/.test(factor), 'must be greater than zero'),
+      ),
+    }),
+  ),
+  check: optional(
+    partialObject({
       checkType: nestedText(),
       amount: amountSchema,
       currency: currencySchema,
       checkNumber: nestedText(),
       availabilityDate: isoDateTime(),
       availabilityFloat: nestedText(),
-    })
-    .partial()
-    .optional(),
-  valueDate: isoDate().optional().describe('Date (UTC) on which the payment must be executed.'),
-  creditor: partyIdentificationSchema.optional(),
-  debtor: partyIdentificationSchema.optional(),
-  remittanceInformation: z
-    .strictObject({ remittanceNumber: nestedText(), documentType: nestedText() })
-    .partial()
-    .optional(),
+    }),
+  ),
+  valueDate: optional(isoDate(), 'Date (UTC) on which the payment must be executed.'),
+  creditor: optional(partyIdentificationSchema),
+  debtor: optional(partyIdentificationSchema),
+  remittanceInformation: optional(
+    partialObject({ remittanceNumber: nestedText(), documentType: nestedText() }),
+  ),
 };
 
 /** Fields only the service sets; a request carrying one is refused. */
 export const RESPONSE_ONLY_FIELDS = ['paymentId', 'status', 'statusReason', 'date'] as const;
 
-export const creditTransferRequestSchema = z
-  .strictObject(creditTransferFields)
-  .meta({ id: 'CreditTransferRequest' });
+export const creditTransferRequestSchema = named(
+  z.strictObject(creditTransferFields),
+  'CreditTransferRequest',
+);
 export type CreditTransferRequest = z.infer<typeof creditTransferRequestSchema>;
 
-export const creditTransferStatusSchema = z
-  .enum([
+export const creditTransferStatusSchema = named(
+  z.enum([
     'Received',
     'AcceptedTechnicalValidation',
     'AcceptedCustomerProfile',
@@ -263,8 +267,9 @@ export const creditTransferStatusSchema = z
     'AcceptedSettlementCompleted',
     'Rejected',
     'Cancelled',
-  ])
-  .meta({ id: 'CreditTransferStatus' });
+  ]),
+  'CreditTransferStatus',
+);
 export type CreditTransferStatus = z.infer<typeof creditTransferStatusSchema>;
 
 export const FINAL_STATUSES: ReadonlySet<CreditTransferStatus> = new Set([
@@ -273,21 +278,22 @@ export const FINAL_STATUSES: ReadonlySet<CreditTransferStatus> = new Set([
   'Cancelled',
 ]);
 
-export const creditTransferSchema = z
-  .strictObject({
+export const creditTransferSchema = named(
+  z.strictObject({
     ...creditTransferFields,
     paymentId: paymentIdSchema,
     status: creditTransferStatusSchema,
-    statusReason: text(1, 35).optional().describe('Reason attached to the status, e.g. BlockedAccount.'),
-    date: isoDateTime().describe('Timestamp of the status report.'),
-  })
-  .meta({ id: 'CreditTransfer' });
+    statusReason: optional(text(1, 35), 'Reason attached to the status, e.g. BlockedAccount.'),
+    date: described(isoDateTime(), 'Timestamp of the status report.'),
+  }),
+  'CreditTransfer',
+);
 export type CreditTransfer = z.infer<typeof creditTransferSchema>;
 
 /** Optional headers common to every operation (spec section 4). */
 export const servicerHeadersSchema = z.strictObject({
-  servicerId: text(1, 36).optional(),
-  servicerBranchId: text(1, 36).optional(),
+  servicerId: z.optional(text(1, 36)),
+  servicerBranchId: z.optional(text(1, 36)),
 });
 export type ServicerHeaders = z.infer<typeof servicerHeadersSchema>;
 

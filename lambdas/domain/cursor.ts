@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { InvalidRequestError } from './errors.ts';
+import { boundedText } from './text.ts';
 
 /**
  * The list cursor: where the next page starts, the total counted when paging began, and the
@@ -30,9 +31,9 @@ const CONTEXT = 'credit-transfers/list-cursor';
 
 const payloadSchema = z.strictObject({
   v: z.literal(VERSION),
-  a: z.tuple([z.iso.datetime(), z.string().min(1).max(36)]),
-  t: z.int().min(0),
-  f: z.string().min(1).max(64),
+  a: z.tuple([z.iso.datetime(), boundedText(1, 36)]),
+  t: z.int().check(z.gte(0)),
+  f: boundedText(1, 64),
 });
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   type CreditTransferStatus,
   creditTransferRequestSchema,
@@ -34,15 +34,15 @@ import type {
 
 /** What flows from state to state: identifiers and routing only, never payment data. */
 export const lifecycleStateSchema = z.object({
-  tenant: z.string().min(1),
-  paymentId: z.string().min(1),
+  tenant: z.string().check(z.minLength(1)),
+  paymentId: z.string().check(z.minLength(1)),
   trigger: z.enum(['initiation', 'cancellation', 'recovery']),
-  attempt: z.number().int().min(0).optional(),
-  status: creditTransferStatusSchema.optional(),
-  next: z.enum(['continue', 'hold', 'poll', 'finish']).optional(),
-  holdUntil: z.string().optional(),
-  waitSeconds: z.number().int().min(0).optional(),
-  pollAttempt: z.number().int().min(0).optional(),
+  attempt: z.optional(z.int().check(z.gte(0))),
+  status: z.optional(creditTransferStatusSchema),
+  next: z.optional(z.enum(['continue', 'hold', 'poll', 'finish'])),
+  holdUntil: z.optional(z.string()),
+  waitSeconds: z.optional(z.int().check(z.gte(0))),
+  pollAttempt: z.optional(z.int().check(z.gte(0))),
 });
 export type LifecycleState = z.infer<typeof lifecycleStateSchema>;
 /** `continue` to the next step, `hold` until the value date, `poll` clearing again, `finish` the execution. */

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { canonicalJson } from './canonical-json.ts';
 import { compareCheckNumbers } from './check-number.ts';
 import { accountIdSchema, amountSchema, paymentIdSchema } from './credit-transfer.ts';
 import { compareDecimals } from './decimal.ts';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
 import type { CreditTransferRecord } from './ports.ts';
+import { boundedText, optionalField, patternLength } from './text.ts';
 import { toInvalidParams } from './validation.ts';
 
 /** Page size when the request names none: small answers unless a client asks for more. */
@@ -14,75 +15,65 @@ export const MAX_LIMIT = 100;
 /** Bound of the opaque list cursor, in and out. */
 export const CURSOR_MAX_LENGTH = 1024;
 
-const dateSchema = z.iso.date();
+const dateSchema = z.iso.date().check(patternLength('YYYY-MM-DD'.length));
 /** Check fields are nested free text (ISO 20022 Max140Text), see credit-transfer.ts. */
-const checkTextSchema = z.string().min(1).max(140);
+const checkTextSchema = boundedText(1, 140);
 
 /** Query parameters of the list operation (spec 4.1): the source of validation and of the OpenAPI document. */
 export const listCreditTransfersQuerySchema = z.strictObject({
-  'paymentId.eq': paymentIdSchema.optional().describe('Only the transfer with this paymentId.'),
-  'paymentMethod.eq': z
-    .string()
-    .min(1)
-    .max(35)
-    .optional()
-    .describe('Only transfers with exactly this paymentMethod (case-sensitive).'),
-  'debtorAccountId.eq': accountIdSchema.optional().describe('Only transfers from this debtor account.'),
-  'creditorAccountNumber.eq': z
-    .string()
-    .min(1)
-    .max(30)
-    .optional()
-    .describe(
-      'Only transfers whose `creditor.account.accountNumber` is exactly this BBAN (bank code, branch and account number).',
-    ),
-  'creditorAccountId.eq': accountIdSchema.optional().describe('Only transfers to this creditor account.'),
-  'checkType.eq': checkTextSchema
-    .optional()
-    .describe('Only transfers whose `check.checkType` is exactly this.'),
-  'checkNumber.eq': checkTextSchema
-    .optional()
-    .describe(
-      'Only transfers whose `check.checkNumber` equals this (digit strings by value: 000123 equals 123).',
-    ),
-  'amount.lte': amountSchema
-    .optional()
-    .describe('Only transfers whose `amount` is at most this (exact decimal).'),
-  'amount.gte': amountSchema
-    .optional()
-    .describe('Only transfers whose `amount` is at least this (exact decimal).'),
-  'checkDate.lte': dateSchema
-    .optional()
-    .describe('Only transfers whose `check.availabilityDate`, as a UTC date, is on or before this date.'),
-  'checkDate.gte': dateSchema
-    .optional()
-    .describe('Only transfers whose `check.availabilityDate`, as a UTC date, is on or after this date.'),
-  'checkNumber.lte': checkTextSchema
-    .optional()
-    .describe(
-      'Only check numbers up to this one: by value when both are digit strings, otherwise in ordinal string order.',
-    ),
-  'checkNumber.gte': checkTextSchema
-    .optional()
-    .describe(
-      'Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order.',
-    ),
-  cursor: z
-    .string()
-    .min(1)
-    .max(CURSOR_MAX_LENGTH)
-    .optional()
-    .describe(
-      'Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters.',
-    ),
-  limit: z
-    .string()
-    .regex(
-      /^(100|[1-9][0-9]?)$/,
-      `must be an integer from 1 to ${MAX_LIMIT}, written without sign or leading zeros`,
-    )
-    .optional()
-    .describe(`Number of transfers per page, an integer from 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`),
+  'paymentId.eq': optionalField(paymentIdSchema, 'Only the transfer with this paymentId.'),
+  'paymentMethod.eq': optionalField(
+    boundedText(1, 35),
+    'Only transfers with exactly this paymentMethod (case-sensitive).',
+  ),
+  'debtorAccountId.eq': optionalField(accountIdSchema, 'Only transfers from this debtor account.'),
+  'creditorAccountNumber.eq': optionalField(
+    boundedText(1, 30),
+    'Only transfers whose `creditor.account.accountNumber` is exactly this BBAN (bank code, branch and account number).',
+  ),
+  'creditorAccountId.eq': optionalField(accountIdSchema, 'Only transfers to this creditor account.'),
+  'checkType.eq': optionalField(checkTextSchema, 'Only transfers whose `check.checkType` is exactly this.'),
+  'checkNumber.eq': optionalField(
+    checkTextSchema,
+    'Only transfers whose `check.checkNumber` equals this (digit strings by value: 000123 equals 123).',
+  ),
+  'amount.lte': optionalField(amountSchema, 'Only transfers whose `amount` is at most this (exact decimal).'),
+  'amount.gte': optionalField(
+    amountSchema,
+    'Only transfers whose `amount` is at least this (exact decimal).',
+  ),
+  'checkDate.lte': optionalField(
+    dateSchema,
+    'Only transfers whose `check.availabilityDate`, as a UTC date, is on or before this date.',
+  ),
+  'checkDate.gte': optionalField(
+    dateSchema,
+    'Only transfers whose `check.availabilityDate`, as a UTC date, is on or after this date.',
+  ),
+  'checkNumber.lte': optionalField(
+    checkTextSchema,
+    'Only check numbers up to this one: by value when both are digit strings, otherwise in ordinal string order.',
+  ),
+  'checkNumber.gte': optionalField(
+    checkTextSchema,
+    'Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order.',
+  ),
+  cursor: optionalField(
+    boundedText(1, CURSOR_MAX_LENGTH),
+    'Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters.',
+  ),
+  limit: optionalField(
+    z
+      .string()
+      .check(
+        z.regex(
+          /^(100|[1-9][0-9]?)$/,
+          `must be an integer from 1 to ${MAX_LIMIT}, written without sign or leading zeros`,
+        ),
+        patternLength(String(MAX_LIMIT).length),
+      ),
+    `Number of transfers per page, an integer from 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`,
+  ),
 });
 
 export type ListQuery = z.infer<typeof listCreditTransfersQuerySchema>;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { RESPONSE_ONLY_FIELDS } from './credit-transfer.ts';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
 
@@ -35,7 +35,7 @@ export const toInvalidParams = (
  * Parses `input` or throws an InvalidRequestError naming every offending field.
  * `prefix` names where the input came from (for example a header or query parameter).
  */
-export const parseOrThrow = <S extends z.ZodType>(
+export const parseOrThrow = <S extends z.ZodMiniType>(
   schema: S,
   input: unknown,
   description: string,

@@ -1,13 +1,64 @@
-import type {
-  HeaderObject,
-  JsonSchema,
-  MediaTypeObject,
-  OpenApiDocument,
-  OperationObject,
-  ParameterObject,
-  RequestBodyObject,
-  ResponseObject,
-} from './openapi.ts';
+// The parts of an OpenAPI 3.1 document this page renders (openapi/openapi.json is the document).
+
+export type JsonSchema = { [keyword: string]: unknown };
+
+export interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+}
+
+export interface HeaderObject {
+  description: string;
+  required?: boolean;
+  schema: JsonSchema;
+}
+
+export interface MediaTypeObject {
+  schema?: JsonSchema;
+}
+
+export interface ResponseObject {
+  description: string;
+  headers?: Record<string, HeaderObject>;
+  content?: Record<string, MediaTypeObject>;
+}
+
+export interface RequestBodyObject {
+  description: string;
+  required: boolean;
+  content: Record<string, MediaTypeObject>;
+}
+
+export type SecurityRequirement = Record<string, string[]>;
+
+export interface OperationObject {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  security: SecurityRequirement[];
+  parameters?: ParameterObject[];
+  requestBody?: RequestBodyObject;
+  responses: Record<string, ResponseObject>;
+}
+
+export type HttpMethod = 'get' | 'post';
+export type PathItemObject = Partial<Record<HttpMethod, OperationObject>>;
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  servers: { url: string; description: string; 'x-internal': boolean }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, PathItemObject>;
+  components: {
+    schemas: Record<string, JsonSchema>;
+    securitySchemes: Record<string, JsonSchema>;
+  };
+}
 
 /**
  * The reference page: the OpenAPI document rendered server-side as one self-contained HTML

@@ -103,7 +103,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
       DYNAMODB_ENDPOINT: dynalite.endpoint,
-      ISSUER: baseUrl,
+      // PUBLIC_URL: the address clients use when something (a proxy) stands in front of this server.
+      ISSUER: process.env.PUBLIC_URL || baseUrl,
       AUDIENCE,
       LOCAL_SIGNING_KEY_FILE: join(options.dataDir, 'signing-key.pem'),
       // Kept under DATA_DIR, so cursors stay valid across restarts.

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '#shared/openapi';
+import { buildOpenApiDocument } from '../../scripts/openapi-document.ts';
 import { API_TYPES_PATH, renderApiTypes } from '../../client/scripts/render-api-types.ts';
 
 describe('client API types', () => {

@@ -1,9 +1,60 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { collectOutput, LOCAL_CLIENT, type LocalService } from '#local/service-process';
+import {
+  collectOutput,
+  LOCAL_CLIENT,
+  type LocalService as ServiceProcess,
+  startLocalService as startServiceProcess,
+} from '#local/service-process';
+import { assertNoContractViolations, type ContractViolation, startContractProxy } from './contract-proxy.ts';
 
-export { LOCAL_CLIENT, type LocalService, startLocalService } from '#local/service-process';
+export { LOCAL_CLIENT } from '#local/service-process';
+
+export interface LocalService extends ServiceProcess {
+  /** The service itself, for tests that must speak to it without the contract proxy. */
+  serviceUrl: string;
+  /** Responses so far that break the OpenAPI document. */
+  contractViolations(): Promise<ContractViolation[]>;
+}
+
+/**
+ * Starts the service as `npm start` does, behind the contract proxy: `baseUrl` is the proxy,
+ * which checks every response against the service's /openapi.json. `stop` and `kill` fail the
+ * suite when a response broke the document. `env.PORT` is the port clients use (the proxy's),
+ * and the service announces the proxy as its address (issuer, links).
+ */
+export const startLocalService = async (
+  options: { dataDir?: string; env?: Record<string, string> } = {},
+): Promise<LocalService> => {
+  const { PORT: publicPort, ...env } = options.env ?? {};
+  const proxy = await startContractProxy(Number(publicPort ?? 0));
+  let service: ServiceProcess;
+  try {
+    service = await startServiceProcess({
+      ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
+      env: { ...env, PUBLIC_URL: proxy.url },
+    });
+    await proxy.connect(service.baseUrl);
+  } catch (error) {
+    await proxy.close();
+    throw error;
+  }
+  const finish = async (end: () => Promise<void>) => {
+    await end();
+    const violations = await proxy.violations();
+    await proxy.close();
+    assertNoContractViolations(violations);
+  };
+  return {
+    ...service,
+    baseUrl: proxy.url,
+    serviceUrl: service.baseUrl,
+    contractViolations: () => proxy.violations(),
+    stop: () => finish(service.stop),
+    kill: () => finish(service.kill),
+  };
+};
 
 export const removeDataDir = (dataDir: string) => rm(dataDir, { recursive: true, force: true });
 

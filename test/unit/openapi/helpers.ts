@@ -1,5 +1,27 @@
+import type { oas31 } from 'zod-openapi';
 import { ROUTES, type Route } from '#routes';
-import type { JsonSchema, OpenApiDocument, OperationObject } from '#shared/openapi';
+
+export type OpenApiDocument = oas31.OpenAPIObject;
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** An operation as the tests read it: references in parameters and responses already refused. */
+export interface Operation extends Omit<oas31.OperationObject, 'parameters' | 'responses'> {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  security: oas31.SecurityRequirementObject[];
+  parameters?: (oas31.ParameterObject & { schema: JsonSchema })[];
+  requestBody?: oas31.RequestBodyObject & { content: Record<string, { schema?: JsonSchema }> };
+  responses: Record<
+    string,
+    {
+      description: string;
+      headers?: Record<string, { description?: string; required?: boolean; schema: JsonSchema }>;
+      content?: Record<string, { schema?: JsonSchema }>;
+    }
+  >;
+}
 
 const routeOf = (operationId: string): Route => {
   const route = ROUTES.find((candidate) => candidate.operationId === operationId);
@@ -22,15 +44,19 @@ export const routesWithLater = (): Route[] => [...routesWithoutLater(), LIST_ROU
 export interface Located {
   method: string;
   path: string;
-  operation: OperationObject;
+  operation: Operation;
 }
 
-export const operationsOf = (document: OpenApiDocument): Located[] =>
-  Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
+export const operationsOf = (document: { paths?: object }): Located[] =>
+  Object.entries(document.paths ?? {}).flatMap(([path, item]: [string, object]) =>
+    Object.entries(item).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path,
+      operation: operation as Operation,
+    })),
   );
 
-export const operation = (document: OpenApiDocument, operationId: string): OperationObject => {
+export const operation = (document: OpenApiDocument, operationId: string): Operation => {
   const found = operationsOf(document).find((entry) => entry.operation.operationId === operationId);
   if (!found) throw new Error(`No operation ${operationId}`);
   return found.operation;

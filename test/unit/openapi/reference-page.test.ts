@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { getOpenApiDocument } from '#api/openapi-document';
 import { getReferencePage, REFERENCE_PAGE_CSP } from '#api/reference-page';
 import { ROUTES } from '#routes';
-import { buildOpenApiDocument } from '#shared/openapi';
-import { escapeHtml, renderReferencePage } from '#shared/reference-page-html';
+import { escapeHtml, type OpenApiDocument, renderReferencePage } from '#shared/reference-page-html';
+import { buildOpenApiDocument as buildDocument } from '../../../scripts/openapi-document.ts';
 import { operationsOf, routesWithLater } from './helpers.ts';
+
+const buildOpenApiDocument = (...routes: Parameters<typeof buildDocument>) =>
+  buildDocument(...routes) as unknown as OpenApiDocument;
 
 const fullDocument = buildOpenApiDocument(routesWithLater());
 const page = renderReferencePage(fullDocument);

@@ -1,0 +1,793 @@
+import * as z from 'zod/mini';
+import {
+  createDocument,
+  type oas31,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiOverride,
+  type ZodOpenApiPathItemObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
+import type { authorizationServerMetadata } from '#auth/openid-configuration';
+import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from '#auth/register-client';
+import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-errors';
+import { tokenRequestSchema, tokenResponseSchema } from '#auth/token-request';
+import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
+import { CLIENT_ID_PATTERN } from '#domain/client';
+import {
+  creditTransferRequestSchema,
+  creditTransferSchema,
+  idempotencyKeySchema,
+  paymentIdSchema,
+  servicerHeadersSchema,
+} from '#domain/credit-transfer';
+import { POLL_AFTER_SECONDS } from '#domain/get-credit-transfer-status';
+import { CURSOR_MAX_LENGTH, listCreditTransfersQuerySchema, MAX_LIMIT } from '#domain/list-filters';
+import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/scopes';
+import { atMostCharacters, boundedText, described, optionalField, patternLength } from '#domain/text';
+import type { JsonWebKeySet } from '#domain/token-signer';
+import { ROUTES, type Route } from '#routes';
+import { gatewayResponse } from '#shared/gateway-responses';
+import { MAX_BODY_BYTES } from '#shared/middleware';
+import {
+  type ErrorCode,
+  MAX_INVALID_PARAM_TEXT,
+  MAX_INVALID_PARAMS,
+  PROBLEM_CONTENT_TYPE,
+  type ProblemBody,
+} from '#shared/problem';
+
+/**
+ * The OpenAPI 3.1 document of the service, made by zod-openapi from the route table (which
+ * operations exist) and the zod schemas (what they take and answer). `OPERATIONS` holds what
+ * the route table does not: parameters, bodies, responses and prose, one entry per operationId.
+ * It lives in scripts/ because it reads the auth handlers' schemas; functions serve the
+ * committed openapi/openapi.json that `npm run openapi` writes from it.
+ */
+
+export const API_TITLE = 'Credit Transfers API';
+/** The version of the payments interface definition (spec section 9). */
+export const API_VERSION = '0.7.0';
+
+export type OpenApiDocument = oas31.OpenAPIObject;
+
+const text = boundedText;
+const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
+
+// ---------------------------------------------------------------------------------------------
+// Schemas of answers whose handlers have no zod schema of their own (the error body, the key
+// set, the discovery metadata), and the token endpoint's schemas with the bounds it applies.
+
+const ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'invalid_token',
+  'insufficient_scope',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'payment_not_cancellable',
+  'payload_too_large',
+  'request_timeout',
+  'request_header_fields_too_large',
+  'unsupported_media_type',
+  'idempotency_key_reused',
+  'rate_limited',
+  'internal_error',
+  'service_unavailable',
+  'invalid_client',
+  'invalid_grant',
+  'unsupported_grant_type',
+  'invalid_scope',
+] as const satisfies readonly ErrorCode[];
+
+/** The one error body (`#shared/problem`): RFC 9457 problem plus the spec's `error` fields. */
+export const problemSchema = named(
+  z.strictObject({
+    type: described(text(1, 256), 'URI reference naming the problem type (RFC 9457).'),
+    title: described(text(1, 64), 'Short summary of the status code.'),
+    status: described(z.int().check(z.gte(400), z.lte(599)), 'The HTTP status code.'),
+    detail: described(text(0, 2048), 'What went wrong with this request.'),
+    error: described(z.enum(ERROR_CODES), 'Machine-readable error code (snake_case).'),
+    error_description: described(text(0, 2048), 'Same text as `detail`, under the name the spec uses.'),
+    invalidParams: optionalField(
+      z
+        .array(
+          z.strictObject({
+            name: described(
+              text(0, MAX_INVALID_PARAM_TEXT),
+              'The field, header or parameter, as a path such as `creditor.name`.',
+            ),
+            reason: described(text(0, MAX_INVALID_PARAM_TEXT), 'Why it was refused.'),
+          }),
+        )
+        .check(z.maxLength(MAX_INVALID_PARAMS)),
+      'On a 400: every offending field.',
+    ),
+  }),
+  'Problem',
+);
+
+// The schema and `ProblemBody` must describe the same object; this fails to compile if they drift.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const problemMatchesBody: Same<z.infer<typeof problemSchema>, ProblemBody> = true;
+void problemMatchesBody;
+
+/** Space-separated scopes: at most all of them once (RFC 6749 3.3). */
+const SCOPE_LIST_MAX_LENGTH = SCOPES.join(' ').length;
+/** A signed JWT of this issuer's claims stays far below this. */
+const ACCESS_TOKEN_MAX_LENGTH = 4096;
+
+/** A field of a handler's schema with more checks (the bounds the handler applies elsewhere). */
+const narrowed = <T extends z.ZodMiniType>(field: T, ...checks: z.core.$ZodCheck<z.output<T>>[]) =>
+  field.check(...checks);
+
+/** The same, for an optional field: the checks go on the value, the description stays. */
+const narrowedOptional = (field: z.ZodMiniOptional<z.ZodMiniString>, ...checks: z.core.$ZodCheck<string>[]) =>
+  optionalField(field.def.innerType.check(...checks), z.globalRegistry.get(field)?.description ?? '');
+
+/**
+ * The token endpoint's request (`#auth/token-request`), with the bounds the issuer applies:
+ * a client id outside CLIENT_ID_PATTERN or a secret longer than any registered one is refused
+ * as `invalid_client`.
+ */
+const tokenRequestShape = tokenRequestSchema.shape;
+export const documentedTokenRequestSchema = named(
+  z.extend(tokenRequestSchema, {
+    client_id: narrowedOptional(tokenRequestShape.client_id, z.regex(CLIENT_ID_PATTERN), patternLength(64)),
+    client_secret: narrowedOptional(
+      tokenRequestShape.client_secret,
+      z.minLength(MIN_SECRET_LENGTH),
+      atMostCharacters(MAX_SECRET_LENGTH),
+    ),
+    scope: narrowedOptional(tokenRequestShape.scope, atMostCharacters(SCOPE_LIST_MAX_LENGTH)),
+  }),
+  'TokenRequest',
+);
+
+const tokenResponseShape = tokenResponseSchema.shape;
+export const documentedTokenResponseSchema = named(
+  z.extend(tokenResponseSchema, {
+    access_token: narrowed(tokenResponseShape.access_token, z.maxLength(ACCESS_TOKEN_MAX_LENGTH)),
+    expires_in: narrowed(tokenResponseShape.expires_in, z.gte(1), z.lte(ACCESS_TOKEN_LIFETIME_SECONDS)),
+    scope: narrowed(tokenResponseShape.scope, z.maxLength(SCOPE_LIST_MAX_LENGTH)),
+  }),
+  'TokenResponse',
+);
+
+/** The key set `#auth/key-set` answers. */
+export const jsonWebKeySetSchema = named(
+  z.strictObject({
+    keys: described(
+      z
+        .array(
+          z.strictObject({
+            kty: z.literal('RSA'),
+            n: described(text(1, 1024), 'RSA modulus, base64url.'),
+            e: described(text(1, 16), 'RSA public exponent, base64url.'),
+            kid: described(text(1, 64), 'Key id (RFC 7638 thumbprint), the `kid` of the token header.'),
+            alg: z.literal('RS256'),
+            use: z.literal('sig'),
+          }),
+        )
+        .check(z.maxLength(10)),
+      'The signing key, and during a rotation the next or previous one.',
+    ),
+  }),
+  'JsonWebKeySet',
+);
+
+const shortList = (maximum: number) => z.array(text(1, 64)).check(z.maxLength(maximum));
+
+/** The metadata `#auth/openid-configuration` answers (RFC 8414). */
+export const openIdConfigurationSchema = named(
+  z.strictObject({
+    issuer: described(text(1, 512), 'The `iss` of every access token.'),
+    token_endpoint: text(1, 512),
+    jwks_uri: text(1, 512),
+    grant_types_supported: shortList(10),
+    token_endpoint_auth_methods_supported: shortList(10),
+    scopes_supported: shortList(SCOPES.length),
+    response_types_supported: described(shortList(10), 'Empty: there is no authorization endpoint.'),
+    service_documentation: described(text(1, 512), 'This reference page.'),
+  }),
+  'OpenIdConfiguration',
+);
+
+// The schemas must accept what the handlers answer; these fail to compile if they drift.
+type Accepts<Schema, Value> = [Value] extends [Schema] ? true : false;
+const keySetMatches: Accepts<z.infer<typeof jsonWebKeySetSchema>, JsonWebKeySet> = true;
+const metadataMatches: Accepts<
+  z.infer<typeof openIdConfigurationSchema>,
+  ReturnType<typeof authorizationServerMetadata>
+> = true;
+void keySetMatches;
+void metadataMatches;
+
+const openApiDocumentSchema = named(
+  z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ version: text(1, 32) }) }),
+  'OpenApiDocument',
+);
+
+// ---------------------------------------------------------------------------------------------
+// Parameters.
+
+const servicerHeaders = {
+  servicerId: described(servicerHeadersSchema.shape.servicerId, 'Account servicer identification: the bank.'),
+  servicerBranchId: described(
+    servicerHeadersSchema.shape.servicerBranchId,
+    'Account servicer at branch or centre level.',
+  ),
+};
+
+/** `idempotencyId` (the spec's name) and `Idempotency-Key` (the common one), read as one key. */
+const idempotencyHeaders = (behaviour: string) => ({
+  idempotencyId: optionalField(
+    idempotencyKeySchema,
+    `Identifier the client reuses when it repeats a call. ${behaviour}`,
+  ),
+  'Idempotency-Key': optionalField(
+    idempotencyKeySchema,
+    'Accepted as another name of `idempotencyId`; when both are sent they must be equal.',
+  ),
+});
+
+const paymentIdPath = z.strictObject({
+  paymentId: described(paymentIdSchema, 'The paymentId the initiation answered.'),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Responses.
+
+interface Header {
+  schema: z.ZodMiniType;
+  description: string;
+  required?: boolean;
+}
+
+type Headers = Record<string, Header>;
+
+/** Headers of a 202: where the status is, and whether this answer replays an earlier request. */
+const acceptedHeaders = (request: string, compared: string): Headers => ({
+  Location: {
+    schema: text(1, 512),
+    description: 'The status operation of this credit transfer.',
+    required: true,
+  },
+  'Idempotent-Replayed': {
+    schema: z.enum(['true']),
+    description: `Present (\`true\`) when this answer replays an earlier ${request} with the same idempotency key and ${compared}.`,
+  },
+});
+
+const RETRY_AFTER_SECONDS = z.int().check(z.gte(0), z.lte(86_400));
+const gatewayRetryAfter = Number(gatewayResponse('THROTTLED').headers['Retry-After'] ?? 1);
+const RETRY_AFTER: Header = {
+  schema: RETRY_AFTER_SECONDS,
+  description: `Seconds to wait before retrying (${gatewayRetryAfter} when the gateway throttles).`,
+  required: true,
+};
+
+const WWW_AUTHENTICATE: Header = {
+  schema: text(1, 256),
+  description: 'The Bearer challenge (RFC 6750), naming the error.',
+  required: true,
+};
+
+/** What a client may keep of a status report, and the tag that names it (RFC 9110 8.8.3). */
+const statusCacheHeaders: Headers = {
+  ETag: {
+    schema: text(3, 64),
+    description:
+      'Strong entity tag of this status report; it changes whenever the report does. Send it as ' +
+      '`If-None-Match` to ask whether anything changed.',
+    required: true,
+  },
+  'Cache-Control': {
+    schema: z.enum(['private, no-cache']),
+    description: 'The client may keep the report, but must revalidate it (with `If-None-Match`) before use.',
+    required: true,
+  },
+  'Retry-After': {
+    schema: RETRY_AFTER_SECONDS,
+    description: `On a transfer that is not final yet: seconds to wait before asking again (${POLL_AFTER_SECONDS}). Absent once the status is final.`,
+  },
+};
+
+type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 502 | 504;
+
+interface ErrorResponse {
+  description: string;
+  headers?: Headers;
+}
+
+const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponse> = {
+  400: {
+    description: 'The request is not valid (`invalid_request`); `invalidParams` names every offending field.',
+  },
+  401: {
+    description:
+      'The access token is missing, malformed, expired or not valid for this API (`unauthorized`, ' +
+      '`invalid_token`). Obtain a new token and retry.',
+    headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+  },
+  403: {
+    description: 'The access token does not carry the scope this operation requires (`insufficient_scope`).',
+    headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+  },
+  404: {
+    description: 'No credit transfer with this paymentId for this tenant (`not_found`).',
+  },
+  408: {
+    description: 'The request was not received in time; send it again, whole.',
+  },
+  409: {
+    description:
+      'The credit transfer is past the point where it can be cancelled (`payment_not_cancellable`).',
+  },
+  413: {
+    description: `The request body is larger than ${MAX_BODY_BYTES / 1024} KiB (\`payload_too_large\`).`,
+  },
+  415: {
+    description: 'The request body is not `application/json` (`unsupported_media_type`).',
+  },
+  422: {
+    description:
+      'The idempotency key was used before with a different request body (`idempotency_key_reused`).',
+  },
+  429: {
+    description: 'Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`.',
+    headers: { 'Retry-After': RETRY_AFTER },
+  },
+  431: {
+    description: 'The request headers are too large; send fewer or shorter headers.',
+  },
+  500: {
+    description: 'An internal error occurred (`internal_error`); the request may be retried.',
+  },
+  502: {
+    description: `${gatewayResponse('INTEGRATION_FAILURE').description} (\`internal_error\`).`,
+  },
+  504: {
+    description: `${gatewayResponse('INTEGRATION_TIMEOUT').description} (\`internal_error\`).`,
+  },
+};
+
+/** Statuses any operation can answer: the gateway and the server in front of every handler. */
+const ALWAYS: readonly ErrorStatus[] = [408, 429, 431, 500, 502, 504];
+
+interface ErrorOverride {
+  description?: string;
+  headers?: Headers;
+  /** Media types of the Problem body, when not application/problem+json alone. */
+  mediaTypes?: readonly string[];
+}
+
+/** Response headers as zod-openapi takes them: an object schema, optional where not required. */
+const headersObject = (headers: Headers) =>
+  z.object(
+    Object.fromEntries(
+      Object.entries(headers).map(([name, { schema, description, required }]) => [
+        name,
+        required ? described(schema, description) : optionalField(schema, description),
+      ]),
+    ),
+  );
+
+/** The error responses of an operation (with those of ALWAYS), each with the Problem body. */
+const errors = (
+  statuses: readonly ErrorStatus[],
+  overrides: Partial<Record<ErrorStatus, ErrorOverride>> = {},
+): Record<string, ZodOpenApiResponseObject> =>
+  Object.fromEntries(
+    [...new Set([...statuses, ...ALWAYS])]
+      .sort((a, b) => a - b)
+      .map((status) => {
+        const override = overrides[status] ?? {};
+        const description = override.description ?? ERROR_RESPONSES[status].description;
+        const headers = override.headers ?? ERROR_RESPONSES[status].headers;
+        const mediaTypes = override.mediaTypes ?? [PROBLEM_CONTENT_TYPE];
+        const response: ZodOpenApiResponseObject = {
+          description,
+          ...(headers && { headers: headersObject(headers) }),
+          content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: problemSchema }])),
+        };
+        return [String(status), response];
+      }),
+  );
+
+const json = (schema: z.ZodMiniType, example?: unknown) => ({
+  'application/json': { schema, ...(example !== undefined && { example }) },
+});
+
+/** The initiation of the README's quick start, and the answer it gets. */
+export const INITIATION_EXAMPLE = {
+  paymentMethod: 'CreditTransfer',
+  amount: '125.50',
+  currency: 'EUR',
+  debtorAccountId: '001-DDA-01-123456',
+  creditorAccountId: '002-DDA-01-654321',
+  purpose: 'Invoice 2026-118',
+};
+export const CREDIT_TRANSFER_EXAMPLE = {
+  ...INITIATION_EXAMPLE,
+  paymentId: '5f0c9a2e-8d4b-4c1e-9f6a-2b7d3e8c1a40',
+  status: 'Received',
+  date: '2026-11-23T09:30:00.000Z',
+};
+
+// ---------------------------------------------------------------------------------------------
+// The operations, by operationId. Adding a route to ROUTES with one of these ids is all it
+// takes to document it.
+
+export type TagName = 'Credit transfers' | 'Authorization' | 'Documentation';
+
+const TAGS: Record<TagName, string> = {
+  'Credit transfers': 'Initiate, read, list and cancel credit transfers.',
+  Authorization: 'Access tokens (OAuth 2.0 client credentials) and the keys that verify them.',
+  Documentation: 'This contract, as a document and as a page.',
+};
+
+export type OperationDetails = Omit<ZodOpenApiOperationObject, 'operationId' | 'summary' | 'tags'> & {
+  tags: readonly TagName[];
+  description: string;
+};
+
+/** The token endpoint answers its own refusals as RFC 6749 prescribes: application/json. */
+const TOKEN_ERROR = { mediaTypes: ['application/json'] } as const;
+
+export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
+  issueToken: {
+    tags: ['Authorization'],
+    description:
+      'Exchanges client credentials for an access token (OAuth 2.0 client credentials grant, RFC 6749 ' +
+      'section 4.4). The body is JSON or a form. The client authenticates with `client_id` and ' +
+      '`client_secret` in the body, or with HTTP Basic (RFC 6749 section 2.3.1), not both. Without `scope`, ' +
+      'every scope the client is allowed is granted. The token is a JWT to send as ' +
+      `\`Authorization: Bearer <token>\`; it expires after ${ACCESS_TOKEN_LIFETIME_SECONDS} seconds. No refresh ` +
+      'token is issued: request a new token before expiry, and when a call answers 401. Refusals follow ' +
+      'RFC 6749 section 5.2: `Content-Type: application/json`, with the `error` codes it names. Repeated ' +
+      'failed client authentication is throttled with 429 and `Retry-After`.',
+    // Client authentication, not an access token: HTTP Basic, or (the empty requirement) the
+    // credentials in the body, which no security scheme can express.
+    security: [{ clientSecretBasic: [] }, {}],
+    requestBody: {
+      description:
+        'The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for.',
+      required: true,
+      content: {
+        'application/json': { schema: documentedTokenRequestSchema },
+        'application/x-www-form-urlencoded': { schema: documentedTokenRequestSchema },
+      },
+    },
+    responses: {
+      '200': {
+        description: 'The access token. Never cached (`Cache-Control: no-store`).',
+        content: json(documentedTokenResponseSchema),
+      },
+      ...errors([400, 401, 413, 415], {
+        400: {
+          description:
+            'The request is not valid (`invalid_request`), names another grant type (`unsupported_grant_type`) ' +
+            'or a scope the client may not have (`invalid_scope`).',
+          ...TOKEN_ERROR,
+        },
+        401: {
+          description:
+            'Client authentication failed: unknown client, wrong secret, or none sent (`invalid_client`).',
+          headers: {
+            'WWW-Authenticate': {
+              ...WWW_AUTHENTICATE,
+              description: `The HTTP Basic challenge: \`${CLIENT_AUTHENTICATION_CHALLENGE}\`.`,
+            },
+          },
+          ...TOKEN_ERROR,
+        },
+        413: { ...ERROR_RESPONSES[413], ...TOKEN_ERROR },
+        415: {
+          description:
+            'The request body is neither `application/x-www-form-urlencoded` nor `application/json` ' +
+            '(`unsupported_media_type`).',
+          ...TOKEN_ERROR,
+        },
+        429: {
+          description:
+            'Too many requests, or too many failed client authentications (`rate_limited`); retry after ' +
+            'the number of seconds in `Retry-After`.',
+          headers: { 'Retry-After': RETRY_AFTER },
+          // The endpoint's own throttling answers in its RFC 6749 form, the gateway's as a problem.
+          mediaTypes: ['application/json', PROBLEM_CONTENT_TYPE],
+        },
+      }),
+    },
+  },
+  getJsonWebKeySet: {
+    tags: ['Authorization'],
+    description: 'The public keys (JWK Set, RFC 7517) that verify the signature of access tokens.',
+    responses: {
+      '200': { description: 'The key set.', content: json(jsonWebKeySetSchema) },
+      ...errors([]),
+    },
+  },
+  getAuthorizationServerMetadata: {
+    tags: ['Authorization'],
+    description:
+      'Authorization server metadata at the RFC 8414 path: the same document as the OpenID Connect discovery path.',
+    responses: {
+      '200': { description: 'The metadata.', content: json(openIdConfigurationSchema) },
+      ...errors([]),
+    },
+  },
+  getOpenIdConfiguration: {
+    tags: ['Authorization'],
+    description:
+      'Authorization server metadata (OpenID Connect Discovery): issuer, token endpoint and key set.',
+    responses: {
+      '200': { description: 'The metadata.', content: json(openIdConfigurationSchema) },
+      ...errors([]),
+    },
+  },
+  initiateCreditTransfer: {
+    tags: ['Credit transfers'],
+    description:
+      'Instruction to pay an amount to an ultimate beneficiary on behalf of an originator. The answer is an ' +
+      'asynchronous acceptance: 202 with the credit transfer, its `paymentId` and its first status; follow it ' +
+      'with the status operation (the `Location` header). The amount must be above zero. A `valueDate` before ' +
+      'today (UTC) is refused; a later one holds the transfer until that date. Amounts and all other values ' +
+      'are stored and echoed exactly as sent.\n\n' +
+      'Idempotency: with `idempotencyId` (or `Idempotency-Key`), a repeat with the same body and servicer ' +
+      'headers answers 202 with the same paymentId, its current status and `Idempotent-Replayed: true`, however ' +
+      'often and however concurrently it is sent; a repeat with anything different answers 422. A refused ' +
+      'request claims no key. Without the header, every request is a new payment.\n\n' +
+      'Sandbox (local and non-production stages): the outcome follows the suffix of `debtorAccountId`: ' +
+      '`-blocked` (Rejected, BlockedAccount), `-closed` (ClosedAccountNumber), `-nofunds` (InsufficientFunds), ' +
+      '`-forbidden` (TransactionForbidden), `-sanctioned` (RegulatoryReason), `-hold` (stays before settlement ' +
+      'for a while, so a cancellation can win); anything else settles (AcceptedSettlementCompleted).',
+    requestParams: {
+      header: z.strictObject({
+        ...idempotencyHeaders(
+          'A repeat with the same body and servicer headers answers with the same paymentId and ' +
+            '`Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, ' +
+            'every request is a new payment.',
+        ),
+        ...servicerHeaders,
+      }),
+    },
+    requestBody: {
+      description: 'The credit transfer: the fields of the spec without the four the service sets.',
+      required: true,
+      content: json(creditTransferRequestSchema, INITIATION_EXAMPLE),
+    },
+    responses: {
+      '202': {
+        description: 'Accepted: the credit transfer with its paymentId and status.',
+        content: json(creditTransferSchema, CREDIT_TRANSFER_EXAMPLE),
+        headers: headersObject(acceptedHeaders('initiation', 'body')),
+      },
+      ...errors([400, 401, 403, 413, 415, 422]),
+    },
+  },
+  getCreditTransferStatus: {
+    tags: ['Credit transfers'],
+    description:
+      'The current status report of a credit transfer: its fields as initiated, with `status`, ' +
+      '`statusReason` and the `date` of the status. A paymentId of another tenant answers 404, exactly as an ' +
+      'unknown one, whatever `If-None-Match` says.\n\n' +
+      'Polling: send the `ETag` of the last report as `If-None-Match`; while nothing changed the answer is ' +
+      `304 with no body. Until the status is final, wait the \`Retry-After\` seconds (${POLL_AFTER_SECONDS}) ` +
+      'between calls; once it is `AcceptedSettlementCompleted`, `Rejected` or `Cancelled` it never changes again.',
+    requestParams: {
+      path: paymentIdPath,
+      header: z.strictObject({
+        'If-None-Match': optionalField(
+          text(1, 1024),
+          'The `ETag` of a report the client holds (or a list of them, or `*`): a 304 answers that it is current.',
+        ),
+        ...servicerHeaders,
+      }),
+    },
+    responses: {
+      '200': {
+        description: 'The status report.',
+        content: json(creditTransferSchema),
+        headers: headersObject(statusCacheHeaders),
+      },
+      '304': {
+        description: 'Not modified: the report named by `If-None-Match` is current. No body.',
+        headers: headersObject(statusCacheHeaders),
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
+  listCreditTransfers: {
+    tags: ['Credit transfers'],
+    description:
+      'The credit transfers that match every filter given, newest first, a page at a time. Pass the ' +
+      '`Pagination-Cursor` of a page as `cursor`, with the same filters, to read the next one. Unknown or ' +
+      'repeated query parameters are refused.',
+    requestParams: {
+      query: listCreditTransfersQuerySchema,
+      header: z.strictObject(servicerHeaders),
+    },
+    responses: {
+      '200': {
+        description: 'A page of matching credit transfers (possibly empty).',
+        content: json(z.array(creditTransferSchema).check(z.maxLength(MAX_LIMIT))),
+        headers: headersObject({
+          'Pagination-Cursor': {
+            schema: text(0, CURSOR_MAX_LENGTH),
+            description: 'Position of the next page: send it as `cursor`. Empty on the last page.',
+            required: true,
+          },
+          'Pagination-Total': {
+            schema: z.string().check(z.regex(/^[0-9]{1,10}$/), z.maxLength(10)),
+            description: 'Number of credit transfers that matched the filters when paging began.',
+            required: true,
+          },
+        }),
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
+  cancelCreditTransfer: {
+    tags: ['Credit transfers'],
+    description:
+      'Requests the cancellation of a credit transfer. The answer is an asynchronous acceptance: 202 with the ' +
+      'credit transfer; the status becomes `Cancelled` (statusReason `RequestedByCustomer`) if the cancellation ' +
+      'wins before settlement.',
+    requestParams: {
+      path: paymentIdPath,
+      header: z.strictObject({
+        ...idempotencyHeaders('Send the same value when repeating the request.'),
+        ...servicerHeaders,
+      }),
+    },
+    requestBody: {
+      description: 'Why the cancellation is requested.',
+      required: false,
+      content: json(named(cancellationRequestSchema, 'CancellationRequest')),
+    },
+    responses: {
+      '202': {
+        description: 'Accepted: the credit transfer as it is now.',
+        content: json(creditTransferSchema),
+        headers: headersObject(acceptedHeaders('cancellation', 'cancellationReason')),
+      },
+      ...errors([400, 401, 403, 404, 409, 413, 415, 422]),
+    },
+  },
+  getOpenApiDocument: {
+    tags: ['Documentation'],
+    description:
+      'This API as an OpenAPI 3.1 document, generated from the same schemas that validate requests.',
+    responses: {
+      '200': { description: 'The OpenAPI document.', content: json(openApiDocumentSchema) },
+      ...errors([]),
+    },
+  },
+  getReferencePage: {
+    tags: ['Documentation'],
+    description: 'A reference page of every operation, rendered from the OpenAPI document.',
+    responses: {
+      '200': { description: 'The page.', content: { 'text/html': {} } },
+      ...errors([]),
+    },
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The document.
+
+const TOKEN_DESCRIPTION =
+  'Access token from `POST /oauth/token` (client credentials grant): a JWT signed with RS256, verifiable with ' +
+  'the keys at `/.well-known/jwks.json`, valid for 3600 seconds, carrying the granted scopes. Tokens are ' +
+  'issued and verified following the JSON Web Token Best Current Practices (RFC8725): one fixed signature ' +
+  'algorithm, never taken from the token; issuer, audience and expiry are checked on every call.';
+
+const CLIENT_BASIC_DESCRIPTION =
+  'Client authentication at the token endpoint only (RFC 6749 section 2.3.1): HTTP Basic with the ' +
+  'form-urlencoded client id and secret. Over TLS only. Every other operation takes a bearer token.';
+
+const DOCUMENT_DESCRIPTION = `Credit transfer payments API: initiate a credit transfer, read its status, list \
+and cancel credit transfers. The data model follows ISO 20022 vocabulary.
+
+**Authentication.** Every \`/v1\` call carries \`Authorization: Bearer <token>\`, a token from \
+\`POST /oauth/token\` with the client credentials grant. Each operation names the scope it requires. Tokens \
+expire after 3600 seconds: obtain a new one before expiry, and when a call answers 401. Keep the client secret \
+server-side.
+
+**Errors.** Every error answers \`application/problem+json\`: an RFC 9457 problem (\`type\`, \`title\`, \
+\`status\`, \`detail\`) that also carries \`error\` (a snake_case code) and \`error_description\`; a 400 lists \
+the offending fields in \`invalidParams\`. The token endpoint sends the same body as \`application/json\`, as \
+OAuth 2.0 clients expect.
+
+**Values.** Amounts are decimal strings; they and every other value are stored and echoed exactly as sent. \
+Lengths count characters (Unicode code points), as JSON Schema's \`maxLength\` does. Header names are \
+case-insensitive.`;
+
+const INT32 = 2 ** 31;
+
+/**
+ * Bounds the schemas imply but zod does not write: the length of a calendar date (its pattern
+ * allows exactly 10 characters) and the integer format the OWASP rules ask for.
+ */
+const addImpliedBounds: ZodOpenApiOverride = ({ jsonSchema }) => {
+  if (jsonSchema.type === 'string' && jsonSchema.format === 'date' && jsonSchema.maxLength === undefined) {
+    jsonSchema.maxLength = 'YYYY-MM-DD'.length;
+  }
+  if (jsonSchema.type === 'integer' && jsonSchema.format === undefined) {
+    const { minimum, maximum } = jsonSchema;
+    const fitsInt32 =
+      typeof minimum === 'number' && typeof maximum === 'number' && minimum >= -INT32 && maximum < INT32;
+    jsonSchema.format = fitsInt32 ? 'int32' : 'int64';
+  }
+};
+
+const operationOf = (route: Route, details: OperationDetails): ZodOpenApiOperationObject => {
+  const scopeNote = route.scope ? `\n\nRequires scope \`${route.scope}\`.` : '\n\nNeeds no access token.';
+  return {
+    ...details,
+    operationId: route.operationId,
+    summary: route.summary,
+    description: `${details.description}${scopeNote}`,
+    tags: [...details.tags],
+    security: details.security ?? (route.scope ? [{ bearerAuth: [route.scope] }] : []),
+  };
+};
+
+/**
+ * The OpenAPI document of the given routes (by default the service's route table). Every route
+ * needs an entry in OPERATIONS; entries without a route are left out.
+ */
+export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApiDocument => {
+  const paths: Record<string, ZodOpenApiPathItemObject> = {};
+  const tags = new Set<TagName>();
+  for (const route of routes) {
+    const details = OPERATIONS[route.operationId];
+    if (!details) {
+      throw new Error(
+        `No OpenAPI entry for operation ${route.operationId}; add one to OPERATIONS in scripts/openapi-document.ts`,
+      );
+    }
+    const pathItem = paths[route.path] ?? {};
+    paths[route.path] = pathItem;
+    const method = route.method === 'GET' ? 'get' : 'post';
+    if (pathItem[method]) throw new Error(`Two routes for ${route.method} ${route.path}`);
+    pathItem[method] = operationOf(route, details);
+    for (const tag of details.tags) tags.add(tag);
+  }
+  const document = createDocument(
+    {
+      openapi: '3.1.0',
+      info: { title: API_TITLE, version: API_VERSION, description: DOCUMENT_DESCRIPTION },
+      servers: [
+        {
+          // Relative to this document, which the service serves at its root: the same origin locally
+          // (npm start), behind a custom domain, and under the stage path of the execute-api URL.
+          url: '.',
+          description:
+            'The deployment that serves this document: local (npm start), sandbox and test stages, or production.',
+          'x-internal': false,
+        },
+      ],
+      tags: [...tags].map((name) => ({ name, description: TAGS[name] })),
+      paths,
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: TOKEN_DESCRIPTION },
+          clientSecretBasic: { type: 'http', scheme: 'basic', description: CLIENT_BASIC_DESCRIPTION },
+          oauth2: {
+            type: 'oauth2',
+            description: TOKEN_DESCRIPTION,
+            flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: { ...SCOPE_DESCRIPTIONS } } },
+          },
+        },
+      },
+    },
+    { override: addImpliedBounds, reused: 'inline', cycles: 'throw' },
+  );
+  // Components in name order, so the committed document changes only where the contract does.
+  const schemas = document.components?.schemas ?? {};
+  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...document, components: { ...document.components, schemas: sorted } } as OpenApiDocument;
+};
