@@ -154,7 +154,7 @@ const expectProblem = (reply: RawReply, status: number, error: string) => {
 };
 
 const post = (headerLines: [string, string][], body: string, path = TRANSFERS) =>
-  rawRequest(service.baseUrl, [requestText(service.baseUrl, 'POST', path, headerLines, body)]);
+  rawRequest(service.serviceUrl, [requestText(service.serviceUrl, 'POST', path, headerLines, body)]);
 
 const authorized = (): [string, string] => ['Authorization', `Bearer ${token}`];
 const json: [string, string] = ['Content-Type', 'application/json'];
@@ -195,24 +195,24 @@ describe('text that cannot be stored exactly as sent', () => {
 
   it('refuses query values and names that are not UTF-8 once decoded, naming the parameter', async () => {
     for (const query of ['debtorAccountId.eq=%FF', 'debtorAccountId.eq=%ED%A0%80', 'checkType.eq=a%C3']) {
-      const reply = await rawRequest(service.baseUrl, [
-        requestText(service.baseUrl, 'GET', `${TRANSFERS}?${query}`, [authorized()]),
+      const reply = await rawRequest(service.serviceUrl, [
+        requestText(service.serviceUrl, 'GET', `${TRANSFERS}?${query}`, [authorized()]),
       ]);
       expectProblem(reply, 400, 'invalid_request');
       expect(reply.json.invalidParams, query).toEqual([
         { name: query.slice(0, query.indexOf('=')), reason: expect.any(String) },
       ]);
     }
-    const name = await rawRequest(service.baseUrl, [
-      requestText(service.baseUrl, 'GET', `${TRANSFERS}?%FF=1`, [authorized()]),
+    const name = await rawRequest(service.serviceUrl, [
+      requestText(service.serviceUrl, 'GET', `${TRANSFERS}?%FF=1`, [authorized()]),
     ]);
     expectProblem(name, 400, 'invalid_request');
   });
 
   it('refuses a path parameter that is not UTF-8 once decoded', async () => {
     for (const paymentId of ['%FF', '%ED%A0%80']) {
-      const reply = await rawRequest(service.baseUrl, [
-        requestText(service.baseUrl, 'GET', `${TRANSFERS}/${paymentId}/status`, [authorized()]),
+      const reply = await rawRequest(service.serviceUrl, [
+        requestText(service.serviceUrl, 'GET', `${TRANSFERS}/${paymentId}/status`, [authorized()]),
       ]);
       expectProblem(reply, 400, 'invalid_request');
       expect(reply.json.invalidParams[0].name).toBe('paymentId');
@@ -269,14 +269,14 @@ describe('ambiguous requests', () => {
       'unsupported_media_type',
     );
     const gzipped = gzipSync(body);
-    const head = requestText(service.baseUrl, 'POST', TRANSFERS, [
+    const head = requestText(service.serviceUrl, 'POST', TRANSFERS, [
       authorized(),
       json,
       ['Content-Encoding', 'gzip'],
       ['Content-Length', String(gzipped.length)],
     ]);
     await refusedWithoutWrite(
-      () => rawRequest(service.baseUrl, [head, gzipped]),
+      () => rawRequest(service.serviceUrl, [head, gzipped]),
       415,
       'unsupported_media_type',
     );
@@ -303,16 +303,16 @@ describe('answers the HTTP layer gives by itself', () => {
       `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
       `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
     ]) {
-      expectProblem(await rawRequest(service.baseUrl, [malformed]), 400, 'invalid_request');
+      expectProblem(await rawRequest(service.serviceUrl, [malformed]), 400, 'invalid_request');
     }
     const longChunkExtension = `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20 * 1024)}\r\n`;
-    expectProblem(await rawRequest(service.baseUrl, [longChunkExtension]), 413, 'payload_too_large');
+    expectProblem(await rawRequest(service.serviceUrl, [longChunkExtension]), 413, 'payload_too_large');
   });
 
   it('cuts off a client that trickles its headers, with 408 and the error body', async () => {
-    const text = requestText(service.baseUrl, 'GET', `${TRANSFERS}?limit=1`, [authorized()]);
+    const text = requestText(service.serviceUrl, 'GET', `${TRANSFERS}?limit=1`, [authorized()]);
     const pieces = [...text];
-    const reply = await rawRequest(service.baseUrl, pieces, { gapMs: 1000 });
+    const reply = await rawRequest(service.serviceUrl, pieces, { gapMs: 1000 });
     expectProblem(reply, 408, 'request_timeout');
     // Cut off well before the whole request could arrive at this pace.
     expect(reply.elapsedMs).toBeLessThan(pieces.length * 1000);
@@ -320,13 +320,13 @@ describe('answers the HTTP layer gives by itself', () => {
 
   it('cuts off a client that trickles its body, with 408 and the error body, and stores nothing', async () => {
     const body = transferBody();
-    const head = requestText(service.baseUrl, 'POST', TRANSFERS, [
+    const head = requestText(service.serviceUrl, 'POST', TRANSFERS, [
       authorized(),
       json,
       ['Content-Length', String(Buffer.byteLength(body))],
     ]);
     const reply = await refusedWithoutWrite(
-      () => rawRequest(service.baseUrl, [head, ...body], { gapMs: 1000 }),
+      () => rawRequest(service.serviceUrl, [head, ...body], { gapMs: 1000 }),
       408,
       'request_timeout',
     );
