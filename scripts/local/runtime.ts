@@ -7,9 +7,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
 import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthorizer } from './api-gateway.ts';
-import { startDynalite } from './dynalite-process.ts';
+import { checkEventLog, checkSecrets, dataFolderFiles, damagedTable } from './data-folder.ts';
+import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
-import { ensureTable } from './table.ts';
+import { checkTableReadable, ensureTable } from './table.ts';
 
 export interface LocalRuntimeOptions {
   host: string;
@@ -23,6 +24,8 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   baseUrl: string;
   dynamodbEndpoint: string;
+  /** What the start found and did about it (a torn event line, repaired transfers), one line each. */
+  notices: string[];
   stop(): Promise<void>;
 }
 
@@ -58,11 +61,21 @@ const stopChild = (child: ChildProcess): Promise<void> =>
  */
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   await mkdir(options.dataDir, { recursive: true });
-  const dynalite = await startDynalite({
-    host: options.host,
-    port: options.dynamodbPort,
-    path: join(options.dataDir, 'dynamodb'),
-  });
+  const files = dataFolderFiles(options.dataDir);
+  // The data folder is checked before anything listens: a damaged file stops the start.
+  const { cursorSecret } = checkSecrets(options.dataDir);
+  const notices: string[] = [];
+  const tornEvents = checkEventLog(files.events);
+  if (tornEvents !== undefined) notices.push(tornEvents);
+
+  let dynalite: DynaliteProcess;
+  try {
+    dynalite = await startDynalite({ host: options.host, port: options.dynamodbPort, path: files.table });
+  } catch (error) {
+    // A busy port is no damage; anything else while opening the files is.
+    if (/EADDRINUSE/.test(String(error))) throw error;
+    throw damagedTable(files.table, error);
+  }
 
   let listener: RequestListener | undefined;
   const server = createServer((request, response) => {
@@ -88,27 +101,30 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   try {
     const port = await listen(server, options.host, options.port);
     const baseUrl = `http://${options.host}:${port}`;
-    const { ensureLocalCursorSecret } = await import('#adapters/cursor-key');
     Object.assign(process.env, {
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
       DYNAMODB_ENDPOINT: dynalite.endpoint,
       ISSUER: baseUrl,
       AUDIENCE,
-      LOCAL_SIGNING_KEY_FILE: join(options.dataDir, 'signing-key.pem'),
+      LOCAL_SIGNING_KEY_FILE: files.signingKey,
       // Kept under DATA_DIR, so cursors stay valid across restarts.
-      LIST_CURSOR_SECRET: ensureLocalCursorSecret(join(options.dataDir, 'list-cursor-secret')),
+      LIST_CURSOR_SECRET: cursorSecret,
       // The local event bus: one JSON line per status change.
-      EVENTS_FILE: join(options.dataDir, 'events.jsonl'),
+      EVENTS_FILE: files.events,
       // EMF metric lines only mean something to CloudWatch; set to false to see them.
       POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
       // Node timers reach 24.8 days at most: a longer hold is left to the reconciler.
       LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
     });
 
-    await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
-    const { ensureLocalSigningKey } = await import('#adapters/signer-local');
-    await ensureLocalSigningKey(process.env.LOCAL_SIGNING_KEY_FILE as string);
+    const dynamodb = createDynamoDbClient(dynalite.endpoint);
+    try {
+      await ensureTable(dynamodb, options.tableName);
+      await checkTableReadable(dynamodb, options.tableName);
+    } catch (error) {
+      throw damagedTable(files.table, error);
+    }
     const { registerClient } = await import('#auth/register-client');
     const { DynamoDbClientStore } = await import('#adapters/client-store');
     const { documentClient, tableName } = await import('#adapters/dynamodb-client');
@@ -124,6 +140,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
       enabled: process.env.LOCAL_LIFECYCLE !== 'off',
     });
+    if (lifecycle.repaired !== undefined && lifecycle.repaired > 0) {
+      notices.push(
+        `Recovery: ${lifecycle.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) were repaired from the record`,
+      );
+    }
 
     const routes: BoundRoute[] = [];
     for (const route of ROUTES)
@@ -134,7 +155,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
     });
-    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, stop };
+    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, notices, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -4,6 +4,7 @@ import {
   type DynamoDBClient,
   ResourceInUseException,
   ResourceNotFoundException,
+  ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#adapters/table-definition';
 import { rebuildWithMissingIndexes } from './table-rebuild.ts';
@@ -30,4 +31,18 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string): Pr
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`Table ${tableName} did not become active`);
+};
+
+/**
+ * Reads every item once, so a damaged table file is found at start rather than by a request
+ * answered 500 later. Local tables are small; the read is a count, nothing is kept.
+ */
+export const checkTableReadable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  let startKey: ScanCommand['input']['ExclusiveStartKey'];
+  do {
+    const page = await client.send(
+      new ScanCommand({ TableName: tableName, Select: 'COUNT', ExclusiveStartKey: startKey }),
+    );
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
 };
