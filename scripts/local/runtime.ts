@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -10,7 +10,7 @@ import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthori
 import { checkEventLog, checkSecrets, dataFolderFiles, damagedTable } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
-import { checkTableReadable, ensureTable } from './table.ts';
+import { checkTableReadable, ensureTable, TableStuckCreatingError } from './table.ts';
 
 export interface LocalRuntimeOptions {
   host: string;
@@ -68,14 +68,16 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const tornEvents = checkEventLog(files.events);
   if (tornEvents !== undefined) notices.push(tornEvents);
 
-  let dynalite: DynaliteProcess;
-  try {
-    dynalite = await startDynalite({ host: options.host, port: options.dynamodbPort, path: files.table });
-  } catch (error) {
-    // A busy port is no damage; anything else while opening the files is.
-    if (/EADDRINUSE/.test(String(error))) throw error;
-    throw damagedTable(files.table, error);
-  }
+  const openTable = async (): Promise<DynaliteProcess> => {
+    try {
+      return await startDynalite({ host: options.host, port: options.dynamodbPort, path: files.table });
+    } catch (error) {
+      // A busy port is no damage; anything else while opening the files is.
+      if (/EADDRINUSE/.test(String(error))) throw error;
+      throw damagedTable(files.table, error);
+    }
+  };
+  let dynalite = await openTable();
 
   let listener: RequestListener | undefined;
   const server = createServer((request, response) => {
@@ -118,10 +120,22 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
     });
 
-    const dynamodb = createDynamoDbClient(dynalite.endpoint);
     try {
-      await ensureTable(dynamodb, options.tableName);
-      await checkTableReadable(dynamodb, options.tableName);
+      try {
+        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+      } catch (error) {
+        if (!(error instanceof TableStuckCreatingError)) throw error;
+        // The first start was cut short while making the table: nothing was stored yet. The
+        // folder is kept aside all the same, and the table made again.
+        const aside = `${files.table}.interrupted-${Date.now()}`;
+        await stopChild(dynalite.child);
+        await rename(files.table, aside);
+        notices.push(`${files.table}: the table was still being created when the service stopped, so it held nothing; it was moved to ${aside} and made again`);
+        dynalite = await openTable();
+        process.env.DYNAMODB_ENDPOINT = dynalite.endpoint;
+        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+      }
+      await checkTableReadable(createDynamoDbClient(dynalite.endpoint), options.tableName);
     } catch (error) {
       throw damagedTable(files.table, error);
     }
@@ -140,9 +154,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
       enabled: process.env.LOCAL_LIFECYCLE !== 'off',
     });
-    if (lifecycle.repaired !== undefined && lifecycle.repaired > 0) {
+    if (lifecycle.repaired !== undefined) {
       notices.push(
-        `Recovery: ${lifecycle.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) were repaired from the record`,
+        `Recovery check: ${lifecycle.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) repaired from the record`,
       );
     }
 
