@@ -115,6 +115,8 @@ it('drives every transfer the table still holds to a final status after a power 
 
     service = await startLocalService({ dataDir, env: ENV });
     const restartedAt = Date.now();
+    if (cut === cuts[0])
+      expect(service.output()).toMatch(/the table was still being created when the service stopped/);
     const repaired = /Recovery check: (\d+) transfer/.exec(service.output())?.[1];
     expect(repaired, service.output()).toBeDefined();
     repairedCounts.push(Number(repaired));
