@@ -295,7 +295,11 @@ export class DynamoDbLifecycleStore
           ConsistentRead: true,
           FilterExpression: 'sk = :sk',
           ProjectionExpression: 'pk, #status, #history, publishedCount, #due',
-          ExpressionAttributeNames: { '#status': NAMES['#status'], '#history': NAMES['#history'], '#due': NAMES['#due'] },
+          ExpressionAttributeNames: {
+            '#status': NAMES['#status'],
+            '#history': NAMES['#history'],
+            '#due': NAMES['#due'],
+          },
           ExpressionAttributeValues: { ':sk': creditTransferKey('t', 'p').sk },
           ExclusiveStartKey,
         }),
@@ -309,9 +313,7 @@ export class DynamoDbLifecycleStore
         const needsWork =
           !FINAL_STATUSES.has(item.status) || Number(item.publishedCount ?? 0) < history.length;
         const agrees =
-          own === undefined
-            ? indexed.length === 0 && !needsWork
-            : indexed.length === 1 && indexed[0] === own;
+          own === undefined ? indexed.length === 0 && !needsWork : indexed.length === 1 && indexed[0] === own;
         if (agrees) continue;
         const { tenant, paymentId } = parseCreditTransferKey(pk);
         await this.realignOne(tenant, paymentId, own, indexed, needsWork ? now : undefined);

@@ -1,12 +1,4 @@
-import {
-  appendFileSync,
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-} from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
 import type { StatusChangedEvent, StatusEventPublisher } from '#domain/ports';

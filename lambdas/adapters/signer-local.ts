@@ -44,7 +44,10 @@ export const checkLocalSigningKey = (path: string): void => {
  * file is checked, never overwritten.
  */
 export const ensureLocalSigningKey = (path: string): void => {
-  if (existsSync(path)) return checkLocalSigningKey(path);
+  if (existsSync(path)) {
+    checkLocalSigningKey(path);
+    return;
+  }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS });
   try {

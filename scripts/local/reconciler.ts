@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { useWorkflowStarter } from '#adapters/workflow-starter';
-import { logger } from '#shared/logger';
 import type { ReconcileReport } from '#domain/reconcile-credit-transfers';
+import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
@@ -50,10 +50,7 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
     if (report !== undefined) startUpDone = true;
     return report;
   };
-  const timer = setInterval(
-    () => void (startUpDone ? run({}) : runStartUp()),
-    intervalSeconds * 1000,
-  );
+  const timer = setInterval(() => void (startUpDone ? run({}) : runStartUp()), intervalSeconds * 1000);
   timer.unref();
   return {
     run,

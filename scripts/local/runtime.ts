@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
 import { type BoundRoute, createApiGateway, type ProxyHandler, type TokenAuthorizer } from './api-gateway.ts';
-import { checkEventLog, checkSecrets, dataFolderFiles, damagedTable } from './data-folder.ts';
+import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { checkTableReadable, ensureTable, TableStuckCreatingError } from './table.ts';
@@ -130,7 +130,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         const aside = `${files.table}.interrupted-${Date.now()}`;
         await stopChild(dynalite.child);
         await rename(files.table, aside);
-        notices.push(`${files.table}: the table was still being created when the service stopped, so it held nothing; it was moved to ${aside} and made again`);
+        notices.push(
+          `${files.table}: the table was still being created when the service stopped, so it held nothing; it was moved to ${aside} and made again`,
+        );
         dynalite = await openTable();
         process.env.DYNAMODB_ENDPOINT = dynalite.endpoint;
         await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);

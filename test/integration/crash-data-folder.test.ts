@@ -182,7 +182,9 @@ describe('a torn last line in the event log', () => {
     expect(text.endsWith('\n')).toBe(true);
     const lines = text.trimEnd().split('\n');
     // Every line is whole JSON; the lines from before are kept as they were.
-    const parsed = lines.map((line) => JSON.parse(line) as { detail: { paymentId: string; status?: string } });
+    const parsed = lines.map(
+      (line) => JSON.parse(line) as { detail: { paymentId: string; status?: string } },
+    );
     expect(lines.slice(0, 2)).toEqual(whole);
     const ours = parsed.filter((event) => event.detail.paymentId === created.body.paymentId);
     expect(ours.map((event) => event.detail.status)).toContain(status);
