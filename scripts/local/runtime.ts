@@ -139,7 +139,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       }
       await checkTableReadable(createDynamoDbClient(dynalite.endpoint), options.tableName);
     } catch (error) {
-      throw damagedTable(files.table, error);
+      // dynalite stops on some damage (a corrupt block): what it said is the better reason.
+      const said =
+        dynalite.child.exitCode !== null
+          ? /(?:Corruption|IO error|Invalid argument): [^\]\n]*/.exec(dynalite.errors())?.[0]
+          : undefined;
+      throw damagedTable(files.table, said ?? error);
     }
     const { registerClient } = await import('#auth/register-client');
     const { DynamoDbClientStore } = await import('#adapters/client-store');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { appendFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,6 +136,25 @@ describe('a damaged table file', () => {
 
     expectRefusal(outcome, tableFolder, /every client, payment and idempotency key stored locally is lost/);
   }, 90_000);
+
+  it('refuses to start, naming the table folder, when a data block of it is corrupt', async () => {
+    const dataDir = await dataFolder();
+    // Two starts: the second writes the first one's log out to a table file (.ldb).
+    for (let start = 0; start < 2; start++) await (await startLocalService({ dataDir })).stop();
+    const tableFolder = join(dataDir, 'dynamodb');
+    const tables = (await readdir(tableFolder)).filter((name) => name.endsWith('.ldb'));
+    expect(tables.length).toBeGreaterThan(0);
+    for (const name of tables) {
+      const file = await open(join(tableFolder, name), 'r+');
+      await file.write(Buffer.alloc(200, 0x41), 0, 200, 100);
+      await file.close();
+    }
+
+    const outcome = await startExpectingRefusal(dataDir);
+
+    expectRefusal(outcome, tableFolder, /every client, payment and idempotency key stored locally is lost/);
+    expect(outcome.lastLine).toMatch(/Corruption/);
+  }, 120_000);
 });
 
 describe('a torn last line in the event log', () => {
