@@ -2,10 +2,25 @@ import { resolve } from 'node:path';
 
 // Before any handler module builds its logger: locally only warnings and errors by default.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const { startLocalRuntime } = await import('#local/runtime');
+const { checkSecrets, DataFolderError } = await import('#local/data-folder');
+
+/** A damaged data file is the operator's to fix: one line saying which and how, no stack trace. */
+const refuseToStart = (error: unknown): never => {
+  console.error(error instanceof DataFolderError ? `Cannot start: ${error.message}` : error);
+  process.exit(1);
+};
 
 /** `npm start`: the whole service on this machine. Every setting has a default; see README. */
 const setting = (name: string, fallback: string): string => process.env[name] || fallback;
+
+const dataDir = resolve(setting('DATA_DIR', '.local-data'));
+// The secrets first, before the rest of the service is even loaded: a damaged one stops it at once.
+try {
+  checkSecrets(dataDir);
+} catch (error) {
+  refuseToStart(error);
+}
+const { startLocalRuntime } = await import('#local/runtime');
 
 const client = {
   clientId: setting('LOCAL_CLIENT_ID', 'local-client'),
@@ -17,10 +32,11 @@ const runtime = await startLocalRuntime({
   host: setting('HOST', '127.0.0.1'),
   port: Number(setting('PORT', '3000')),
   dynamodbPort: Number(setting('DYNAMODB_PORT', '8000')),
-  dataDir: resolve(setting('DATA_DIR', '.local-data')),
+  dataDir,
   tableName: setting('TABLE_NAME', 'credit-transfers'),
   client,
-});
+}).catch(refuseToStart);
+for (const notice of runtime.notices) console.warn(notice);
 
 let stopping = false;
 const shutdown = async (signal: string) => {

@@ -1,7 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
+  PutCommand,
   QueryCommand,
   type QueryCommandOutput,
+  ScanCommand,
+  type ScanCommandOutput,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -273,6 +277,128 @@ export class DynamoDbLifecycleStore
           ExpressionAttributeValues: { ':seen': candidate.dueAt, ':due': nextCheckAt.toISOString() },
         }),
       ),
+    );
+  }
+
+  async realign(now: Date): Promise<number> {
+    const entries = new Map<string, RecoveryCandidate[]>();
+    for (const entry of await this.due(undefined, Number.MAX_SAFE_INTEGER)) {
+      const { pk } = creditTransferKey(entry.tenant, entry.paymentId);
+      entries.set(pk, [...(entries.get(pk) ?? []), entry]);
+    }
+    let repaired = 0;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page: ScanCommandOutput = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          FilterExpression: 'sk = :sk',
+          ProjectionExpression: 'pk, #status, #history, publishedCount, #due',
+          ExpressionAttributeNames: {
+            '#status': NAMES['#status'],
+            '#history': NAMES['#history'],
+            '#due': NAMES['#due'],
+          },
+          ExpressionAttributeValues: { ':sk': creditTransferKey('t', 'p').sk },
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const pk = String(item.pk);
+        const indexed = (entries.get(pk) ?? []).map((entry) => entry.dueAt);
+        entries.delete(pk);
+        const own = item[RECOVERY_INDEX.sortKey] as string | undefined;
+        const history = (item.history ?? []) as unknown[];
+        const needsWork =
+          !FINAL_STATUSES.has(item.status) || Number(item.publishedCount ?? 0) < history.length;
+        const agrees =
+          own === undefined ? indexed.length === 0 && !needsWork : indexed.length === 1 && indexed[0] === own;
+        if (agrees) continue;
+        const { tenant, paymentId } = parseCreditTransferKey(pk);
+        await this.realignOne(tenant, paymentId, own, indexed, needsWork ? now : undefined);
+        repaired += 1;
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    // Entries whose record is gone (its write was lost, the index's kept).
+    for (const orphans of entries.values()) {
+      for (const orphan of orphans) await this.dropEntryWithoutRecord(orphan);
+      repaired += 1;
+    }
+    return repaired;
+  }
+
+  /**
+   * An index entry only goes through a write of its item holding the same values, so each stray
+   * entry is first adopted by the item, then the item is given its one entry (or none).
+   */
+  private async realignOne(
+    tenant: string,
+    paymentId: string,
+    own: string | undefined,
+    indexed: string[],
+    dueAt: Date | undefined,
+  ): Promise<void> {
+    const key = creditTransferKey(tenant, paymentId);
+    const setDue = async (from: string | undefined, to: string) => {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET #shard = :shard, #due = :due',
+          ConditionExpression: from === undefined ? 'attribute_not_exists(#due)' : '#due = :from',
+          ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+          ExpressionAttributeValues: {
+            ...this.recoveryValues(tenant, paymentId, new Date(to)),
+            ':due': to,
+            ...(from !== undefined && { ':from': from }),
+          },
+        }),
+      );
+    };
+    let current = own;
+    for (const stray of indexed.filter((entry) => entry !== own)) {
+      await setDue(current, stray);
+      current = stray;
+    }
+    if (dueAt !== undefined) {
+      // A value the index has not seen, so the write is a move and leaves one entry.
+      let due = dueAt;
+      while (due.toISOString() === current) due = new Date(due.getTime() + 1);
+      await setDue(current, due.toISOString());
+    } else if (current !== undefined) {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'REMOVE #shard, #due',
+          ConditionExpression: '#due = :from',
+          ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+          ExpressionAttributeValues: { ':from': current },
+        }),
+      );
+    }
+  }
+
+  /** An item written with the entry's values and deleted takes the entry with it. */
+  private async dropEntryWithoutRecord(entry: RecoveryCandidate): Promise<void> {
+    const key = creditTransferKey(entry.tenant, entry.paymentId);
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...key, ...recoveryIndexValues(entry.tenant, entry.paymentId, entry.dueAt) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    await this.client.send(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConditionExpression: '#due = :due',
+        ExpressionAttributeNames: { '#due': NAMES['#due'] },
+        ExpressionAttributeValues: { ':due': entry.dueAt },
+      }),
     );
   }
 }

@@ -15,7 +15,14 @@ const SECRET_BYTES = 32;
 
 export type KmsSend = Pick<KMSClient, 'send'>;
 
-/** Creates the local secret file once (a race keeps the first one written) and returns its value. */
+/** What the local file holds: SECRET_BYTES random bytes in base64url, no padding (43 characters). */
+const LOCAL_SECRET_FORMAT = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Creates the local secret file once (a race keeps the first one written) and returns its value.
+ * An existing file is checked, never replaced: a new secret would void every cursor handed out.
+ * Throws saying what is wrong with a file that cannot be used.
+ */
 export const ensureLocalCursorSecret = (path: string): string => {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   try {
@@ -23,7 +30,16 @@ export const ensureLocalCursorSecret = (path: string): string => {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  return readFileSync(path, 'utf8').trim();
+  let secret: string;
+  try {
+    secret = readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new Error(`it cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  if (secret === '') throw new Error('it is empty');
+  if (!LOCAL_SECRET_FORMAT.test(secret))
+    throw new Error(`it does not hold ${SECRET_BYTES} bytes in base64url (43 characters)`);
+  return secret;
 };
 
 export const kmsDerivedCursorKey = (keyId: string, kms: KmsSend): (() => Promise<Uint8Array>) => {

@@ -120,6 +120,13 @@ export interface RecoveryQueue {
   claim(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<number | undefined>;
   /** Looks again later without starting anything; false when someone else moved it first. */
   defer(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<boolean>;
+  /**
+   * Makes the recovery index agree with the records, which are the truth, after a crash kept one
+   * half of a write and lost the other: a transfer still needing work gets exactly one entry, due
+   * at `now`; a finished one none; an entry without a record goes. Answers how many transfers (or
+   * entries without one) it repaired. Only while nothing else drives transfers (at start).
+   */
+  realign(now: Date): Promise<number>;
 }
 
 /** Starts the lifecycle workflow of a transfer; a start under a name already used is a no-op. */

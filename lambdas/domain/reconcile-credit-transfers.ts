@@ -38,6 +38,8 @@ export interface ReconcileOptions {
 }
 
 export interface ReconcileReport {
+  /** Transfers whose record and recovery entry disagreed, made to agree (`everything` runs only). */
+  repaired: number;
   /** Transfers found due. */
   found: number;
   /** Executions started. */
@@ -70,8 +72,11 @@ export const reconcileCreditTransfers = async (
   options: ReconcileOptions = {},
 ): Promise<ReconcileReport> => {
   const now = deps.clock.now();
+  // After a crash the index may have kept half of a write: made whole before it is read.
+  const repaired = options.everything ? await deps.queue.realign(now) : 0;
   const candidates = await deps.queue.due(options.everything ? undefined : now, options.limit ?? 1000);
   const report: ReconcileReport = {
+    repaired,
     found: candidates.length,
     started: 0,
     deferred: 0,
@@ -79,7 +84,9 @@ export const reconcileCreditTransfers = async (
     failed: 0,
   };
 
-  const handle = async (candidate: RecoveryCandidate): Promise<keyof Omit<ReconcileReport, 'found'>> => {
+  const handle = async (
+    candidate: RecoveryCandidate,
+  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired'>> => {
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
     const published = (record.publishedCount ?? 0) >= record.history.length;

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 export interface DynaliteProcess {
   endpoint: string;
   child: ChildProcess;
+  /** What it printed to stderr (why it stopped, when it did). */
+  errors: () => string;
 }
 
 /**
@@ -21,17 +23,19 @@ export const startDynalite = (options: {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
+    let errors = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const port = /listening at: https?:\/\/[^:]+:(\d+)/.exec(output)?.[1];
       if (port !== undefined) {
         child.stdout?.off('data', onData);
-        resolve({ endpoint: `http://${options.host}:${port}`, child });
+        resolve({ endpoint: `http://${options.host}:${port}`, child, errors: () => errors });
       }
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
+      errors = `${errors}${chunk.toString()}`.slice(-4000);
     });
     child.once('error', reject);
     child.once('exit', (code) =>

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { useWorkflowStarter } from '#adapters/workflow-starter';
+import type { ReconcileReport } from '#domain/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
@@ -20,29 +21,40 @@ export interface LocalLifecycleOptions {
 
 export interface LocalLifecycle {
   runner?: LocalWorkflowRunner;
+  /** Transfers the start-up run repaired (see ReconcileReport.repaired). */
+  repaired?: number;
   stop(): Promise<void>;
 }
 
-type Reconcile = (event: ReconcileEvent) => Promise<unknown>;
+type Reconcile = (event: ReconcileEvent) => Promise<ReconcileReport>;
 
 export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: number) => {
-  let current: Promise<void> | undefined;
-  const run = (event: ReconcileEvent): Promise<void> => {
+  let current: Promise<ReconcileReport | undefined> | undefined;
+  const run = (event: ReconcileEvent): Promise<ReconcileReport | undefined> => {
     // One run at a time, as one scheduled invocation per period on AWS.
     current ??= reconcile(event)
-      .then(() => undefined)
-      .catch((error: unknown) =>
-        logger.warn('Reconciler run failed; the next run retries', { error: error as Error }),
-      )
+      .catch((error: unknown) => {
+        logger.warn('Reconciler run failed; the next run retries', { error: error as Error });
+        return undefined;
+      })
       .finally(() => {
         current = undefined;
       });
     return current;
   };
-  const timer = setInterval(() => void run({}), intervalSeconds * 1000);
+  // Until a start-up run over everything succeeds, every run is one (nothing else would find
+  // the transfers whose index entry a crash lost).
+  let startUpDone = false;
+  const runStartUp = async () => {
+    const report = await run({ everything: true });
+    if (report !== undefined) startUpDone = true;
+    return report;
+  };
+  const timer = setInterval(() => void (startUpDone ? run({}) : runStartUp()), intervalSeconds * 1000);
   timer.unref();
   return {
     run,
+    runStartUp,
     stop: async () => {
       clearInterval(timer);
       await current;
@@ -62,9 +74,10 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
   useWorkflowStarter(runner);
   const { handler } = await import('#workflow/reconcile');
   const reconciler = startLocalReconciler(handler, options.reconcileIntervalSeconds);
-  await reconciler.run({ everything: true });
+  const first = await reconciler.runStartUp();
   return {
     runner,
+    repaired: first?.repaired,
     stop: async () => {
       await reconciler.stop();
       await runner.stop();

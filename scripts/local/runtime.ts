@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -14,9 +14,10 @@ import {
   type ProxyHandler,
   type TokenAuthorizer,
 } from './api-gateway.ts';
-import { startDynalite } from './dynalite-process.ts';
+import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './data-folder.ts';
+import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
-import { ensureTable } from './table.ts';
+import { checkTableReadable, ensureTable, TableStuckCreatingError } from './table.ts';
 
 export interface LocalRuntimeOptions {
   host: string;
@@ -30,6 +31,8 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   baseUrl: string;
   dynamodbEndpoint: string;
+  /** What the start found and did about it (a torn event line, repaired transfers), one line each. */
+  notices: string[];
   stop(): Promise<void>;
 }
 
@@ -65,11 +68,23 @@ const stopChild = (child: ChildProcess): Promise<void> =>
  */
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   await mkdir(options.dataDir, { recursive: true });
-  const dynalite = await startDynalite({
-    host: options.host,
-    port: options.dynamodbPort,
-    path: join(options.dataDir, 'dynamodb'),
-  });
+  const files = dataFolderFiles(options.dataDir);
+  // The data folder is checked before anything listens: a damaged file stops the start.
+  const { cursorSecret } = checkSecrets(options.dataDir);
+  const notices: string[] = [];
+  const tornEvents = checkEventLog(files.events);
+  if (tornEvents !== undefined) notices.push(tornEvents);
+
+  const openTable = async (): Promise<DynaliteProcess> => {
+    try {
+      return await startDynalite({ host: options.host, port: options.dynamodbPort, path: files.table });
+    } catch (error) {
+      // A busy port is no damage; anything else while opening the files is.
+      if (/EADDRINUSE/.test(String(error))) throw error;
+      throw damagedTable(files.table, error);
+    }
+  };
+  let dynalite = await openTable();
 
   let listener: RequestListener | undefined;
   const server = createHttpServer((request, response) => {
@@ -98,7 +113,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   try {
     const port = await listen(server, options.host, options.port);
     const baseUrl = `http://${options.host}:${port}`;
-    const { ensureLocalCursorSecret } = await import('#adapters/cursor-key');
     Object.assign(process.env, {
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
@@ -106,20 +120,43 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       // PUBLIC_URL: the address clients use when something (a proxy) stands in front of this server.
       ISSUER: process.env.PUBLIC_URL || baseUrl,
       AUDIENCE,
-      LOCAL_SIGNING_KEY_FILE: join(options.dataDir, 'signing-key.pem'),
+      LOCAL_SIGNING_KEY_FILE: files.signingKey,
       // Kept under DATA_DIR, so cursors stay valid across restarts.
-      LIST_CURSOR_SECRET: ensureLocalCursorSecret(join(options.dataDir, 'list-cursor-secret')),
+      LIST_CURSOR_SECRET: cursorSecret,
       // The local event bus: one JSON line per status change.
-      EVENTS_FILE: join(options.dataDir, 'events.jsonl'),
+      EVENTS_FILE: files.events,
       // EMF metric lines only mean something to CloudWatch; set to false to see them.
       POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
       // Node timers reach 24.8 days at most: a longer hold is left to the reconciler.
       LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
     });
 
-    await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
-    const { ensureLocalSigningKey } = await import('#adapters/signer-local');
-    await ensureLocalSigningKey(process.env.LOCAL_SIGNING_KEY_FILE as string);
+    try {
+      try {
+        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+      } catch (error) {
+        if (!(error instanceof TableStuckCreatingError)) throw error;
+        // The first start was cut short while making the table: nothing was stored yet. The
+        // folder is kept aside all the same, and the table made again.
+        const aside = `${files.table}.interrupted-${Date.now()}`;
+        await stopChild(dynalite.child);
+        await rename(files.table, aside);
+        notices.push(
+          `${files.table}: the table was still being created when the service stopped, so it held nothing; it was moved to ${aside} and made again`,
+        );
+        dynalite = await openTable();
+        process.env.DYNAMODB_ENDPOINT = dynalite.endpoint;
+        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+      }
+      await checkTableReadable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+    } catch (error) {
+      // dynalite stops on some damage (a corrupt block): what it said is the better reason.
+      const said =
+        dynalite.child.exitCode !== null
+          ? /(?:Corruption|IO error|Invalid argument): [^\]\n]*/.exec(dynalite.errors())?.[0]
+          : undefined;
+      throw damagedTable(files.table, said ?? error);
+    }
     const { registerClient } = await import('#auth/register-client');
     const { DynamoDbClientStore } = await import('#adapters/client-store');
     const { documentClient, tableName } = await import('#adapters/dynamodb-client');
@@ -135,6 +172,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
       enabled: process.env.LOCAL_LIFECYCLE !== 'off',
     });
+    if (lifecycle.repaired !== undefined) {
+      notices.push(
+        `Recovery check: ${lifecycle.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) repaired from the record`,
+      );
+    }
 
     const routes: BoundRoute[] = [];
     for (const route of ROUTES)
@@ -145,7 +187,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
     });
-    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, stop };
+    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, notices, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -4,9 +4,18 @@ import {
   type DynamoDBClient,
   ResourceInUseException,
   ResourceNotFoundException,
+  ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#adapters/table-definition';
 import { rebuildWithMissingIndexes } from './table-rebuild.ts';
+
+/**
+ * The table is stuck being created: dynalite writes a new table as CREATING, then as ACTIVE, and a
+ * crash between the two keeps the first only. No item can be written before ACTIVE, so it is empty.
+ */
+export class TableStuckCreatingError extends Error {
+  override name = 'TableStuckCreatingError';
+}
 
 /** Creates the table from the shared definition unless it exists, and waits until it is active. */
 export const ensureTable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
@@ -20,14 +29,32 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string): Pr
       if (!(createError instanceof ResourceInUseException)) throw createError;
     }
   }
-  for (let attempt = 0; attempt < 100; attempt++) {
+  // dynalite activates a table at once (createTableMs 0): one still creating after this never will.
+  let status: string | undefined;
+  for (let attempt = 0; attempt < 40; attempt++) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') {
+    status = Table?.TableStatus;
+    if (status === 'ACTIVE') {
       // A table from before an index was defined gets it (see table-rebuild.ts).
       await rebuildWithMissingIndexes(client, tableName);
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  if (status === 'CREATING') throw new TableStuckCreatingError(`Table ${tableName} was never activated`);
   throw new Error(`Table ${tableName} did not become active`);
+};
+
+/**
+ * Reads every item once, so a damaged table file is found at start rather than by a request
+ * answered 500 later. Local tables are small; the read is a count, nothing is kept.
+ */
+export const checkTableReadable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  let startKey: ScanCommand['input']['ExclusiveStartKey'];
+  do {
+    const page = await client.send(
+      new ScanCommand({ TableName: tableName, Select: 'COUNT', ExclusiveStartKey: startKey }),
+    );
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
 };

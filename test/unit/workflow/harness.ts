@@ -113,11 +113,17 @@ export const stored = async (paymentId: string): Promise<CreditTransferRecord> =
 export const statusesOf = (record: CreditTransferRecord): string[] =>
   record.history.map((entry) => entry.status);
 
+/**
+ * How long a wait may take before it fails: far above what a step takes even on a loaded
+ * machine (what is waited for either happens at once or never does).
+ */
+const WAIT_MS = 30_000;
+
 /** Waits until the transfer reaches `status` (polling the table), or fails after `timeoutMs`. */
 export const reach = async (
   paymentId: string,
   status: string,
-  timeoutMs = 5000,
+  timeoutMs = WAIT_MS,
 ): Promise<CreditTransferRecord> => {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -155,7 +161,10 @@ export const clearingRecord = async (paymentId: string): Promise<Record<string, 
   ).Item;
 
 /** Resolves once `done` holds (checked every 5 ms), or fails after `timeoutMs`. */
-export const eventually = async (done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
+export const eventually = async (
+  done: () => boolean | Promise<boolean>,
+  timeoutMs = WAIT_MS,
+): Promise<void> => {
   const until = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > until) throw new Error(`not done after ${timeoutMs} ms`);

@@ -330,12 +330,24 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
   });
 
   it('lets settlement stand when the cancellation comes after clearing settled but before the poll saw it', async () => {
-    const { runner } = await startRunner({ waitTimeOverrides: { WaitForClearing: 400 } });
+    // Clearing settles at once (SANDBOX_SETTLEMENT_SECONDS=0); the cancellation is taken just
+    // before the first poll runs, whatever the machine's speed: the recall is too late.
+    let cancelled = false;
+    const { runner } = await startRunner({
+      taskOverrides: {
+        PollClearing: async (input) => {
+          if (!cancelled) {
+            cancelled = true;
+            const { paymentId } = input as { paymentId: string };
+            await cancel(paymentId, runner);
+          }
+          return pollClearingHandler(input);
+        },
+      },
+    });
     const paymentId = await initiate(runner);
-    await reach(paymentId, 'AcceptedSettlementInProcess');
-    // Clearing settles at once (SANDBOX_SETTLEMENT_SECONDS=0): the recall is too late.
-    await cancel(paymentId, runner);
     await runner.idle();
+    expect(cancelled).toBe(true);
     const record = await stored(paymentId);
     expect(record.status).toBe('AcceptedSettlementCompleted');
     expect(statusesOf(record)).toEqual(SETTLED);

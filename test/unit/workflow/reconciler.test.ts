@@ -7,7 +7,7 @@ vi.hoisted(() => {
 import { documentClient } from '#adapters/dynamodb-client';
 import { SandboxRail } from '#adapters/sandbox-rail';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/lifecycle-steps';
-import type { Clock, WorkflowStarter } from '#domain/ports';
+import type { Clock, RecoveryCandidate, RecoveryQueue, WorkflowStarter } from '#domain/ports';
 import { reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
 import { workflowDependencies } from '#workflow/dependencies';
 import { metrics, reconcile } from '#workflow/reconcile';
@@ -34,10 +34,15 @@ afterAll(async () => {
 const at = (date: Date): Clock => ({ now: () => date });
 const later = (seconds: number): Date => new Date(Date.now() + seconds * 1000);
 
-const reconcileAt = (clock: Clock, workflow: WorkflowStarter, options: { everything?: boolean } = {}) =>
+const reconcileAt = (
+  clock: Clock,
+  workflow: WorkflowStarter,
+  options: { everything?: boolean } = {},
+  queue: RecoveryQueue = lifecycleStore(),
+) =>
   reconcileCreditTransfers(
     {
-      queue: lifecycleStore(),
+      queue,
       store: lifecycleStore(),
       rail: new SandboxRail(documentClient(), TABLE, clock, { settlementSeconds: 0, holdSeconds: 300 }),
       workflow,
@@ -118,5 +123,45 @@ describe('the reconciler', () => {
     await runner.idle();
     expect(report.found).toBeGreaterThanOrEqual(1);
     expect(addMetric).toHaveBeenCalledWith('TransfersNeedingRecovery', 'Count', report.found);
+  });
+
+  it('settles each transfer once when two runs go at once: only one of them claims it', async () => {
+    const { runner, executions } = await startRunner();
+    const paymentIds = await Promise.all(Array.from({ length: 8 }, () => initiate(failingStarter)));
+    // Both runs read the due transfers before either claims one, as two overlapping scheduled
+    // invocations can: only the claim can keep them from both starting a transfer.
+    let arrived = 0;
+    let bothRead: () => void = () => undefined;
+    const barrier = new Promise<void>((resolve) => {
+      bothRead = resolve;
+    });
+    const readingTogether = (): RecoveryQueue => {
+      const store = lifecycleStore();
+      return {
+        due: async (before, limit) => {
+          const candidates: RecoveryCandidate[] = await store.due(before, limit);
+          if (++arrived === 2) bothRead();
+          await barrier;
+          return candidates;
+        },
+        claim: (candidate, nextCheckAt) => store.claim(candidate, nextCheckAt),
+        defer: (candidate, nextCheckAt) => store.defer(candidate, nextCheckAt),
+        realign: (now) => store.realign(now),
+      };
+    };
+    const clock = at(later(125));
+    const [first, second] = await Promise.all([
+      reconcileAt(clock, runner, {}, readingTogether()),
+      reconcileAt(clock, runner, {}, readingTogether()),
+    ]);
+    await runner.idle();
+
+    expect(first.found).toBeGreaterThanOrEqual(paymentIds.length);
+    expect(second.found).toBe(first.found);
+    for (const paymentId of paymentIds) {
+      expect(executionsOf(executions, paymentId), paymentId).toHaveLength(1);
+      expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+    }
+    expect(first.started + second.started).toBe(executions.length);
   });
 });

@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { ensureLocalCursorSecret } from '#adapters/cursor-key';
+import { setAsideTornTail } from '#adapters/event-publisher-local';
+import { ensureLocalSigningKey } from '#adapters/signer-local';
+
+/**
+ * The local data folder: what it holds, and its checks at start. A file that exists but cannot be
+ * used stops the start with a DataFolderError saying which file and what to do: it is never
+ * replaced, since a new secret would void everything made with the old one.
+ */
+export const dataFolderFiles = (dataDir: string) => ({
+  signingKey: join(dataDir, 'signing-key.pem'),
+  cursorSecret: join(dataDir, 'list-cursor-secret'),
+  events: join(dataDir, 'events.jsonl'),
+  executions: join(dataDir, 'executions.jsonl'),
+  table: join(dataDir, 'dynamodb'),
+});
+
+/** A damaged file in the data folder: its message is one line an operator can act on. */
+export class DataFolderError extends Error {
+  override name = 'DataFolderError';
+}
+
+const damaged = (path: string, problem: string, afresh: string): DataFolderError =>
+  new DataFolderError(
+    `${path} is damaged (${problem}): restore it from a backup, or remove it to start afresh (${afresh}).`,
+  );
+
+const problemOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** The token signing key: created when absent, checked when present. */
+export const checkSigningKey = (path: string): void => {
+  try {
+    ensureLocalSigningKey(path);
+  } catch (error) {
+    throw damaged(
+      path,
+      problemOf(error),
+      'a new key is made, and every access token issued before stops working',
+    );
+  }
+};
+
+/** The list cursor secret: created when absent, checked when present; answers its value. */
+export const checkCursorSecret = (path: string): string => {
+  try {
+    return ensureLocalCursorSecret(path);
+  } catch (error) {
+    throw damaged(
+      path,
+      problemOf(error),
+      'a new secret is made, and every list cursor handed out before is refused',
+    );
+  }
+};
+
+/** The table's files could not be opened or read. */
+export const damagedTable = (path: string, error: unknown): DataFolderError =>
+  damaged(
+    path,
+    problemOf(error).split('\n')[0] ?? 'unreadable',
+    'every client, payment and idempotency key stored locally is lost',
+  );
+
+/** Both secrets, created when absent and checked when present; answers the cursor secret. */
+export const checkSecrets = (dataDir: string): { cursorSecret: string } => {
+  const files = dataFolderFiles(dataDir);
+  checkSigningKey(files.signingKey);
+  return { cursorSecret: checkCursorSecret(files.cursorSecret) };
+};
+
+/** Sets aside a torn last event line (see setAsideTornTail); answers a line to log, if any. */
+export const checkEventLog = (path: string): string | undefined => {
+  const moved = setAsideTornTail(path);
+  return moved === 0
+    ? undefined
+    : `${path}: its last line was torn by a crash; its ${moved} bytes were moved to ${path}.torn`;
+};
