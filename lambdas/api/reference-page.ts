@@ -1,26 +1,62 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { httpHandler } from '#shared/http-handler';
-import { openApiDocument } from '#shared/openapi';
-import { renderReferencePage } from '#shared/reference-page-html';
 
-/** Inline styles only: the page loads no script, font, image or stylesheet. */
-export const REFERENCE_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'";
+/**
+ * What the page may do: its own script (the renderer at docs/scalar.js), fetch and try requests
+ * against this origin only, and inline styles, which the renderer sets on its elements at run time.
+ * Nothing from anywhere else: no CDN, fonts, frames or form posts.
+ */
+export const REFERENCE_PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
-let page: string | undefined;
-
-/** GET /docs: the API reference, rendered once per container from the OpenAPI document. */
-export const getReferencePage = async (): Promise<APIGatewayProxyResult> => {
-  page ??= renderReferencePage(openApiDocument());
-  return {
-    statusCode: 200,
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': REFERENCE_PAGE_CSP,
-      'Cache-Control': 'public, max-age=300',
-      'X-Content-Type-Options': 'nosniff',
-    },
-    body: page,
-  };
+/** The renderer's settings: nothing fetched from elsewhere, no hosted client or proxy. */
+const RENDERER_CONFIGURATION = {
+  withDefaultFonts: false,
+  hideClientButton: true,
+  telemetry: false,
 };
+
+const escapeAttribute = (text: string): string =>
+  text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/**
+ * Relative URLs: the page is served at `docs` next to `openapi.json`, so both resolve under
+ * whatever base path the client called (a stage, a custom domain's base path, nothing locally).
+ */
+export const REFERENCE_PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Credit transfers API reference</title>
+</head>
+<body>
+<script id="api-reference" data-url="openapi.json" data-configuration="${escapeAttribute(JSON.stringify(RENDERER_CONFIGURATION))}"></script>
+<script src="docs/scalar.js"></script>
+</body>
+</html>
+`;
+
+/** GET /docs: the API reference, rendered in the browser by Scalar from /openapi.json. */
+export const getReferencePage = async (): Promise<APIGatewayProxyResult> => ({
+  statusCode: 200,
+  headers: {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': REFERENCE_PAGE_CSP,
+    'Cache-Control': 'public, max-age=300',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  },
+  body: REFERENCE_PAGE_HTML,
+});
 
 export const handler = httpHandler(getReferencePage);

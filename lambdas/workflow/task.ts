@@ -1,5 +1,6 @@
 import { type LifecycleState, lifecycleStateSchema } from '#domain/lifecycle-steps';
 import { logger } from '#shared/logger';
+import { observed } from '#shared/observability';
 
 /** The execution input or a state's output is not what the steps pass on: retrying cannot help. */
 export class InvalidLifecycleInputError extends Error {
@@ -16,7 +17,8 @@ export class InvalidLifecycleInputError extends Error {
  */
 export const lifecycleTask =
   <R>(name: string, step: (state: LifecycleState) => Promise<R>) =>
-  async (input: unknown): Promise<R> => {
+  observed(
+    async (input: unknown): Promise<R> => {
     const parsed = lifecycleStateSchema.safeParse(input);
     if (!parsed.success) throw new InvalidLifecycleInputError(parsed.error.message);
     const state = parsed.data;
@@ -30,4 +32,14 @@ export const lifecycleTask =
       });
       throw error;
     }
-  };
+  },
+    // Identifiers only, as the state carries them: never payment data.
+    (input) => {
+      const { tenant, paymentId } = (input ?? {}) as { tenant?: unknown; paymentId?: unknown };
+      return {
+        step: name,
+        ...(typeof tenant === 'string' && { tenant }),
+        ...(typeof paymentId === 'string' && { paymentId }),
+      };
+    },
+  );

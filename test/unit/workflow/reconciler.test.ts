@@ -10,7 +10,8 @@ import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/lifecycle-steps';
 import type { Clock, WorkflowStarter } from '#domain/ports';
 import { reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
 import { workflowDependencies } from '#workflow/dependencies';
-import { metrics, reconcile } from '#workflow/reconcile';
+import { metrics } from '#shared/metrics';
+import { reconcile } from '#workflow/reconcile';
 import {
   executionsOf,
   initiate,
