@@ -1,8 +1,8 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import type { TokenSigner } from '#domain/ports';
-import { traced } from '#shared/tracer';
 import { type RsaSigningJwk, rsaSigningJwk } from '#domain/token-signer';
+import { traced } from '#shared/tracer';
 
 const SIGNING_ALGORITHM = 'RSASSA_PKCS1_V1_5_SHA_256';
 

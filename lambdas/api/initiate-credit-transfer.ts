@@ -1,13 +1,16 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { type InitiationDependencies, initiateCreditTransfer as initiate } from '#domain/initiate-credit-transfer';
+import {
+  type InitiationDependencies,
+  initiateCreditTransfer as initiate,
+} from '#domain/initiate-credit-transfer';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import { logger } from '#shared/logger';
 import { countTransferInitiated } from '#shared/metrics';
 import type { JsonEvent } from '#shared/middleware';
 import { acceptedResponse } from './accepted-response.ts';
-import { initiationDependencies } from './starting-dependencies.ts';
 import { idempotencyKey, servicerHeaders } from './request-headers.ts';
+import { initiationDependencies } from './starting-dependencies.ts';
 
 export const initiateCreditTransfer =
   (dependencies: () => InitiationDependencies) =>

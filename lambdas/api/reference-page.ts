@@ -18,10 +18,17 @@ export const REFERENCE_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The renderer's settings: nothing fetched from elsewhere, no hosted client or proxy. */
+/**
+ * The renderer's settings: every operation shown open, and none of its hosted extras (fonts,
+ * AI agent, MCP, developer tools, telemetry), which would call services elsewhere.
+ */
 const RENDERER_CONFIGURATION = {
+  defaultOpenAllTags: true,
   withDefaultFonts: false,
   hideClientButton: true,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
   telemetry: false,
 };
 

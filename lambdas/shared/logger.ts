@@ -1,4 +1,4 @@
-import { LogFormatter, LogItem, Logger } from '@aws-lambda-powertools/logger';
+import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 
 export const SERVICE_NAME = 'credit-transfers';

@@ -1,9 +1,9 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { workflowStarter } from '#adapters/workflow-starter';
 import type { WorkflowStarter } from '#domain/ports';
 import { type ReconcileReport, reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import { countTransfersStuck, metrics } from '#shared/metrics';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { observed } from '#shared/observability';
 import { type WorkflowDependencies, workflowDependencies } from './dependencies.ts';
 

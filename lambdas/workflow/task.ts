@@ -15,24 +15,23 @@ export class InvalidLifecycleInputError extends Error {
  * function itself, so its return value is the state output). Errors keep their name: the ASL's
  * Retry matches on it. Locally the same function is called in-process with the same input.
  */
-export const lifecycleTask =
-  <R>(name: string, step: (state: LifecycleState) => Promise<R>) =>
+export const lifecycleTask = <R>(name: string, step: (state: LifecycleState) => Promise<R>) =>
   observed(
     async (input: unknown): Promise<R> => {
-    const parsed = lifecycleStateSchema.safeParse(input);
-    if (!parsed.success) throw new InvalidLifecycleInputError(parsed.error.message);
-    const state = parsed.data;
-    try {
-      return await step(state);
-    } catch (error) {
-      logger.error('Lifecycle step failed', {
-        step: name,
-        paymentId: state.paymentId,
-        error: error as Error,
-      });
-      throw error;
-    }
-  },
+      const parsed = lifecycleStateSchema.safeParse(input);
+      if (!parsed.success) throw new InvalidLifecycleInputError(parsed.error.message);
+      const state = parsed.data;
+      try {
+        return await step(state);
+      } catch (error) {
+        logger.error('Lifecycle step failed', {
+          step: name,
+          paymentId: state.paymentId,
+          error: error as Error,
+        });
+        throw error;
+      }
+    },
     // Identifiers only, as the state carries them: never payment data.
     (input) => {
       const { tenant, paymentId } = (input ?? {}) as { tenant?: unknown; paymentId?: unknown };

@@ -36,5 +36,7 @@ export const staticAssetHooks = (assets: readonly StaticAsset[]): ICommandHooks 
   beforeBundling: () => [],
   beforeInstall: () => [],
   afterBundling: (inputDir, outputDir) =>
-    assets.map((asset) => `cp ${quoted(`${inputDir}/${asset.source}`)} ${quoted(`${outputDir}/${asset.file}`)}`),
+    assets.map(
+      (asset) => `cp ${quoted(`${inputDir}/${asset.source}`)} ${quoted(`${outputDir}/${asset.file}`)}`,
+    ),
 });

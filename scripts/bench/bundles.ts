@@ -3,12 +3,12 @@ import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { ensureLocalSigningKey } from '#adapters/signer-local';
-import { ROUTES } from '#routes';
-import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { createDynamoDbClient } from '#adapters/dynamodb-client';
+import { ensureLocalSigningKey } from '#adapters/signer-local';
 import { startDynalite } from '#local/dynalite-process';
 import { ensureTable } from '#local/table';
+import { ROUTES } from '#routes';
+import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';
 import { fixed } from './support.ts';
 
@@ -84,7 +84,11 @@ interface BenchFunction {
 }
 
 const benchFunctions = (): BenchFunction[] => [
-  ...ROUTES.map((route) => ({ name: route.operationId, entry: route.entry, event: FIRST_EVENTS[route.operationId] })),
+  ...ROUTES.map((route) => ({
+    name: route.operationId,
+    entry: route.entry,
+    event: FIRST_EVENTS[route.operationId],
+  })),
   { name: 'authorizer', entry: 'lambdas/auth/authorizer.ts', event: FIRST_EVENTS.authorizer },
   ...Object.entries(WORKFLOW_FUNCTIONS).map(([name, fn]) => ({
     name,
@@ -109,7 +113,8 @@ const bundle = async (name: string, entry: string): Promise<{ file: string; byte
     outfile: file,
     logLevel: 'error',
   });
-  for (const asset of routeAssets(entry)) copyFileSync(join(PROJECT_ROOT, asset.source), join(dir, asset.file));
+  for (const asset of routeAssets(entry))
+    copyFileSync(join(PROJECT_ROOT, asset.source), join(dir, asset.file));
   return { file, bytes: statSync(file).size };
 };
 
@@ -229,5 +234,6 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
 
 // `npx tsx scripts/bench/bundles.ts` runs this section alone.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const line of await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 7) })) console.log(line);
+  for (const line of await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 7) }))
+    console.log(line);
 }

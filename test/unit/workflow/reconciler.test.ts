@@ -9,8 +9,8 @@ import { SandboxRail } from '#adapters/sandbox-rail';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/lifecycle-steps';
 import type { Clock, WorkflowStarter } from '#domain/ports';
 import { reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
-import { workflowDependencies } from '#workflow/dependencies';
 import { metrics } from '#shared/metrics';
+import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
 import {
   executionsOf,
