@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -193,7 +194,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       ISSUER: 'http://127.0.0.1',
       AUDIENCE: 'credit-transfers',
       LOCAL_SIGNING_KEY_FILE: keyFile,
-      LIST_CURSOR_SECRET: 'bench-cursor-secret-of-32-bytes!',
+      LIST_CURSOR_SECRET: randomBytes(32).toString('base64url'),
       STATE_MACHINE_ARN: 'arn:aws:states:local:000000000000:stateMachine:bench',
       EVENT_BUS_NAME: 'bench',
       POWERTOOLS_METRICS_DISABLED: 'true',
