@@ -97,6 +97,15 @@ describe('GET /docs in a browser', () => {
       ).toBe(true);
     }
 
+    // Request samples (and try-it) address this same origin, through the document's relative server.
+    const sampleUrls = async () =>
+      [...(await page.locator('body').innerText()).matchAll(/curl (\S+)/g)].map((match) =>
+        URL.canParse(match[1] ?? '') ? new URL(match[1] ?? '').href : '',
+      );
+    await expect
+      .poll(sampleUrls, { message: 'a request sample addressing this origin', timeout: 10_000 })
+      .toContain(`${service.baseUrl}/oauth/token`);
+
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: join('test-results', 'docs-page.png'), fullPage: false });
     expect(elsewhere).toEqual([]);
