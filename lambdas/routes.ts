@@ -1,4 +1,5 @@
 import type { Scope } from '#domain/scopes';
+import { REFERENCE_RENDERER, type StaticAsset } from '#shared/static-asset';
 
 /**
  * The route table, the one list both runtimes read: the CDK stack makes a REST resource,
@@ -14,6 +15,8 @@ export interface Route {
   entry: string;
   scope?: Scope;
   summary: string;
+  /** Files the handler serves as they are: copied beside its function's code, never bundled. */
+  assets?: readonly StaticAsset[];
 }
 
 export const ROUTES: readonly Route[] = [
@@ -91,6 +94,14 @@ export const ROUTES: readonly Route[] = [
     path: '/docs',
     entry: 'lambdas/api/reference-page.ts',
     summary: 'API reference page',
+  },
+  {
+    operationId: 'getReferencePageScript',
+    method: 'GET',
+    path: '/docs/scalar.js',
+    entry: 'lambdas/api/reference-page-script.ts',
+    summary: 'The script that renders the API reference page',
+    assets: [REFERENCE_RENDERER],
   },
 ];
 

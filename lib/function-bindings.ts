@@ -104,6 +104,7 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'])],
   getOpenApiDocument: () => [],
   getReferencePage: () => [],
+  getReferencePageScript: () => [],
 };
 
 /** The authorizer verifies tokens: the public key, and the issuer and audience they must name. */

@@ -667,9 +667,17 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
   },
   getReferencePage: {
     tags: ['Documentation'],
-    description: 'A reference page of every operation, rendered from the OpenAPI document.',
+    description: 'A reference page of every operation, rendered in the browser from the OpenAPI document.',
     responses: {
       '200': { description: 'The page.', content: { 'text/html': {} } },
+      ...errors([]),
+    },
+  },
+  getReferencePageScript: {
+    tags: ['Documentation'],
+    description: 'The script the reference page loads to render the OpenAPI document (Scalar API Reference).',
+    responses: {
+      '200': { description: 'The script.', content: { 'text/javascript': {} } },
       ...errors([]),
     },
   },

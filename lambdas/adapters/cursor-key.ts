@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { GenerateMacCommand, KMSClient } from '@aws-sdk/client-kms';
 import { optionalEnv } from '#shared/config';
+import { traced } from '#shared/tracer';
 
 /**
  * The secret that signs list cursors. On AWS it is derived from a KMS HMAC key: one GenerateMac
@@ -83,7 +84,7 @@ export const cursorKeyFromEnvironment = (): (() => Promise<Uint8Array>) => {
   if (shared) return shared;
   const keyId = optionalEnv('LIST_CURSOR_KEY_ID');
   const secret = optionalEnv('LIST_CURSOR_SECRET');
-  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, new KMSClient({}));
+  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, traced(new KMSClient({})));
   else if (secret !== undefined) shared = secretCursorKey(secret);
   else
     throw new Error('No cursor key: set LIST_CURSOR_KEY_ID (on AWS) or LIST_CURSOR_SECRET (local runtime)');

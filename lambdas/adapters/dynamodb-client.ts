@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv, requiredEnv } from '#shared/config';
+import { traced } from '#shared/tracer';
 
 /** The one DynamoDB client of the service. DYNAMODB_ENDPOINT points it at the local dynalite. */
 export const createDynamoDbClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DynamoDBClient =>
@@ -16,7 +17,7 @@ export const createDynamoDbClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')
   );
 
 export const createDocumentClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(createDynamoDbClient(endpoint), {
+  DynamoDBDocumentClient.from(traced(createDynamoDbClient(endpoint)), {
     marshallOptions: { removeUndefinedValues: true },
   });
 

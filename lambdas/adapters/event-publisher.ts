@@ -1,6 +1,7 @@
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
 import type { StatusChangedEvent, StatusEventPublisher } from '#domain/ports';
+import { traced } from '#shared/tracer';
 
 /** The `source` of every event the service publishes. */
 export const EVENT_SOURCE = 'credit-transfers';
@@ -38,4 +39,4 @@ export class EventBridgeStatusEventPublisher implements StatusEventPublisher {
   }
 }
 
-export const eventBridgeClient = (): EventBridgeClient => new EventBridgeClient({});
+export const eventBridgeClient = (): EventBridgeClient => traced(new EventBridgeClient({}));

@@ -2,6 +2,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import type { TokenSigner } from '#domain/ports';
 import { type RsaSigningJwk, rsaSigningJwk } from '#domain/token-signer';
+import { traced } from '#shared/tracer';
 
 const SIGNING_ALGORITHM = 'RSASSA_PKCS1_V1_5_SHA_256';
 
@@ -10,7 +11,7 @@ export type KmsSend = Pick<KMSClient, 'send'>;
 
 let sharedClient: KMSClient | undefined;
 const sharedKmsClient = (): KMSClient => {
-  sharedClient ??= new KMSClient({});
+  sharedClient ??= traced(new KMSClient({}));
   return sharedClient;
 };
 

@@ -3,6 +3,7 @@ import { type LifecycleStart, lifecycleExecutionName } from '#domain/lifecycle';
 import type { WorkflowStarter } from '#domain/ports';
 import { requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
+import { traced } from '#shared/tracer';
 
 /**
  * Starts the lifecycle state machine (STATE_MACHINE_ARN). The execution name comes from tenant,
@@ -55,6 +56,6 @@ let shared: WorkflowStarter | undefined;
 /** The starter of this runtime: the local runner when one is registered, else Step Functions. */
 export const workflowStarter = (): WorkflowStarter => {
   if (local) return local;
-  shared ??= new StepFunctionsWorkflowStarter(new SFNClient({}), requiredEnv('STATE_MACHINE_ARN'));
+  shared ??= new StepFunctionsWorkflowStarter(traced(new SFNClient({})), requiredEnv('STATE_MACHINE_ARN'));
   return shared;
 };

@@ -7,8 +7,8 @@ import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import type { JsonEvent } from '#shared/middleware';
 import { acceptedResponse } from './accepted-response.ts';
-import { cancellationDependencies } from './dependencies.ts';
 import { idempotencyKey, servicerHeaders } from './request-headers.ts';
+import { cancellationDependencies } from './starting-dependencies.ts';
 
 export const cancelCreditTransfer =
   (dependencies: () => CancellationDependencies) =>

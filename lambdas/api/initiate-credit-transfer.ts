@@ -1,14 +1,19 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { initiateCreditTransfer as initiate } from '#domain/initiate-credit-transfer';
+import {
+  type InitiationDependencies,
+  initiateCreditTransfer as initiate,
+} from '#domain/initiate-credit-transfer';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
+import { logger } from '#shared/logger';
+import { countTransferInitiated } from '#shared/metrics';
 import type { JsonEvent } from '#shared/middleware';
 import { acceptedResponse } from './accepted-response.ts';
-import { type ApiDependencies, apiDependencies } from './dependencies.ts';
 import { idempotencyKey, servicerHeaders } from './request-headers.ts';
+import { initiationDependencies } from './starting-dependencies.ts';
 
 export const initiateCreditTransfer =
-  (dependencies: () => ApiDependencies) =>
+  (dependencies: () => InitiationDependencies) =>
   async (event: JsonEvent): Promise<APIGatewayProxyResult> => {
     const { tenant, clientId } = callerOf(event);
     const key = idempotencyKey(event);
@@ -19,7 +24,9 @@ export const initiateCreditTransfer =
       ...(key !== undefined && { idempotencyKey: key }),
       servicer: servicerHeaders(event),
     });
+    logger.appendKeys({ paymentId: creditTransfer.paymentId });
+    if (!replayed) countTransferInitiated();
     return acceptedResponse(event, creditTransfer, replayed);
   };
 
-export const handler = jsonHttpHandler(initiateCreditTransfer(apiDependencies));
+export const handler = jsonHttpHandler(initiateCreditTransfer(initiationDependencies));

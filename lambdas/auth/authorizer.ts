@@ -9,6 +9,7 @@ import type { JsonWebKeySet } from '#domain/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
+import { observed } from '#shared/observability';
 import { routePolicy } from './policy.ts';
 
 export interface AuthorizerDependencies {
@@ -102,4 +103,5 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
   };
 };
 
-export const handler = createAuthorizer(fromEnvironment);
+// The token itself never reaches a log line: the caller is known only once it is verified.
+export const handler = observed(createAuthorizer(fromEnvironment));

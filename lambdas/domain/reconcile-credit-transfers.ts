@@ -49,6 +49,8 @@ export interface ReconcileReport {
   /** Moved on by someone else meanwhile, or already done. */
   skipped: number;
   failed: number;
+  /** Of those found, the ones not final and past their due time: the workflow lost them for a while. */
+  stuck: number;
 }
 
 /** Longest wait between two looks at a transfer clearing takes long over. */
@@ -82,13 +84,15 @@ export const reconcileCreditTransfers = async (
     deferred: 0,
     skipped: 0,
     failed: 0,
+    stuck: 0,
   };
 
   const handle = async (
     candidate: RecoveryCandidate,
-  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired'>> => {
+  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck'>> => {
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
+    if (!isFinal(record.status) && Date.parse(candidate.dueAt) <= now.getTime()) report.stuck += 1;
     const published = (record.publishedCount ?? 0) >= record.history.length;
     if (isFinal(record.status) && published) {
       await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);

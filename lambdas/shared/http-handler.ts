@@ -1,15 +1,17 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { logger } from './logger.ts';
 import { type JsonEvent, jsonBody, problemResponses, unambiguousRequest } from './middleware.ts';
+import { observedHttp } from './observability.ts';
 
 type Handler<E> = (event: E) => Promise<APIGatewayProxyResult>;
 
-/** The middleware every HTTP handler shares; problem mapping is the last to run on the way out. */
+/**
+ * The middleware every HTTP handler shares: observability outermost, then problem mapping,
+ * which runs before the request log on the way out.
+ */
 export const httpHandler = (handler: Handler<APIGatewayProxyEvent>) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(injectLambdaContext(logger, { clearState: true }))
+    .use(observedHttp())
     .use(problemResponses())
     .use(unambiguousRequest())
     .handler(handler);
@@ -17,7 +19,7 @@ export const httpHandler = (handler: Handler<APIGatewayProxyEvent>) =>
 /** As httpHandler, for operations with a JSON body (`optional` when it may be absent). */
 export const jsonHttpHandler = (handler: Handler<JsonEvent>, options: { optional?: boolean } = {}) =>
   middy<JsonEvent, APIGatewayProxyResult>()
-    .use(injectLambdaContext(logger, { clearState: true }))
+    .use(observedHttp<JsonEvent>())
     .use(problemResponses<JsonEvent>())
     .use(unambiguousRequest<JsonEvent>())
     .use(jsonBody(options))

@@ -6,6 +6,7 @@ import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from 
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_OPTIONS, routeAssets, staticAssetHooks } from './bundling.ts';
 
 /** The repository root: handler entries in the route table are relative to it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,7 +29,7 @@ export interface ServiceFunctionProps {
 /**
  * The one way this service makes a Lambda function: Node 24 on arm64, active tracing, its own
  * log group with retention, its own role that may only write to that log group, and an ESM,
- * minified bundle with source maps that carries the AWS SDK it was tested with.
+ * minified bundle built with the options of bundling.ts (the runtime's AWS SDK, no source maps).
  * Permissions and environment come afterwards, together, through `bind`.
  */
 export class ServiceFunction extends Construct {
@@ -64,19 +65,17 @@ export class ServiceFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
-      environment: { NODE_OPTIONS: '--enable-source-maps' },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies inside an ES module bundle still call require().
-        banner:
-          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        // Bundle everything, the AWS SDK included: the version in package-lock.json is the one tested.
-        externalModules: [],
+        target: BUNDLE_OPTIONS.target,
+        mainFields: [...BUNDLE_OPTIONS.mainFields],
+        banner: BUNDLE_OPTIONS.banner,
+        minify: BUNDLE_OPTIONS.minify,
+        sourceMap: BUNDLE_OPTIONS.sourcemap,
+        keepNames: BUNDLE_OPTIONS.keepNames,
+        externalModules: [...BUNDLE_OPTIONS.external],
+        // The route's static files go beside the bundle, where the handler reads them.
+        commandHooks: staticAssetHooks(routeAssets(props.entry)),
       },
     });
 

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { LOCAL_CLIENT, type LocalService, startLocalService } from '#local/service-process';
+import { benchBundles } from './bundles.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
 import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
@@ -83,3 +84,6 @@ await withService({}, async (lifecycleService, api) => {
   });
   for (const line of formatLifecycleReport(transitions, throughput)) console.log(line);
 });
+
+for (const line of await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 7) }))
+  console.log(line);

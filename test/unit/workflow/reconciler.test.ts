@@ -9,8 +9,9 @@ import { SandboxRail } from '#adapters/sandbox-rail';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/lifecycle-steps';
 import type { Clock, RecoveryCandidate, RecoveryQueue, WorkflowStarter } from '#domain/ports';
 import { reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
+import { metrics } from '#shared/metrics';
 import { workflowDependencies } from '#workflow/dependencies';
-import { metrics, reconcile } from '#workflow/reconcile';
+import { reconcile } from '#workflow/reconcile';
 import {
   executionsOf,
   initiate,

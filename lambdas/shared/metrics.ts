@@ -1,0 +1,49 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { StatusChangedEvent, StatusEventPublisher } from '#domain/ports';
+import { SERVICE_NAME } from './logger.ts';
+
+/**
+ * The service's business metrics, as CloudWatch embedded metric format lines (no API call).
+ * The alarms name exactly these. Off locally (POWERTOOLS_METRICS_DISABLED=true): EMF lines mean
+ * nothing without CloudWatch.
+ */
+export const METRICS_NAMESPACE = 'CreditTransfers';
+export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+
+/** Publishes what this invocation stored; nothing (and no "no metrics" warning) when it stored none. */
+export const flushMetrics = (): void => {
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+};
+
+/** A client's initiation accepted (not a replay of one). */
+export const countTransferInitiated = (): void => {
+  metrics.addMetric('TransfersInitiated', MetricUnit.Count, 1);
+};
+
+/** Transfers found past their due time while not final: the workflow lost them for a while. */
+export const countTransfersStuck = (count: number): void => {
+  metrics.addMetric('TransfersStuck', MetricUnit.Count, count);
+};
+
+/** One transfer rejected, by its ISO 20022 reason: a line of its own, since `reason` is its dimension. */
+const countTransferRejected = (reason: string): void => {
+  const single = metrics.singleMetric();
+  single.addDimension('reason', reason);
+  single.addMetric('TransfersRejected', MetricUnit.Count, 1);
+};
+
+const countStatusChange = (event: StatusChangedEvent): void => {
+  if (event.status === 'Rejected') countTransferRejected(event.statusReason ?? 'Unspecified');
+  if (event.status === 'Cancelled') metrics.addMetric('TransfersCancelled', MetricUnit.Count, 1);
+};
+
+/**
+ * Counts rejections and cancellations as their status events go out: each change is published
+ * once (from the watermark), whichever step or actor made it.
+ */
+export const countingStatusEvents = (publisher: StatusEventPublisher): StatusEventPublisher => ({
+  publish: async (events) => {
+    await publisher.publish(events);
+    for (const event of events) countStatusChange(event);
+  },
+});

@@ -1,0 +1,22 @@
+import { EventBridgeStatusEventPublisher, eventBridgeClient } from '#adapters/event-publisher';
+import { JsonLinesStatusEventPublisher } from '#adapters/event-publisher-local';
+import type { StatusEventPublisher } from '#domain/ports';
+import { optionalEnv, requiredEnv } from '#shared/config';
+import { countingStatusEvents } from '#shared/metrics';
+
+let publisher: StatusEventPublisher | undefined;
+
+/**
+ * The status event publisher, built once per container on first use: the EventBridge bus
+ * EVENT_BUS_NAME, or the JSON-lines file EVENTS_FILE (local runtime). Rejections and
+ * cancellations are counted as their events go out.
+ */
+export const statusEventPublisher = (): StatusEventPublisher => {
+  const eventsFile = optionalEnv('EVENTS_FILE');
+  publisher ??= countingStatusEvents(
+    eventsFile !== undefined
+      ? new JsonLinesStatusEventPublisher(eventsFile)
+      : new EventBridgeStatusEventPublisher(eventBridgeClient(), requiredEnv('EVENT_BUS_NAME')),
+  );
+  return publisher;
+};

@@ -1,0 +1,42 @@
+import type { ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { ROUTES } from '#routes';
+import type { StaticAsset } from '#shared/static-asset';
+
+/**
+ * The esbuild options of every function, in one place: the CDK functions (function-defaults.ts)
+ * and the bundle benchmark (scripts/bench/bundles.ts) build with exactly these.
+ */
+
+/** Lambda's nodejs24.x runtime ships AWS SDK v3: a function loads the runtime's copy, never a bundled one. */
+export const EXTERNAL_MODULES: readonly string[] = ['@aws-sdk/*'];
+
+export const BUNDLE_OPTIONS = {
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  minify: true,
+  // No source maps: --enable-source-maps reads the map at every cold start, and the logged
+  // errors (name, message, our own short function names kept below) locate a fault well enough.
+  sourcemap: false,
+  keepNames: true,
+  external: EXTERNAL_MODULES,
+  // CommonJS dependencies inside an ES module bundle still call require().
+  banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+} as const;
+
+/** The static files of the route whose handler is `entry` (none for other functions). */
+export const routeAssets = (entry: string): readonly StaticAsset[] =>
+  ROUTES.find((route) => route.entry === entry)?.assets ?? [];
+
+const quoted = (path: string): string => `'${path.replaceAll("'", "'\\''")}'`;
+
+/** Copies each asset from the project into the function's asset directory, beside the bundle. */
+export const staticAssetHooks = (assets: readonly StaticAsset[]): ICommandHooks => ({
+  beforeBundling: () => [],
+  beforeInstall: () => [],
+  afterBundling: (inputDir, outputDir) =>
+    assets.map(
+      (asset) => `cp ${quoted(`${inputDir}/${asset.source}`)} ${quoted(`${outputDir}/${asset.file}`)}`,
+    ),
+});
