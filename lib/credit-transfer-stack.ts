@@ -13,7 +13,12 @@ import { TokenSigningKey } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
-import { AUTHORIZER_BINDINGS, railAccess, routeBindings, type ServiceResources } from './function-bindings.ts';
+import {
+  AUTHORIZER_BINDINGS,
+  railAccess,
+  routeBindings,
+  type ServiceResources,
+} from './function-bindings.ts';
 import type { StageConfig } from './stage-config.ts';
 
 export interface CreditTransferStackProps extends StackProps {
@@ -48,7 +53,9 @@ export class CreditTransferStack extends Stack {
 
     if (config.rail.kind === 'connector') {
       this.connectorSecret =
-        config.rail.secretArn === undefined ? this.createConnectorSecret() : Secret.fromSecretCompleteArn(this, 'ConnectorSecret', config.rail.secretArn);
+        config.rail.secretArn === undefined
+          ? this.createConnectorSecret()
+          : Secret.fromSecretCompleteArn(this, 'ConnectorSecret', config.rail.secretArn);
     }
     const rail = railAccess(
       config.rail.kind === 'connector' && this.connectorSecret
@@ -170,4 +177,3 @@ export class CreditTransferStack extends Stack {
 }
 
 const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
-

@@ -54,14 +54,17 @@ export const stageConfig = (context: ContextReader): StageConfig => {
   const flag = (name: string, fallback: boolean): boolean => {
     const value = text(name);
     if (value === undefined) return fallback;
-    if (value !== 'true' && value !== 'false') throw new Error(`Context ${name} must be true or false; got ${value}`);
+    if (value !== 'true' && value !== 'false')
+      throw new Error(`Context ${name} must be true or false; got ${value}`);
     return value === 'true';
   };
 
   const stage = text('stage') ?? DEFAULT_STAGE;
   // Lower case: the stage names CloudFormation stacks, log groups and the API stage alike.
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
-    throw new Error(`Context stage must be 1-20 lower-case letters, digits or -, starting with a letter; got ${stage}`);
+    throw new Error(
+      `Context stage must be 1-20 lower-case letters, digits or -, starting with a letter; got ${stage}`,
+    );
   }
   const production = stage === PRODUCTION_STAGE;
 
@@ -70,8 +73,13 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     throw new Error(`Context connectorUrl must be an https:// URL; got ${connectorUrl}`);
   }
   const connectorSecretArn = text('connectorSecretArn');
-  if (connectorSecretArn !== undefined && !/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+$/.test(connectorSecretArn)) {
-    throw new Error(`Context connectorSecretArn must be a Secrets Manager secret ARN; got ${connectorSecretArn}`);
+  if (
+    connectorSecretArn !== undefined &&
+    !/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+$/.test(connectorSecretArn)
+  ) {
+    throw new Error(
+      `Context connectorSecretArn must be a Secrets Manager secret ARN; got ${connectorSecretArn}`,
+    );
   }
   // The sandbox settles nothing: production takes it only when asked for by name.
   const sandbox = flag('sandbox', !production && connectorUrl === undefined);
@@ -87,18 +95,28 @@ export const stageConfig = (context: ContextReader): StageConfig => {
   const domainName = text('domainName');
   const certificateArn = text('certificateArn');
   if ((domainName === undefined) !== (certificateArn === undefined)) {
-    throw new Error('Context domainName and certificateArn go together: the custom domain needs its certificate');
+    throw new Error(
+      'Context domainName and certificateArn go together: the custom domain needs its certificate',
+    );
   }
-  if (domainName !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName)) {
+  if (
+    domainName !== undefined &&
+    !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName)
+  ) {
     throw new Error(`Context domainName must be a lower-case DNS name; got ${domainName}`);
   }
-  if (certificateArn !== undefined && !/^arn:aws[a-z-]*:acm:[^:]+:\d{12}:certificate\/.+$/.test(certificateArn)) {
+  if (
+    certificateArn !== undefined &&
+    !/^arn:aws[a-z-]*:acm:[^:]+:\d{12}:certificate\/.+$/.test(certificateArn)
+  ) {
     throw new Error(`Context certificateArn must be an ACM certificate ARN; got ${certificateArn}`);
   }
 
   const issuer = text('issuer') ?? defaultIssuer(stage, domainName);
   if (!isHttpsUrl(issuer) || /execute-api/.test(issuer)) {
-    throw new Error(`Context issuer must be a stable https:// URL that does not name the API id; got ${issuer}`);
+    throw new Error(
+      `Context issuer must be a stable https:// URL that does not name the API id; got ${issuer}`,
+    );
   }
 
   const alarmEmail = text('alarmEmail');
@@ -108,18 +126,27 @@ export const stageConfig = (context: ContextReader): StageConfig => {
 
   const retentionText = text('logRetentionDays');
   const logRetention =
-    retentionText === undefined ? (production ? RetentionDays.ONE_YEAR : RetentionDays.THREE_MONTHS) : retentionDays(retentionText);
+    retentionText === undefined
+      ? production
+        ? RetentionDays.ONE_YEAR
+        : RetentionDays.THREE_MONTHS
+      : retentionDays(retentionText);
 
   return {
     stage,
     rail: sandbox
       ? { kind: 'sandbox' }
-      : { kind: 'connector', url: connectorUrl as string, ...(connectorSecretArn !== undefined && { secretArn: connectorSecretArn }) },
+      : {
+          kind: 'connector',
+          url: connectorUrl as string,
+          ...(connectorSecretArn !== undefined && { secretArn: connectorSecretArn }),
+        },
     issuer,
     audience: text('audience') ?? DEFAULT_AUDIENCE,
     waf: flag('waf', production),
     ...(alarmEmail !== undefined && { alarmEmail }),
-    ...(domainName !== undefined && certificateArn !== undefined && { customDomain: { domainName, certificateArn } }),
+    ...(domainName !== undefined &&
+      certificateArn !== undefined && { customDomain: { domainName, certificateArn } }),
     tableCustomerManagedKey: flag('tableCmk', false),
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
@@ -146,7 +173,9 @@ const retentionDays = (value: string): RetentionDays => {
   const days = Number(value);
   const allowed = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
   if (!allowed.includes(days) || days === RetentionDays.INFINITE) {
-    throw new Error(`Context logRetentionDays must be one of ${allowed.filter((d) => d > 0).join(', ')}; got ${value}`);
+    throw new Error(
+      `Context logRetentionDays must be one of ${allowed.filter((d) => d > 0).join(', ')}; got ${value}`,
+    );
   }
   return days as RetentionDays;
 };

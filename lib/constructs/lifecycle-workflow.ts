@@ -10,7 +10,12 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Construct } from 'constructs';
 import { RECOVERY_INDEX } from '#adapters/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import { type RailBinding, TASKS_CALLING_THE_RAIL, tableAccess, workflowAccess } from '../function-bindings.ts';
+import {
+  type RailBinding,
+  TASKS_CALLING_THE_RAIL,
+  tableAccess,
+  workflowAccess,
+} from '../function-bindings.ts';
 import { bind, PROJECT_ROOT, ServiceFunction } from './function-defaults.ts';
 
 /** The reconciler's count of transfers not final past their bound, as Powertools Metrics emits it. */

@@ -132,24 +132,55 @@ export class Monitoring extends Construct {
       label: 'API 5xx (% of requests)',
       period: fiveMinutes,
     });
-    alarm('Api5xxRate', `API answered 5xx to ${ALARM_BOUNDS.api5xxPercent}% or more of requests in 5 minutes`, api5xxRate, ALARM_BOUNDS.api5xxPercent);
+    alarm(
+      'Api5xxRate',
+      `API answered 5xx to ${ALARM_BOUNDS.api5xxPercent}% or more of requests in 5 minutes`,
+      api5xxRate,
+      ALARM_BOUNDS.api5xxPercent,
+    );
     const latency = props.stage.metricLatency({ statistic: 'p99', period: fiveMinutes });
-    alarm('ApiP99Latency', `API p99 latency at or above ${ALARM_BOUNDS.apiP99LatencyMs} ms for 15 minutes`, latency, ALARM_BOUNDS.apiP99LatencyMs, {
-      evaluationPeriods: 3,
-    });
+    alarm(
+      'ApiP99Latency',
+      `API p99 latency at or above ${ALARM_BOUNDS.apiP99LatencyMs} ms for 15 minutes`,
+      latency,
+      ALARM_BOUNDS.apiP99LatencyMs,
+      {
+        evaluationPeriods: 3,
+      },
+    );
 
     // The authorizer's errors refuse every client at once (500 AUTHORIZER_FAILURE): its own alarm.
-    alarm('AuthorizerErrors', 'The token authorizer failed (clients get 500 AUTHORIZER_FAILURE)', props.authorizer.metricErrors({ period: Duration.minutes(1) }), 1);
+    alarm(
+      'AuthorizerErrors',
+      'The token authorizer failed (clients get 500 AUTHORIZER_FAILURE)',
+      props.authorizer.metricErrors({ period: Duration.minutes(1) }),
+      1,
+    );
     for (const [name, fn] of props.functions) {
       if (fn === props.authorizer) continue;
       alarm(`${name}Errors`, `Function ${name} failed`, fn.metricErrors({ period: fiveMinutes }), 1);
     }
     for (const [name, fn] of props.functions) {
-      alarm(`${name}Throttles`, `Function ${name} was throttled`, fn.metricThrottles({ period: fiveMinutes }), 1);
+      alarm(
+        `${name}Throttles`,
+        `Function ${name} was throttled`,
+        fn.metricThrottles({ period: fiveMinutes }),
+        1,
+      );
     }
 
-    alarm('WorkflowExecutionsFailed', 'Lifecycle executions failed', props.stateMachine.metricFailed({ period: fiveMinutes }), 1);
-    alarm('WorkflowExecutionsTimedOut', 'Lifecycle executions timed out', props.stateMachine.metricTimedOut({ period: fiveMinutes }), 1);
+    alarm(
+      'WorkflowExecutionsFailed',
+      'Lifecycle executions failed',
+      props.stateMachine.metricFailed({ period: fiveMinutes }),
+      1,
+    );
+    alarm(
+      'WorkflowExecutionsTimedOut',
+      'Lifecycle executions timed out',
+      props.stateMachine.metricTimedOut({ period: fiveMinutes }),
+      1,
+    );
     const stuck = new Metric({
       namespace: TRANSFERS_STUCK_METRIC.namespace,
       metricName: TRANSFERS_STUCK_METRIC.name,
@@ -171,7 +202,12 @@ export class Monitoring extends Construct {
     alarm('TableThrottles', 'DynamoDB throttled reads or writes of the table', tableThrottles, 1);
 
     for (const [name, queue] of props.deadLetterQueues) {
-      alarm(`${name}Depth`, `Messages in dead-letter queue ${name}`, queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: fiveMinutes }), 1);
+      alarm(
+        `${name}Depth`,
+        `Messages in dead-letter queue ${name}`,
+        queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: fiveMinutes }),
+        1,
+      );
     }
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
@@ -203,14 +239,20 @@ export class Monitoring extends Construct {
       }),
       new GraphWidget({
         title: 'Function throttles',
-        left: [...props.functions].map(([name, fn]) => fn.metricThrottles({ period: fiveMinutes, label: name })),
+        left: [...props.functions].map(([name, fn]) =>
+          fn.metricThrottles({ period: fiveMinutes, label: name }),
+        ),
         width: 8,
       }),
       new GraphWidget({
         title: 'Transfers stuck, table throttles, dead letters',
         left: [stuck, tableThrottles],
         right: [...props.deadLetterQueues].map(([name, queue]) =>
-          queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: fiveMinutes, label: name }),
+          queue.metricApproximateNumberOfMessagesVisible({
+            statistic: 'Maximum',
+            period: fiveMinutes,
+            label: name,
+          }),
         ),
         width: 8,
       }),
