@@ -48,7 +48,11 @@ export class CreditTransferStack extends Stack {
     this.table = new CreditTransferTable(this, 'CreditTransfers', {
       customerManagedKey: config.tableCustomerManagedKey,
     });
-    this.signingKey = new TokenSigningKey(this, 'TokenSigningKey');
+    // A new generation is a new key resource; the previous one is retained, not deleted.
+    this.signingKey = new TokenSigningKey(
+      this,
+      config.signingKeyGeneration === 1 ? 'TokenSigningKey' : `TokenSigningKey${config.signingKeyGeneration}`,
+    );
     this.cursorKey = new ListCursorKey(this, 'ListCursorKey');
 
     if (config.rail.kind === 'connector') {

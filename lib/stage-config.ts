@@ -29,6 +29,8 @@ export interface StageConfig {
   readonly logRetention: RetentionDays;
   /** Set the account's API Gateway CloudWatch role (an account-wide setting) from this stack. */
   readonly apiGatewayCloudWatchRole: boolean;
+  /** Raising it replaces the token signing key (the old one is retained): the key rotation. */
+  readonly signingKeyGeneration: number;
 }
 
 export const PRODUCTION_STAGE = 'prod';
@@ -150,6 +152,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     tableCustomerManagedKey: flag('tableCmk', false),
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
+    signingKeyGeneration: wholeNumber(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
   };
 };
 
@@ -159,6 +162,11 @@ export const stageConfig = (context: ContextReader): StageConfig => {
  */
 export const defaultIssuer = (stage: string, domainName?: string): string =>
   `https://${domainName ?? `credit-transfers-${stage}.invalid`}`;
+
+const wholeNumber = (value: string, name: string): number => {
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
+  return Number(value);
+};
 
 const isHttpsUrl = (value: string): boolean => {
   try {

@@ -56,6 +56,7 @@ describe('stage settings from context', () => {
       { domainName: 'pay.bank.example' },
       { waf: 'yes' },
       { logRetentionDays: '100' },
+      { signingKeyGeneration: '0' },
       { alarmEmail: 'nobody' },
       { connectorUrl: 'https://c.example', connectorSecretArn: 'not-an-arn' },
     ];
