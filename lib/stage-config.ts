@@ -164,7 +164,8 @@ export const defaultIssuer = (stage: string, domainName?: string): string =>
   `https://${domainName ?? `credit-transfers-${stage}.invalid`}`;
 
 const wholeNumber = (value: string, name: string): number => {
-  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
+  if (!/^[1-9]\d{0,3}$/.test(value))
+    throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
   return Number(value);
 };
 
