@@ -1,14 +1,17 @@
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { LIST_INDEXES } from '#adapters/table-definition';
+import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import type { Binding } from './constructs/function-defaults.ts';
+import type { TokenSigningKey } from './constructs/signing-key.ts';
 
 /** What the functions may be bound to. */
 export interface ServiceResources {
   readonly table: ITable;
-  readonly signingKey: IKey;
+  readonly signingKey: TokenSigningKey;
   /** The HMAC key the list cursors' secret is derived from. */
   readonly cursorKey: IKey;
   /** The credit transfer lifecycle workflow. */
@@ -27,10 +30,11 @@ type TableAction =
   | 'Query'
   | 'TransactWriteItems';
 type SigningKeyAction = 'Sign' | 'GetPublicKey';
+const TABLE_WRITES: readonly TableAction[] = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
 
 /**
  * Item actions on the table itself; `indexes` adds exactly the named indexes (for Query),
- * never `index/*`.
+ * never `index/*`. A table under a customer managed key also needs its key, for exactly that use.
  */
 export const tableAccess = (
   table: ITable,
@@ -38,18 +42,71 @@ export const tableAccess = (
   indexes: readonly string[] = [],
 ): Binding => ({
   environment: { TABLE_NAME: table.tableName },
-  grant: (grantee) =>
+  grant: (grantee) => {
     Grant.addToPrincipal({
       grantee,
       actions: actions.map((action) => `dynamodb:${action}`),
       resourceArns: [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)],
-    }),
+    });
+    if (table.encryptionKey === undefined) return;
+    const writes = actions.some((action) => TABLE_WRITES.includes(action));
+    table.encryptionKey.grant(
+      grantee,
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []),
+    );
+  },
 });
 
-export const signingKeyAccess = (key: IKey, actions: readonly SigningKeyAction[]): Binding => ({
-  environment: { KMS_KEY_ID: key.keyId },
-  grant: (grantee) => key.grant(grantee, ...actions.map((action) => `kms:${action}`)),
+/** Signing is granted in the key policy itself, which the account's IAM policies cannot widen. */
+export const signingKeyAccess = (key: TokenSigningKey, actions: readonly SigningKeyAction[]): Binding => ({
+  environment: { KMS_KEY_ID: key.key.keyId },
+  grant: (grantee) => {
+    key.key.grant(grantee, ...actions.map((action) => `kms:${action}`));
+    if (actions.includes('Sign')) key.allowSigning(grantee.grantPrincipal);
+  },
 });
+
+/** The rail the workflow runs on, as the functions read it: RAIL, and for the connector its URL and key. */
+export interface RailBinding {
+  /** Every workflow function: which rail the dependencies wire. */
+  readonly everyFunction: Binding;
+  /** The functions that call the rail: where it is and the secret they sign requests with. */
+  readonly railCallers: Binding;
+}
+
+export const railAccess = (
+  rail: { kind: 'sandbox' } | { kind: 'connector'; url: string; secret: ISecret },
+): RailBinding =>
+  rail.kind === 'sandbox'
+    ? { everyFunction: { environment: { RAIL: 'sandbox' } }, railCallers: {} }
+    : {
+        everyFunction: { environment: { RAIL: 'connector' } },
+        railCallers: {
+          environment: { CONNECTOR_URL: rail.url, CONNECTOR_SECRET_ARN: rail.secret.secretArn },
+          grant: (grantee) =>
+            Grant.addToPrincipal({
+              grantee,
+              actions: ['secretsmanager:GetSecretValue'],
+              resourceArns: [rail.secret.secretArn],
+            }),
+        },
+      };
+
+/**
+ * Which workflow task functions call the rail (and so may read the connector secret). A task
+ * added to WORKFLOW_FUNCTIONS fails the type check until it has its line here. The reconciler
+ * calls the rail too (lib/constructs/lifecycle-workflow.ts).
+ */
+export const TASKS_CALLING_THE_RAIL: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, boolean>> = {
+  validateTechnically: false,
+  checkCustomerProfile: true,
+  submitToClearing: true,
+  // Clearing outcomes, and the recall of a cancelled transfer.
+  pollClearing: true,
+  publishStatusEvents: false,
+};
 
 /** The list cursors' secret: derived by one GenerateMac per container, never read out of KMS. */
 export const cursorKeyAccess = (key: IKey): Binding => ({
@@ -79,9 +136,10 @@ type Bindings = (resources: ServiceResources) => readonly Binding[];
  * A route missing here fails synthesis: a new route adds one line.
  */
 export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
-  // Sign, and read the public key once per container for the tokens' `kid`.
+  // Sign, and read the public key once per container for the tokens' `kid`. Reads clients;
+  // counts failed client authentications in throttle items (conditional updates, TTL expiresAt).
   issueToken: (r) => [
-    tableAccess(r.table, ['GetItem']),
+    tableAccess(r.table, ['GetItem', 'UpdateItem']),
     signingKeyAccess(r.signingKey, ['Sign', 'GetPublicKey']),
     tokenClaims(r),
   ],

@@ -57,9 +57,17 @@ export const RECOVERY_INDEX = {
   include: ['status'],
 } as const satisfies IndexDefinition;
 
+/**
+ * Items that carry this attribute (epoch seconds) are deleted by DynamoDB some time after it
+ * passes, e.g. the failed-authentication throttle's counters. Readers still check it themselves:
+ * deletion can lag by days.
+ */
+export const TIME_TO_LIVE_ATTRIBUTE = 'expiresAt';
+
 export const TABLE_DEFINITION = {
   partitionKey: 'pk',
   sortKey: 'sk',
+  timeToLiveAttribute: TIME_TO_LIVE_ATTRIBUTE,
   indexes: [...LIST_INDEX_DEFINITIONS, RECOVERY_INDEX] as readonly IndexDefinition[],
 } as const;
 

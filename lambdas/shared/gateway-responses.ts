@@ -6,6 +6,11 @@ import { type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './problem.ts'
  * the same bodies and headers.
  */
 export type GatewayResponseType =
+  | 'API_CONFIGURATION_ERROR'
+  | 'BAD_REQUEST_BODY'
+  | 'BAD_REQUEST_PARAMETERS'
+  | 'INVALID_API_KEY'
+  | 'INVALID_SIGNATURE'
   | 'UNAUTHORIZED'
   | 'EXPIRED_TOKEN'
   | 'ACCESS_DENIED'
@@ -25,13 +30,8 @@ export type GatewayResponseType =
 
 export interface GatewayResponseDefinition {
   type: GatewayResponseType;
-  /** The status of the body; API Gateway is told to answer with it unless `keepsStatus`. */
+  /** The status API Gateway answers with, and the body's `status`: always the same number. */
   statusCode: number;
-  /**
-   * The fallbacks keep the status API Gateway chose: a status set on DEFAULT_4XX/5XX would be
-   * forced on every response type without a definition of its own.
-   */
-  keepsStatus?: true;
   error: ErrorCode;
   description: string;
   headers: Record<string, string>;
@@ -142,10 +142,49 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
       'The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation)',
     headers: {},
   },
+  // The types below are not expected (no request validators, API keys or IAM signatures), but
+  // each has its own answer so that the fallbacks never stand in for a type API Gateway knows.
+  {
+    type: 'BAD_REQUEST_BODY',
+    statusCode: 400,
+    error: 'invalid_request',
+    description: 'The request body is not valid',
+    headers: {},
+  },
+  {
+    type: 'BAD_REQUEST_PARAMETERS',
+    statusCode: 400,
+    error: 'invalid_request',
+    description: 'The request parameters are not valid',
+    headers: {},
+  },
+  {
+    type: 'INVALID_API_KEY',
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'The request is not allowed',
+    headers: {},
+  },
+  {
+    type: 'INVALID_SIGNATURE',
+    statusCode: 403,
+    error: 'forbidden',
+    description: 'The request is not allowed',
+    headers: {},
+  },
+  {
+    type: 'API_CONFIGURATION_ERROR',
+    statusCode: 500,
+    error: 'internal_error',
+    description: 'An internal error occurred; the request may be retried',
+    headers: {},
+  },
+  // The fallbacks, for a type API Gateway may add later. A Gateway Response body cannot read the
+  // status (its template only substitutes variables, none of them the status), so the fallback
+  // answers with the status its body names: 400 and 500. Every known type has its own above.
   {
     type: 'DEFAULT_4XX',
     statusCode: 400,
-    keepsStatus: true,
     error: 'invalid_request',
     description: 'The request could not be accepted',
     headers: {},
@@ -153,7 +192,6 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
   {
     type: 'DEFAULT_5XX',
     statusCode: 500,
-    keepsStatus: true,
     error: 'internal_error',
     description: 'An internal error occurred; the request may be retried',
     headers: {},

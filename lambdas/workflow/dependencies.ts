@@ -49,9 +49,14 @@ export const workflowDependencies = (): WorkflowDependencies => {
   if (wired) return wired;
   const client = documentClient();
   const table = tableName();
+  let rail: Rail | undefined;
   wired = {
     store: new DynamoDbLifecycleStore(client, table),
-    rail: railFromEnvironment(client, table, systemClock),
+    // Built on first use: only the steps that call the rail are given the connector's settings.
+    get rail() {
+      rail ??= railFromEnvironment(client, table, systemClock);
+      return rail;
+    },
     clock: systemClock,
     settings: lifecycleSettings(),
   };

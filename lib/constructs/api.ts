@@ -3,6 +3,7 @@ import {
   AccessLogField,
   AccessLogFormat,
   AuthorizationType,
+  DomainName,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -10,8 +11,10 @@ import {
   MethodLoggingLevel,
   ResponseType,
   RestApi,
+  SecurityPolicy,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Route } from '#routes';
@@ -27,6 +30,17 @@ export const AUTHORIZER_ENTRY = 'lambdas/auth/authorizer.ts';
 
 export interface CreditTransferApiProps {
   readonly stageName: string;
+  /** Names the API in the console. */
+  readonly apiName: string;
+  /**
+   * Create the account's API Gateway CloudWatch role (AWS::ApiGateway::Account), an account- and
+   * region-wide setting other APIs share: only where the platform has not set it. @default false
+   */
+  readonly setAccountCloudWatchRole?: boolean;
+  /** A WAF web ACL is associated with the stage (otherwise the cdk-nag finding is acknowledged). */
+  readonly webAcl?: boolean;
+  /** Serve the API under this domain too (a regional custom domain with a TLS 1.2 policy). */
+  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
   readonly routes: readonly Route[];
   readonly gatewayResponses: readonly GatewayResponseDefinition[];
   /** Stage-wide steady-state limit, requests per second. @default 50 */
@@ -46,6 +60,7 @@ export class CreditTransferApi extends Construct {
   readonly restApi: RestApi;
   readonly authorizerFunction: ServiceFunction;
   readonly stageName: string;
+  readonly domain?: DomainName;
   private readonly routeFunctions = new Map<string, ServiceFunction>();
 
   constructor(scope: Construct, id: string, props: CreditTransferApiProps) {
@@ -59,13 +74,13 @@ export class CreditTransferApi extends Construct {
     });
 
     this.restApi = new RestApi(this, 'RestApi', {
-      restApiName: 'credit-transfers',
+      restApiName: props.apiName,
       description: 'Credit transfer API: OAuth 2.0 client credentials, initiation and status',
       endpointTypes: [EndpointType.REGIONAL],
-      // Execution logging needs the account's API Gateway CloudWatch role; kept when the stack
-      // goes, since other APIs in the account and region rely on the same setting.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Logging needs the account's API Gateway CloudWatch role, a setting of the whole account and
+      // region: set by the platform once, by this stack only when asked; kept when the stack goes.
+      cloudWatchRole: props.setAccountCloudWatchRole ?? false,
+      ...(props.setAccountCloudWatchRole && { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
         tracingEnabled: true,
@@ -102,7 +117,8 @@ export class CreditTransferApi extends Construct {
       authorizerName: 'bearer-token',
       handler: this.authorizerFunction.function,
       identitySource: IdentitySource.header('Authorization'),
-      resultsCacheTtl: Duration.seconds(60),
+      // A cached Allow outlives the token's exp by at most this long.
+      resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
     });
 
     for (const route of props.routes) {
@@ -142,7 +158,7 @@ export class CreditTransferApi extends Construct {
     for (const definition of props.gatewayResponses) {
       this.restApi.addGatewayResponse(`${pascalCase(definition.type)}Response`, {
         type: ResponseType.of(definition.type),
-        ...(definition.keepsStatus === undefined && { statusCode: String(definition.statusCode) }),
+        statusCode: String(definition.statusCode),
         responseHeaders: quoteHeaderValues(gatewayResponseHeaders(definition)),
         templates: { 'application/json': velocityLiteral(gatewayResponseBody(definition)) },
       });
@@ -153,11 +169,24 @@ export class CreditTransferApi extends Construct {
       reason:
         'Request bodies, headers and parameters are validated by each handler against the zod schemas that also generate the OpenAPI document; API Gateway models would be a second copy that could drift. Failures answer 400 with invalidParams.',
     });
-    Validations.of(this.restApi).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'Abuse is limited by stage throttling and the authorizer; a WAF web ACL is an account-level edge decision, associated with the stage at deployment rather than owned by this service stack.',
-    });
+    if (!props.webAcl) {
+      Validations.of(this.restApi).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'WAF is off on this stage by choice (context waf, on by default for prod only): a stage without real clients is limited by stage throttling, the token endpoint limit and the authorizer.',
+      });
+    }
+
+    if (props.customDomain) {
+      this.domain = new DomainName(this, 'Domain', {
+        domainName: props.customDomain.domainName,
+        certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
+        endpointType: EndpointType.REGIONAL,
+        securityPolicy: SecurityPolicy.TLS_1_2,
+      });
+      // The domain's root is the stage: the issuer and every URL under it carry no stage path.
+      this.domain.addBasePathMapping(this.restApi, { stage: this.restApi.deploymentStage });
+    }
     const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {
       Validations.of(cloudWatchRole).acknowledge({
@@ -176,12 +205,18 @@ export class CreditTransferApi extends Construct {
   }
 }
 
-/** One JSON line per request, with the fields the Logs Insights queries in the README use. */
+/**
+ * How long API Gateway reuses an authorizer's answer for the same token: no token is accepted
+ * more than this long after its `exp` (the local server keeps the same bound).
+ */
+export const AUTHORIZER_CACHE_SECONDS = 30;
+
 /** Stage method path of the token endpoint, as API Gateway names it in method settings. */
 export const TOKEN_METHOD_PATH = '/oauth/token/POST';
 export const TOKEN_RATE_LIMIT = 10;
 export const TOKEN_BURST_LIMIT = 20;
 
+/** One JSON line per request, with the fields the Logs Insights queries in the README use. */
 const accessLogFormat = (): AccessLogFormat =>
   AccessLogFormat.custom(
     JSON.stringify({

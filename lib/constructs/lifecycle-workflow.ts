@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { EventBus } from 'aws-cdk-lib/aws-events';
+import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import { Grant, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
@@ -10,11 +10,29 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Construct } from 'constructs';
 import { RECOVERY_INDEX } from '#adapters/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import { tableAccess, workflowAccess } from '../function-bindings.ts';
+import {
+  type RailBinding,
+  TASKS_CALLING_THE_RAIL,
+  tableAccess,
+  workflowAccess,
+} from '../function-bindings.ts';
 import { bind, PROJECT_ROOT, ServiceFunction } from './function-defaults.ts';
+
+/** The reconciler's count of transfers not final past their bound, as Powertools Metrics emits it. */
+export const TRANSFERS_STUCK_METRIC = {
+  namespace: 'CreditTransfers',
+  name: 'TransfersStuck',
+  service: 'credit-transfers',
+} as const;
 
 export interface CreditTransferLifecycleProps {
   readonly table: ITable;
+  /** The rail's environment and grants: RAIL for every function, the connector for its callers. */
+  readonly rail: RailBinding;
+  /** Names the execution log group, unique per stage: `/aws/vendedlogs/states/<name>`. */
+  readonly name: string;
+  /** How long the event bus archive keeps events for replay. @default one year */
+  readonly archiveRetention?: Duration;
   /** How often the reconciler looks for transfers that stopped progressing. @default 5 minutes */
   readonly reconcileEvery?: Duration;
   /** Environment of the workflow functions: the sandbox rail's delays and the polling settings. */
@@ -31,6 +49,7 @@ export interface CreditTransferLifecycleProps {
 export class CreditTransferLifecycle extends Construct {
   readonly stateMachine: StateMachine;
   readonly eventBus: EventBus;
+  readonly archive: Archive;
   readonly taskFunctions: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, ServiceFunction>>;
   readonly reconciler: ServiceFunction;
   readonly schedule: CfnSchedule;
@@ -44,6 +63,12 @@ export class CreditTransferLifecycle extends Construct {
       description:
         'CreditTransferStatusChanged events, one per status change (detail.eventId for deduplication)',
     });
+    // Every event the bus carries, kept for replay to a consumer that lost or mishandled some.
+    this.archive = this.eventBus.archive('Archive', {
+      description: 'Every credit transfer status event, for replay',
+      eventPattern: { account: [Stack.of(this).account] },
+      retention: props.archiveRetention ?? Duration.days(365),
+    });
 
     const taskFunction = (key: keyof typeof WORKFLOW_FUNCTIONS): ServiceFunction => {
       const { entry, description } = WORKFLOW_FUNCTIONS[key];
@@ -54,7 +79,13 @@ export class CreditTransferLifecycle extends Construct {
       });
       // Every step reads the transfer and moves it by a conditional update; the sandbox rail
       // keeps its clearing records in the same table.
-      bind(fn.function, tableAccess(props.table, ['GetItem', 'UpdateItem']), { environment: settings });
+      bind(
+        fn.function,
+        tableAccess(props.table, ['GetItem', 'UpdateItem']),
+        { environment: settings },
+        props.rail.everyFunction,
+        ...(TASKS_CALLING_THE_RAIL[key] ? [props.rail.railCallers] : []),
+      );
       return fn;
     };
     this.taskFunctions = {
@@ -69,7 +100,10 @@ export class CreditTransferLifecycle extends Construct {
       grant: (grantee) => this.eventBus.grantPutEventsTo(grantee),
     });
 
+    // Under /aws/vendedlogs/ Step Functions' log delivery needs no resource policy per log group
+    // (the account's policy size limit would otherwise cap the number of state machines).
     const executionLogs = new LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `/aws/vendedlogs/states/${props.name}`,
       retention: logRetention,
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -115,7 +149,16 @@ export class CreditTransferLifecycle extends Construct {
       this.reconciler.function,
       tableAccess(props.table, ['Query', 'GetItem', 'UpdateItem'], [RECOVERY_INDEX.indexName]),
       workflowAccess(this.stateMachine),
-      { environment: { ...settings, POWERTOOLS_METRICS_NAMESPACE: 'CreditTransfers' } },
+      // Its TransfersStuck metric: namespace CreditTransfers, dimension service=credit-transfers.
+      {
+        environment: {
+          ...settings,
+          POWERTOOLS_METRICS_NAMESPACE: TRANSFERS_STUCK_METRIC.namespace,
+          POWERTOOLS_SERVICE_NAME: TRANSFERS_STUCK_METRIC.service,
+        },
+      },
+      props.rail.everyFunction,
+      props.rail.railCallers,
     );
 
     // Scheduler's role may invoke exactly the reconciler (the L2 target would grant `:*` too).

@@ -1,19 +1,39 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#adapters/table-definition';
+
+export interface CreditTransferTableProps {
+  /**
+   * Encrypt with a customer managed key of this stack (rotated yearly, retained) instead of the
+   * AWS managed key: for key policies and key-level audit of their own. @default false
+   */
+  readonly customerManagedKey?: boolean;
+}
 
 /**
  * The service's one DynamoDB table, built from the same definition the local runtime uses.
  * It holds money movements: on-demand, point-in-time recovery, deletion protection, retained
- * when the stack goes, encrypted with the account's AWS managed key (use is logged in CloudTrail).
+ * when the stack goes. Time to live removes the items that carry an expiry (throttle counters).
  */
 export class CreditTransferTable extends Construct {
   readonly table: Table;
+  readonly encryptionKey?: Key;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: CreditTransferTableProps = {}) {
     super(scope, id);
-    const { partitionKey, sortKey, indexes } = TABLE_DEFINITION;
+    const { partitionKey, sortKey, indexes, timeToLiveAttribute } = TABLE_DEFINITION;
+
+    if (props.customerManagedKey) {
+      this.encryptionKey = new Key(this, 'Key', {
+        description: 'Encrypts the credit transfer table',
+        enableKeyRotation: true,
+        // Without the key the retained table and its backups cannot be read.
+        removalPolicy: RemovalPolicy.RETAIN,
+        pendingWindow: Duration.days(30),
+      });
+    }
 
     this.table = new Table(this, 'Table', {
       partitionKey: { name: partitionKey, type: AttributeType.STRING },
@@ -22,7 +42,10 @@ export class CreditTransferTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
-      encryption: TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute,
+      ...(this.encryptionKey === undefined
+        ? { encryption: TableEncryption.AWS_MANAGED }
+        : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: this.encryptionKey }),
     });
 
     for (const index of indexes) {

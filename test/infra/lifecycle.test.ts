@@ -80,11 +80,11 @@ describe('credit transfer lifecycle stack', () => {
   };
 
   beforeAll(() => {
-    // Bundling skipped: these assertions are about resources and permissions.
+    // The default stage (dev, sandbox rail); the connector rail's grants: stages.test.ts.
     const { stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
     template = Template.fromStack(stack);
     functions = resourcesOf(template, 'AWS::Lambda::Function');
-  });
+  }, 10 * 60_000);
 
   it('deploys the ASL file itself as a Standard state machine, traced, logging every event without data', () => {
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);

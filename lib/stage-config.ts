@@ -1,0 +1,190 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+/** The rail the workflow functions submit payments to. */
+export type RailConfig =
+  | { readonly kind: 'sandbox' }
+  | {
+      readonly kind: 'connector';
+      /** The clearing connector's base URL (https). */
+      readonly url: string;
+      /** A Secrets Manager secret holding the HMAC key requests are signed with; created when absent. */
+      readonly secretArn?: string;
+    };
+
+/** Everything that differs between stages, each with a default (README "Deploying"). */
+export interface StageConfig {
+  /** Names the stack `CreditTransfers-<stage>` and the API stage. */
+  readonly stage: string;
+  readonly rail: RailConfig;
+  /** The tokens' `iss`: a stable name, never the API id or stage path. */
+  readonly issuer: string;
+  readonly audience: string;
+  /** A WAF web ACL in front of the API stage. */
+  readonly waf: boolean;
+  /** Where alarms are mailed; the topic and alarms exist without it. */
+  readonly alarmEmail?: string;
+  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
+  /** Encrypt the table with a customer managed KMS key instead of the AWS managed one. */
+  readonly tableCustomerManagedKey: boolean;
+  readonly logRetention: RetentionDays;
+  /** Set the account's API Gateway CloudWatch role (an account-wide setting) from this stack. */
+  readonly apiGatewayCloudWatchRole: boolean;
+  /** Raising it replaces the token signing key (the old one is retained): the key rotation. */
+  readonly signingKeyGeneration: number;
+}
+
+export const PRODUCTION_STAGE = 'prod';
+export const DEFAULT_STAGE = 'dev';
+export const DEFAULT_AUDIENCE = 'credit-transfers';
+
+/** Reads one context value; `cdk -c name=value` always gives strings. */
+export type ContextReader = (name: string) => unknown;
+
+/**
+ * The stage's settings from CDK context. Each refusal is one line naming the context value to fix,
+ * so `cdk synth` fails with a reason rather than a broken stack.
+ */
+export const stageConfig = (context: ContextReader): StageConfig => {
+  const text = (name: string): string | undefined => {
+    const value = context(name);
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string' && typeof value !== 'boolean' && typeof value !== 'number') {
+      throw new Error(`Context ${name} must be a string`);
+    }
+    return String(value);
+  };
+  const flag = (name: string, fallback: boolean): boolean => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    if (value !== 'true' && value !== 'false')
+      throw new Error(`Context ${name} must be true or false; got ${value}`);
+    return value === 'true';
+  };
+
+  const stage = text('stage') ?? DEFAULT_STAGE;
+  // Lower case: the stage names CloudFormation stacks, log groups and the API stage alike.
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
+    throw new Error(
+      `Context stage must be 1-20 lower-case letters, digits or -, starting with a letter; got ${stage}`,
+    );
+  }
+  const production = stage === PRODUCTION_STAGE;
+
+  const connectorUrl = text('connectorUrl');
+  if (connectorUrl !== undefined && !isHttpsUrl(connectorUrl)) {
+    throw new Error(`Context connectorUrl must be an https:// URL; got ${connectorUrl}`);
+  }
+  const connectorSecretArn = text('connectorSecretArn');
+  if (
+    connectorSecretArn !== undefined &&
+    !/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+$/.test(connectorSecretArn)
+  ) {
+    throw new Error(
+      `Context connectorSecretArn must be a Secrets Manager secret ARN; got ${connectorSecretArn}`,
+    );
+  }
+  // The sandbox settles nothing: production takes it only when asked for by name.
+  const sandbox = flag('sandbox', !production && connectorUrl === undefined);
+  if (!sandbox && connectorUrl === undefined) {
+    throw new Error(
+      `Stage ${stage} runs the connector rail and needs -c connectorUrl=https://... (or -c sandbox=true for a stage that settles nothing)`,
+    );
+  }
+  if (sandbox && connectorUrl !== undefined) {
+    throw new Error('Context sandbox=true and connectorUrl exclude each other: a stage runs one rail');
+  }
+
+  const domainName = text('domainName');
+  const certificateArn = text('certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined)) {
+    throw new Error(
+      'Context domainName and certificateArn go together: the custom domain needs its certificate',
+    );
+  }
+  if (
+    domainName !== undefined &&
+    !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName)
+  ) {
+    throw new Error(`Context domainName must be a lower-case DNS name; got ${domainName}`);
+  }
+  if (
+    certificateArn !== undefined &&
+    !/^arn:aws[a-z-]*:acm:[^:]+:\d{12}:certificate\/.+$/.test(certificateArn)
+  ) {
+    throw new Error(`Context certificateArn must be an ACM certificate ARN; got ${certificateArn}`);
+  }
+
+  const issuer = text('issuer') ?? defaultIssuer(stage, domainName);
+  if (!isHttpsUrl(issuer) || /execute-api/.test(issuer)) {
+    throw new Error(
+      `Context issuer must be a stable https:// URL that does not name the API id; got ${issuer}`,
+    );
+  }
+
+  const alarmEmail = text('alarmEmail');
+  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) {
+    throw new Error(`Context alarmEmail must be an e-mail address; got ${alarmEmail}`);
+  }
+
+  const retentionText = text('logRetentionDays');
+  const logRetention =
+    retentionText === undefined
+      ? production
+        ? RetentionDays.ONE_YEAR
+        : RetentionDays.THREE_MONTHS
+      : retentionDays(retentionText);
+
+  return {
+    stage,
+    rail: sandbox
+      ? { kind: 'sandbox' }
+      : {
+          kind: 'connector',
+          url: connectorUrl as string,
+          ...(connectorSecretArn !== undefined && { secretArn: connectorSecretArn }),
+        },
+    issuer,
+    audience: text('audience') ?? DEFAULT_AUDIENCE,
+    waf: flag('waf', production),
+    ...(alarmEmail !== undefined && { alarmEmail }),
+    ...(domainName !== undefined &&
+      certificateArn !== undefined && { customDomain: { domainName, certificateArn } }),
+    tableCustomerManagedKey: flag('tableCmk', false),
+    logRetention,
+    apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
+    signingKeyGeneration: wholeNumber(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
+  };
+};
+
+/**
+ * The custom domain when there is one; otherwise a name of the stage under `.invalid` (RFC 2606),
+ * which no one can own. Neither changes when the API is redeployed or its stage renamed.
+ */
+export const defaultIssuer = (stage: string, domainName?: string): string =>
+  `https://${domainName ?? `credit-transfers-${stage}.invalid`}`;
+
+const wholeNumber = (value: string, name: string): number => {
+  if (!/^[1-9]\d{0,3}$/.test(value))
+    throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
+  return Number(value);
+};
+
+const isHttpsUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+};
+
+const retentionDays = (value: string): RetentionDays => {
+  const days = Number(value);
+  const allowed = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
+  if (!allowed.includes(days) || days === RetentionDays.INFINITE) {
+    throw new Error(
+      `Context logRetentionDays must be one of ${allowed.filter((d) => d > 0).join(', ')}; got ${value}`,
+    );
+  }
+  return days as RetentionDays;
+};

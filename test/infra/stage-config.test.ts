@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { stageConfig } from '../../lib/stage-config.ts';
+
+const configOf = (context: Record<string, string>) => stageConfig((name) => context[name]);
+
+describe('stage settings from context', () => {
+  it('defaults to dev on the sandbox, no WAF, AWS managed table key, no account-wide role', () => {
+    const config = configOf({});
+    expect(config).toMatchObject({
+      stage: 'dev',
+      rail: { kind: 'sandbox' },
+      waf: false,
+      tableCustomerManagedKey: false,
+      apiGatewayCloudWatchRole: false,
+      audience: 'credit-transfers',
+    });
+    expect(config.alarmEmail).toBeUndefined();
+  });
+
+  it('turns WAF on for prod, and lets any stage switch it', () => {
+    expect(configOf({ stage: 'prod', sandbox: 'true' }).waf).toBe(true);
+    expect(configOf({ stage: 'prod', sandbox: 'true', waf: 'false' }).waf).toBe(false);
+    expect(configOf({ stage: 'test', waf: 'true' }).waf).toBe(true);
+  });
+
+  it('runs the connector where a URL is given, and refuses prod with neither connector nor sandbox', () => {
+    expect(configOf({ connectorUrl: 'https://c.example' }).rail).toEqual({
+      kind: 'connector',
+      url: 'https://c.example',
+    });
+    expect(() => configOf({ stage: 'prod' })).toThrow(/connectorUrl=https:\/\/.*sandbox=true/);
+    expect(() => configOf({ connectorUrl: 'http://c.example' })).toThrow(/https/);
+    expect(() => configOf({ sandbox: 'true', connectorUrl: 'https://c.example' })).toThrow(/one rail/);
+  });
+
+  it('keeps the issuer whatever happens to the API: the domain, else a name of the stage, else what is asked', () => {
+    const plain = new URL(configOf({ stage: 'uat' }).issuer);
+    expect(plain.protocol).toBe('https:');
+    expect(plain.hostname).toContain('uat');
+    expect(plain.pathname).toBe('/');
+    expect(
+      configOf({
+        domainName: 'pay.bank.example',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/x',
+      }).issuer,
+    ).toBe('https://pay.bank.example');
+    expect(configOf({ issuer: 'https://auth.bank.example' }).issuer).toBe('https://auth.bank.example');
+    expect(() => configOf({ issuer: 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev' })).toThrow(
+      /API id/,
+    );
+  });
+
+  it('refuses settings that cannot work, each in one line', () => {
+    const refused: Record<string, string>[] = [
+      { stage: 'Prod!' },
+      { domainName: 'pay.bank.example' },
+      { waf: 'yes' },
+      { logRetentionDays: '100' },
+      { signingKeyGeneration: '0' },
+      { alarmEmail: 'nobody' },
+      { connectorUrl: 'https://c.example', connectorSecretArn: 'not-an-arn' },
+    ];
+    for (const context of refused) {
+      expect(() => configOf(context), JSON.stringify(context)).toThrow(/^[^\n]+$/);
+    }
+  });
+});
