@@ -1,10 +1,13 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { signerFromEnvironment } from '#adapters/signer';
-import { requiredEnv } from '#shared/config';
+import { authenticationThrottlePolicy } from '#domain/client';
+import { systemClock } from '#domain/ports';
+import { optionalEnv, requiredEnv } from '#shared/config';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
 import { problemResponses } from '#shared/middleware';
@@ -12,12 +15,17 @@ import { issueAccessToken, type TokenIssuerDependencies } from './issue-access-t
 import { tokenErrorResponses } from './token-errors.ts';
 import { parseTokenRequest } from './token-request.ts';
 
+/** Read when the function loads: a setting out of bounds stops it from starting at all. */
+const throttlePolicy = authenticationThrottlePolicy(optionalEnv('CLIENT_AUTH_THROTTLE_WINDOW_SECONDS'));
+
 /** Read per invocation: cheap, and a local runtime restarted on another port gets the new ISSUER. */
 const tokenIssuerDependencies = (): TokenIssuerDependencies => ({
   clients: new DynamoDbClientStore(documentClient(), tableName()),
   signer: signerFromEnvironment(),
   issuer: requiredEnv('ISSUER'),
   audience: requiredEnv('AUDIENCE'),
+  throttle: new DynamoDbAuthenticationThrottle(documentClient(), tableName(), throttlePolicy),
+  clock: systemClock,
 });
 
 /** POST /oauth/token: OAuth 2.0 client credentials grant (RFC 6749 4.4). */
