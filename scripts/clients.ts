@@ -157,13 +157,16 @@ const explained = (error: unknown, target: Target): Error => {
   if (name === 'ResourceNotFoundException')
     return new OperatorError(`the ${target.description} does not exist${hint}`);
   if (code === 'ECONNREFUSED') return new OperatorError(`cannot reach the ${target.description}${hint}`);
+  if (error instanceof Error && error.message === 'Region is missing') {
+    return new OperatorError('no AWS region: pass --region, or set AWS_REGION or a profile with one');
+  }
   if (name === 'CredentialsProviderError') {
     return new OperatorError(
       `no AWS credentials (set AWS_PROFILE or run aws sso login): ${(error as Error).message}`,
     );
   }
   return new OperatorError(
-    `the ${target.description} refused: ${name || 'Error'}: ${error instanceof Error ? error.message : String(error)}`,
+    `failed on the ${target.description}: ${name || 'Error'}: ${error instanceof Error ? error.message : String(error)}`,
   );
 };
 
