@@ -79,9 +79,10 @@ type Bindings = (resources: ServiceResources) => readonly Binding[];
  * A route missing here fails synthesis: a new route adds one line.
  */
 export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
-  // Sign, and read the public key once per container for the tokens' `kid`.
+  // Sign, and read the public key once per container for the tokens' `kid`. UpdateItem: the
+  // failed-authentication counts (CLIENT#<id> / AUTHENTICATION_FAILURES, TTL attribute expiresAt).
   issueToken: (r) => [
-    tableAccess(r.table, ['GetItem']),
+    tableAccess(r.table, ['GetItem', 'UpdateItem']),
     signingKeyAccess(r.signingKey, ['Sign', 'GetPublicKey']),
     tokenClaims(r),
   ],
