@@ -475,6 +475,13 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
             '(`unsupported_media_type`).',
           mediaType: 'application/json',
         },
+        429: {
+          description:
+            'Too many failed client authentications for this client id (10 within 60 seconds), or too many ' +
+            'requests (`rate_limited`); retry after the number of seconds in `Retry-After`.',
+          headers: ERROR_RESPONSES[429].headers,
+          mediaType: 'application/json',
+        },
       }),
     },
   },

@@ -152,7 +152,8 @@ describe('the OpenAPI document', () => {
         expect(content, `${op.operationId} ${status}`).toHaveLength(1);
         const [mediaType, media] = content[0] ?? [];
         // The token endpoint answers its own refusals as RFC 6749 prescribes: application/json.
-        const tokenRefusal = op.operationId === 'issueToken' && ['400', '401', '413', '415'].includes(status);
+        const tokenRefusal =
+          op.operationId === 'issueToken' && ['400', '401', '413', '415', '429'].includes(status);
         expect(mediaType, `${op.operationId} ${status}`).toBe(
           tokenRefusal ? 'application/json' : PROBLEM_CONTENT_TYPE,
         );
