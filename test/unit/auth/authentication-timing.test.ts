@@ -20,10 +20,12 @@ import {
  * still in its grace period must take the same time to refuse, or response times tell which ids
  * exist. The kinds are measured in turn, many times, so a load that comes and goes hits each
  * alike; their medians must agree within a margin far wider than noise and far narrower than one
- * scrypt (skipping it for an unknown id makes that request some hundred times faster).
+ * scrypt (skipping it for an unknown id makes that request some thousand times faster). On an idle
+ * machine the medians agree within 15%; under a full test run on two busy cores one kind has been
+ * seen at twice another, so the margin is 3.
  */
 const ROUNDS = 15;
-const TOLERATED_RATIO = 1.6;
+const TOLERATED_RATIO = 3;
 
 let dependencies: TokenIssuerDependencies;
 
