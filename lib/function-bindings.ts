@@ -136,8 +136,8 @@ type Bindings = (resources: ServiceResources) => readonly Binding[];
  * A route missing here fails synthesis: a new route adds one line.
  */
 export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
-  // Sign, and read the public key once per container for the tokens' `kid`. Reads clients;
-  // counts failed client authentications in throttle items (conditional updates, TTL expiresAt).
+  // Sign, and read the public key once per container for the tokens' `kid`. UpdateItem: the
+  // failed-authentication counts (CLIENT#<id> / AUTHENTICATION_FAILURES, TTL attribute expiresAt).
   issueToken: (r) => [
     tableAccess(r.table, ['GetItem', 'UpdateItem']),
     signingKeyAccess(r.signingKey, ['Sign', 'GetPublicKey']),

@@ -1,26 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbClientStore } from '#adapters/client-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
-import { InvalidClientRegistrationError, registerClient } from '#auth/register-client';
-import { SCOPES } from '#domain/scopes';
+import { runClients } from './clients.ts';
 
 /**
- * `npm run client:create -- --client-id ID [--client-secret SECRET] --scope "a b" --tenant T`
- * registers a client, or replaces one with the same id (a secret rotation). By default it writes
- * to the running local service; with --aws to a deployed table through the default credentials.
- * Without --client-secret a secret is generated and printed once.
+ * `npm run client:create -- --client-id ID [--client-secret SECRET] --scope "a b" --tenant T
+ * [--aws --table-name NAME [--region R] --event-bus BUS]`: the older spelling of
+ * `npm run clients -- create --replace`, which registers a client or replaces one with the same id.
  */
 const USAGE = `Usage: npm run client:create -- --client-id ID [--client-secret SECRET] --scope "SCOPE ..." --tenant TENANT
-                                [--aws --table-name NAME [--region REGION]]
-Scopes: ${SCOPES.join(' ')}`;
+                                [--aws --table-name NAME [--region REGION] --event-bus BUS]
+The same as: npm run clients -- create --replace ... (see npm run clients -- create --help)`;
 
-const fail = (message: string, exitCode = 2): never => {
-  // A usage error shows the usage; a failure to write does not.
-  console.error(exitCode === 2 ? `client:create: ${message}\n${USAGE}` : `client:create: ${message}`);
-  process.exit(exitCode);
+const fail = (message: string): never => {
+  console.error(`client:create: ${message}\n${USAGE}`);
+  process.exit(2);
 };
 
 const parsed = (() => {
@@ -34,6 +26,7 @@ const parsed = (() => {
         aws: { type: 'boolean', default: false },
         'table-name': { type: 'string' },
         region: { type: 'string' },
+        'event-bus': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -49,59 +42,25 @@ if (parsed.help) {
   process.exit(0);
 }
 
-const clientId = parsed['client-id'] ?? fail('--client-id is required');
-const tenant = parsed.tenant ?? fail('--tenant is required');
-const scopes = (parsed.scope ?? fail('--scope is required')).split(/[\s,]+/).filter((scope) => scope !== '');
-const generatedSecret =
-  parsed['client-secret'] === undefined ? randomBytes(32).toString('base64url') : undefined;
-const secret = parsed['client-secret'] ?? (generatedSecret as string);
-if (parsed.region !== undefined && !parsed.aws) fail('--region applies only with --aws');
+const passed = (name: string, value: string | undefined): string[] =>
+  value === undefined ? [] : [name, value];
 
-let target: { client: DynamoDBDocumentClient; tableName: string; description: string };
-if (parsed.aws) {
-  const tableName = parsed['table-name'] ?? fail('--aws needs --table-name (the stack output TableName)');
-  target = {
-    client: DynamoDBDocumentClient.from(new DynamoDBClient(parsed.region ? { region: parsed.region } : {})),
-    tableName,
-    description: `DynamoDB table ${tableName}${parsed.region ? ` in ${parsed.region}` : ''}`,
-  };
-} else {
-  const endpoint = process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.DYNAMODB_PORT || '8000'}`;
-  const tableName = parsed['table-name'] ?? (process.env.TABLE_NAME || 'credit-transfers');
-  target = {
-    client: createDocumentClient(endpoint),
-    tableName,
-    description: `table ${tableName} of the local service (DynamoDB at ${endpoint})`,
-  };
+if (!parsed.aws && (parsed.region !== undefined || parsed['event-bus'] !== undefined)) {
+  fail('--region and --event-bus apply only with --aws');
 }
+if (parsed.aws && parsed['table-name'] === undefined)
+  fail('--aws needs --table-name (the stack output TableName)');
+// Locally --table-name names the local service's table, as TABLE_NAME does.
+if (!parsed.aws && parsed['table-name'] !== undefined) process.env.TABLE_NAME = parsed['table-name'];
 
-try {
-  const client = await registerClient(new DynamoDbClientStore(target.client, target.tableName), {
-    clientId,
-    secret,
-    scopes,
-    tenant,
-  });
-  console.log(
-    `Registered client ${client.clientId} (tenant ${client.tenant}; scopes ${client.scopes.join(' ')})`,
-  );
-  console.log(`  in the ${target.description}`);
-  if (generatedSecret !== undefined) {
-    console.log(`  client_secret: ${generatedSecret}\n  (shown once: only its hash is stored)`);
-  }
-} catch (error) {
-  if (error instanceof InvalidClientRegistrationError) fail(error.message);
-  const name = error instanceof Error ? error.name : '';
-  const code = (error as NodeJS.ErrnoException).code;
-  if (name === 'ResourceNotFoundException') {
-    fail(
-      `the ${target.description} does not exist${parsed.aws ? '' : '; is the service running (npm start)?'}`,
-      1,
-    );
-  }
-  if (code === 'ECONNREFUSED')
-    fail(`cannot reach the ${target.description}; is the service running (npm start)?`, 1);
-  fail(`could not register the client: ${error instanceof Error ? error.message : String(error)}`, 1);
-} finally {
-  target.client.destroy();
-}
+await runClients([
+  'create',
+  '--replace',
+  ...passed('--client-id', parsed['client-id']),
+  ...passed('--client-secret', parsed['client-secret']),
+  ...passed('--scope', parsed.scope),
+  ...passed('--tenant', parsed.tenant),
+  ...(parsed.aws ? passed('--table', parsed['table-name']) : []),
+  ...passed('--region', parsed.region),
+  ...passed('--event-bus', parsed['event-bus']),
+]);

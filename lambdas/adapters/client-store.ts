@@ -1,22 +1,42 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { ClientRecord } from '#domain/client';
 import type { ClientStore } from '#domain/ports';
 import { isScope } from '#domain/scopes';
 import { clientKey } from './keys.ts';
 
+const CLIENT_TYPE = 'Client';
+
+const optionalString = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
 const fromClientItem = (item: Record<string, unknown>): ClientRecord => {
-  const { clientId, secretHash, scopes, tenant, createdAt } = item;
+  const { clientId, secretHash, scopes, tenant, createdAt, revision } = item;
   if (
     typeof clientId !== 'string' ||
     typeof secretHash !== 'string' ||
     typeof tenant !== 'string' ||
     typeof createdAt !== 'string' ||
-    !Array.isArray(scopes)
+    !Array.isArray(scopes) ||
+    (revision !== undefined && !Number.isSafeInteger(revision))
   ) {
     throw new Error(`The stored client ${String(clientId)} is malformed`);
   }
-  // A scope withdrawn from the platform is no longer granted, even if a stored client still lists it.
-  return { clientId, secretHash, tenant, createdAt, scopes: scopes.map(String).filter(isScope) };
+  const previousSecretHash = optionalString(item.previousSecretHash);
+  const previousSecretExpiresAt = optionalString(item.previousSecretExpiresAt);
+  const disabledAt = optionalString(item.disabledAt);
+  return {
+    clientId,
+    secretHash,
+    tenant,
+    createdAt,
+    // A scope withdrawn from the platform is no longer granted, even if a stored client still lists it.
+    scopes: scopes.map(String).filter(isScope),
+    ...(previousSecretHash !== undefined && { previousSecretHash }),
+    ...(previousSecretExpiresAt !== undefined && { previousSecretExpiresAt }),
+    ...(disabledAt !== undefined && { disabledAt }),
+    ...(revision !== undefined && { revision: revision as number }),
+  };
 };
 
 export class DynamoDbClientStore implements ClientStore {
@@ -34,11 +54,59 @@ export class DynamoDbClientStore implements ClientStore {
   }
 
   async put(client: ClientRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.itemOf(client) }));
+  }
+
+  async create(client: ClientRecord): Promise<boolean> {
+    return this.conditionalPut(client, 'attribute_not_exists(pk)', {});
+  }
+
+  async update(client: ClientRecord, expectedRevision: number | undefined): Promise<boolean> {
+    return expectedRevision === undefined
+      ? this.conditionalPut(client, 'attribute_exists(pk) AND attribute_not_exists(revision)', {})
+      : this.conditionalPut(client, 'revision = :expected', { ':expected': expectedRevision });
+  }
+
+  async list(): Promise<ClientRecord[]> {
+    const clients: ClientRecord[] = [];
+    // An operator's occasional read: a filtered scan, not an index every write would pay for.
+    for await (const page of paginateScan(
+      { client: this.client },
+      {
         TableName: this.tableName,
-        Item: { ...clientKey(client.clientId), type: 'Client', ...client },
-      }),
-    );
+        FilterExpression: 'sk = :sk AND #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':sk': clientKey('').sk, ':type': CLIENT_TYPE },
+        ConsistentRead: true,
+      },
+    )) {
+      for (const item of page.Items ?? []) clients.push(fromClientItem(item));
+    }
+    return clients.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+  }
+
+  private itemOf(client: ClientRecord): Record<string, unknown> {
+    return { ...clientKey(client.clientId), type: CLIENT_TYPE, ...client };
+  }
+
+  private async conditionalPut(
+    client: ClientRecord,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: this.itemOf(client),
+          ConditionExpression: condition,
+          ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CLIENT_ID_PATTERN } from '#domain/client';
 import type { ListPosition } from '#domain/cursor';
 import type { ListEntry } from '#domain/list-filters';
 import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
@@ -119,4 +120,14 @@ export const parseCreditTransferKey = (pk: string): { tenant: string; paymentId:
 export const sandboxClearingKey = (tenant: string, paymentId: string): TableKey => ({
   pk: `SANDBOX_CLEARING#${tenant}#${paymentId}`,
   sk: 'CLEARING',
+});
+
+/**
+ * The failed-authentication count of a client id, known or not, beside the client's own item. An
+ * id no client can have (outside CLIENT_ID_PATTERN, which has no ':') is counted under its hash,
+ * so no sent id can reach another key or make one arbitrarily long.
+ */
+export const authenticationFailuresKey = (clientId: string): TableKey => ({
+  pk: `CLIENT#${CLIENT_ID_PATTERN.test(clientId) ? clientId : `sha256:${createHash('sha256').update(clientId).digest('base64url')}`}`,
+  sk: 'AUTHENTICATION_FAILURES',
 });

@@ -73,3 +73,22 @@ export const verifyClientSecret = async (secret: string, secretHash: string): Pr
   const derived = await deriveKey(secret, stored.salt, stored.hash.length, stored.parameters);
   return timingSafeEqual(derived, stored.hash);
 };
+
+/** Secrets a client may hold at once: the current one, and the previous one during a rotation's grace. */
+const SECRETS_CHECKED = 2;
+
+/**
+ * True when the secret matches one of the hashes (at most two). Always derives exactly two keys,
+ * in parallel, standing in NO_CLIENT_SECRET_HASH for a missing one: a client in a rotation's grace,
+ * an ordinary one and an unknown one all cost the same.
+ */
+export const verifyClientSecretAgainst = async (
+  secret: string,
+  hashes: readonly string[],
+): Promise<boolean> => {
+  if (hashes.length > SECRETS_CHECKED)
+    throw new Error(`At most ${SECRETS_CHECKED} secret hashes are checked`);
+  const padded = [...hashes, ...Array<string>(SECRETS_CHECKED - hashes.length).fill(NO_CLIENT_SECRET_HASH)];
+  const results = await Promise.all(padded.map((hash) => verifyClientSecret(secret, hash)));
+  return results.some(Boolean);
+};

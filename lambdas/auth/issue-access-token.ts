@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { CLIENT_ID_PATTERN, type ClientRecord } from '#domain/client';
-import type { ClientStore, TokenSigner } from '#domain/ports';
+import { acceptedSecretHashes, CLIENT_ID_PATTERN, type ClientRecord } from '#domain/client';
+import type { AuthenticationThrottle, ClientStore, Clock, TokenSigner } from '#domain/ports';
 import { isScope, type Scope, splitScopes } from '#domain/scopes';
-import { NO_CLIENT_SECRET_HASH, verifyClientSecret } from './client-secret.ts';
+import { verifyClientSecretAgainst } from './client-secret.ts';
 import { signJwt } from './jwt.ts';
-import { InvalidClientError, InvalidScopeError } from './token-errors.ts';
+import { ClientAuthenticationThrottledError, InvalidClientError, InvalidScopeError } from './token-errors.ts';
 import type { ClientCredentials, TokenRequest, TokenResponse } from './token-request.ts';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
@@ -18,6 +18,8 @@ export interface TokenIssuerDependencies {
   audience: string;
   /** Shorter than the spec's 3600 s only in local tests of client token renewal. */
   lifetimeSeconds?: number;
+  throttle: AuthenticationThrottle;
+  clock: Clock;
 }
 
 /** The claims of every access token; `sub` and `client_id` are both the client id. */
@@ -33,19 +35,35 @@ export interface AccessTokenClaims {
   client_id: string;
 }
 
+/**
+ * Checks the client's secret. Every refusal takes the same path and time: an unknown id, a
+ * disabled client and a wrong secret each cost one throttle attempt, one store read and two scrypt
+ * derivations (the current hash, and the previous one or a stand-in), so nothing tells which ids exist.
+ */
 const authenticateClient = async (
-  clients: ClientStore,
+  { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
   credentials: ClientCredentials,
 ): Promise<ClientRecord> => {
+  const now = clock.now();
+  // Before the scrypt: a throttled id costs no CPU, whoever sends it.
+  const attempt = await throttle.attempt(credentials.clientId, now);
+  if (!attempt.allowed) {
+    throw new ClientAuthenticationThrottledError(
+      `Too many failed client authentications; retry after ${attempt.retryAfterSeconds} seconds`,
+      attempt.retryAfterSeconds,
+    );
+  }
   const client = CLIENT_ID_PATTERN.test(credentials.clientId)
     ? await clients.get(credentials.clientId)
     : undefined;
-  // An unknown client costs the same scrypt as a known one: timing does not tell which ids exist.
-  const secretMatches = await verifyClientSecret(
+  const secretMatches = await verifyClientSecretAgainst(
     credentials.secret,
-    client?.secretHash ?? NO_CLIENT_SECRET_HASH,
+    client === undefined ? [] : acceptedSecretHashes(client, now),
   );
-  if (client === undefined || !secretMatches) throw new InvalidClientError('Client authentication failed');
+  if (client === undefined || client.disabledAt !== undefined || !secretMatches) {
+    throw new InvalidClientError('Client authentication failed');
+  }
+  await throttle.succeeded(credentials.clientId);
   return client;
 };
 
@@ -78,9 +96,9 @@ export const issueAccessToken = async (
   dependencies: TokenIssuerDependencies,
   request: TokenRequest,
 ): Promise<{ response: TokenResponse; claims: AccessTokenClaims }> => {
-  const client = await authenticateClient(dependencies.clients, request.credentials);
+  const client = await authenticateClient(dependencies, request.credentials);
   const scope = grantedScopes(client, request.scope).join(' ');
-  const issuedAt = Math.floor(Date.now() / 1000);
+  const issuedAt = Math.floor(dependencies.clock.now().getTime() / 1000);
   const lifetime = dependencies.lifetimeSeconds ?? ACCESS_TOKEN_LIFETIME_SECONDS;
   const claims: AccessTokenClaims = {
     iss: dependencies.issuer,

@@ -1,13 +1,16 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { signerFromEnvironment } from '#adapters/signer';
+import { authenticationThrottlePolicy } from '#domain/client';
+import { systemClock } from '#domain/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
-import { problemResponses } from '#shared/middleware';
+import { problemResponses, unambiguousRequest } from '#shared/middleware';
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
   issueAccessToken,
@@ -25,6 +28,9 @@ const localTokenLifetime = (): number | undefined => {
   return Number(value);
 };
 
+/** Read when the function loads: a setting out of bounds stops it from starting at all. */
+const throttlePolicy = authenticationThrottlePolicy(optionalEnv('CLIENT_AUTH_THROTTLE_WINDOW_SECONDS'));
+
 /** Read per invocation: cheap, and a local runtime restarted on another port gets the new ISSUER. */
 const tokenIssuerDependencies = (): TokenIssuerDependencies => {
   const lifetimeSeconds = localTokenLifetime();
@@ -33,6 +39,8 @@ const tokenIssuerDependencies = (): TokenIssuerDependencies => {
     signer: signerFromEnvironment(),
     issuer: requiredEnv('ISSUER'),
     audience: requiredEnv('AUDIENCE'),
+    throttle: new DynamoDbAuthenticationThrottle(documentClient(), tableName(), throttlePolicy),
+    clock: systemClock,
     ...(lifetimeSeconds !== undefined && { lifetimeSeconds }),
   };
 };
@@ -60,6 +68,8 @@ export const createIssueTokenHandler = (dependencies: () => TokenIssuerDependenc
     .use(problemResponses())
     // Registered after problemResponses(), so it sees errors first on the way out.
     .use(tokenErrorResponses())
+    // Two Authorization headers name two clients: API Gateway and Node would each pick one.
+    .use(unambiguousRequest())
     .handler(issueToken(dependencies));
 
 export const handler = createIssueTokenHandler(tokenIssuerDependencies);

@@ -21,14 +21,17 @@ export class InvalidClientRegistrationError extends Error {
   }
 }
 
+export const validSecretProblems = (secret: string): string[] =>
+  secret.length < MIN_SECRET_LENGTH || secret.length > MAX_SECRET_LENGTH
+    ? [`the client secret must be ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters long`]
+    : [];
+
 const problemsOf = (registration: ClientRegistration): string[] => {
   const problems: string[] = [];
   if (!CLIENT_ID_PATTERN.test(registration.clientId)) {
     problems.push('the client id must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ -');
   }
-  if (registration.secret.length < MIN_SECRET_LENGTH || registration.secret.length > MAX_SECRET_LENGTH) {
-    problems.push(`the client secret must be ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters long`);
-  }
+  problems.push(...validSecretProblems(registration.secret));
   if (!TENANT_ID_PATTERN.test(registration.tenant)) {
     problems.push('the tenant must be 1 to 64 characters of A-Z a-z 0-9 _ -');
   }
@@ -40,7 +43,7 @@ const problemsOf = (registration: ClientRegistration): string[] => {
 
 /** Registers a client, or replaces the one with the same id (which is how a secret is rotated). */
 export const registerClient = async (
-  store: ClientStore,
+  store: Pick<ClientStore, 'put'>,
   registration: ClientRegistration,
   now: Date = new Date(),
 ): Promise<ClientRecord> => {

@@ -8,7 +8,7 @@ import { type ErrorCode, problemResponse } from '#shared/problem';
 
 /** The token endpoint's refusals (RFC 6749 section 5.2), each with its status and error code. */
 export abstract class TokenRequestError extends Error {
-  abstract readonly status: 400 | 401;
+  abstract readonly status: 400 | 401 | 429;
   abstract readonly error: ErrorCode;
   constructor(
     message: string,
@@ -39,6 +39,18 @@ export class InvalidScopeError extends TokenRequestError {
   readonly error = 'invalid_scope';
 }
 
+/** Too many failed authentications for one client id: 429 with Retry-After, before any secret is checked. */
+export class ClientAuthenticationThrottledError extends TokenRequestError {
+  readonly status = 429;
+  readonly error = 'rate_limited';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 export const CLIENT_AUTHENTICATION_CHALLENGE = 'Basic realm="credit-transfers"';
 
 /**
@@ -54,7 +66,11 @@ export const tokenErrorResponses = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
       response = problemResponse(error.status, error.error, error.message, {
         invalidParams: error.invalidParams,
         headers:
-          error instanceof InvalidClientError ? { 'WWW-Authenticate': CLIENT_AUTHENTICATION_CHALLENGE } : {},
+          error instanceof InvalidClientError
+            ? { 'WWW-Authenticate': CLIENT_AUTHENTICATION_CHALLENGE }
+            : error instanceof ClientAuthenticationThrottledError
+              ? { 'Retry-After': String(error.retryAfterSeconds) }
+              : {},
       });
     } else if (
       error instanceof PayloadTooLargeError ||

@@ -9,7 +9,79 @@ export interface ClientRecord {
   scopes: Scope[];
   tenant: string;
   createdAt: string;
+  /** The hash of the secret before the last rotation, still accepted until `previousSecretExpiresAt`. */
+  previousSecretHash?: string;
+  /** ISO 8601; after it the previous secret no longer authenticates. */
+  previousSecretExpiresAt?: string;
+  /** ISO 8601; a disabled client is refused like an unknown one. */
+  disabledAt?: string;
+  /** Counts the changes made through administration, so two operators never overwrite each other. */
+  revision?: number;
 }
 
 /** RFC 3986 unreserved characters only, so an id reads the same in JSON, forms and Basic credentials. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
+
+/** How long the previous secret keeps working after a rotation unless the operator says otherwise. */
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
+/** A grace longer than this would keep a possibly leaked secret alive for too long. */
+export const MAX_ROTATION_GRACE_SECONDS = 30 * 24 * 3600;
+
+/** The secret hashes that authenticate the client at `now`: the current one, and the previous one in its grace period. */
+export const acceptedSecretHashes = (client: ClientRecord, now: Date): string[] =>
+  client.previousSecretHash !== undefined &&
+  client.previousSecretExpiresAt !== undefined &&
+  Date.parse(client.previousSecretExpiresAt) > now.getTime()
+    ? [client.secretHash, client.previousSecretHash]
+    : [client.secretHash];
+
+/** The client after a rotation: the new hash, the old one kept until `now` + grace (none with grace 0). */
+export const withRotatedSecret = (
+  client: ClientRecord,
+  secretHash: string,
+  graceSeconds: number,
+  now: Date,
+): ClientRecord => {
+  const { previousSecretHash: _hash, previousSecretExpiresAt: _expiry, ...rest } = client;
+  return {
+    ...rest,
+    secretHash,
+    ...(graceSeconds > 0 && {
+      previousSecretHash: client.secretHash,
+      previousSecretExpiresAt: new Date(now.getTime() + graceSeconds * 1000).toISOString(),
+    }),
+  };
+};
+
+/** The client disabled at `now`; disabling twice keeps the first time. */
+export const withDisabled = (client: ClientRecord, now: Date): ClientRecord => ({
+  ...client,
+  disabledAt: client.disabledAt ?? now.toISOString(),
+});
+
+/** Limits on failed client authentication at the token endpoint, counted per client id. */
+export interface AuthenticationThrottlePolicy {
+  /** Failed attempts allowed in one window; the next one is refused until the window ends. */
+  maxFailures: number;
+  /** Seconds from the first failure until the count starts again by itself. */
+  windowSeconds: number;
+}
+
+export const AUTHENTICATION_THROTTLE: AuthenticationThrottlePolicy = { maxFailures: 10, windowSeconds: 60 };
+
+/**
+ * The policy with the window shortened by a setting (whole seconds, 1 to 60), which lets the local
+ * runtime and its tests see a window end; a setting outside that is refused, loudly.
+ */
+export const authenticationThrottlePolicy = (
+  windowSeconds: string | undefined,
+): AuthenticationThrottlePolicy => {
+  if (windowSeconds === undefined) return AUTHENTICATION_THROTTLE;
+  const seconds = Number(windowSeconds);
+  if (!/^\d+$/.test(windowSeconds) || seconds < 1 || seconds > AUTHENTICATION_THROTTLE.windowSeconds) {
+    throw new Error(
+      `CLIENT_AUTH_THROTTLE_WINDOW_SECONDS must be whole seconds from 1 to ${AUTHENTICATION_THROTTLE.windowSeconds}, not ${JSON.stringify(windowSeconds)}`,
+    );
+  }
+  return { ...AUTHENTICATION_THROTTLE, windowSeconds: seconds };
+};

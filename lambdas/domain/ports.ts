@@ -187,11 +187,49 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-/** Where clients live: the token endpoint reads them, registration writes them. */
+/** Where clients live: the token endpoint reads them, registration and administration write them. */
 export interface ClientStore {
   get(clientId: string): Promise<ClientRecord | undefined>;
   /** Stores the client, replacing one with the same id. */
   put(client: ClientRecord): Promise<void>;
+  /** Stores a new client; `false` when the id is taken already. */
+  create(client: ClientRecord): Promise<boolean>;
+  /** Replaces the client only if it still has `expectedRevision` (undefined: none yet); `false` otherwise. */
+  update(client: ClientRecord, expectedRevision: number | undefined): Promise<boolean>;
+  /** Every client, ordered by id. */
+  list(): Promise<ClientRecord[]>;
+}
+
+/** What one client authentication attempt may do. */
+export type AuthenticationAttempt = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/**
+ * Failed client authentications per client id (known or not), in a window that ends by itself.
+ * An attempt is taken before the secret is checked and counts as failed until `succeeded` clears
+ * the count, so parallel requests cannot try more secrets than the limit allows.
+ */
+export interface AuthenticationThrottle {
+  attempt(clientId: string, now: Date): Promise<AuthenticationAttempt>;
+  succeeded(clientId: string): Promise<void>;
+}
+
+/** A change an operator made to a client; never carries a secret or a hash. */
+export interface ClientAuditEvent {
+  eventId: string;
+  action: 'ClientCreated' | 'ClientReplaced' | 'ClientDisabled' | 'ClientSecretRotated';
+  clientId: string;
+  tenant: string;
+  scopes: string[];
+  /** Who made the change: the operator's identity as the tool could establish it. */
+  actor: string;
+  date: string;
+  /** On a rotation: until when the previous secret still works (absent: not at all). */
+  previousSecretExpiresAt?: string;
+}
+
+export interface ClientAuditPublisher {
+  /** Publishes the event or throws. */
+  publish(event: ClientAuditEvent): Promise<void>;
 }
 
 /** Signs access tokens (RS256). On AWS the private key stays in KMS; locally it is a key file. */

@@ -272,7 +272,7 @@ const methodArn = (stage: string, route: Route, path: string): string =>
 export const createApiGateway = (options: ApiGatewayOptions): RequestListener => {
   const stage = options.stage ?? 'live';
   const bodyTimeoutMs = options.bodyTimeoutMs ?? clientLimits().bodyTimeoutMs;
-  const cacheMilliseconds = (options.authorizerCacheSeconds ?? 60) * 1000;
+  const cacheMilliseconds = (options.authorizerCacheSeconds ?? 30) * 1000;
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
 
   const authorize = async (

@@ -137,7 +137,8 @@ export const createClient = async (
       client.tenant,
     ],
     {
-      env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint },
+      // DATA_DIR: the audit event goes to the service's own events file.
+      env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint, DATA_DIR: service.dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

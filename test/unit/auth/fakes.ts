@@ -4,7 +4,15 @@ import { vi } from 'vitest';
 import { privateKeySigner } from '#adapters/signer-local';
 import { registerClient } from '#auth/register-client';
 import type { ClientRecord } from '#domain/client';
-import type { ClientStore, TokenSigner } from '#domain/ports';
+import type {
+  AuthenticationAttempt,
+  AuthenticationThrottle,
+  ClientAuditEvent,
+  ClientAuditPublisher,
+  ClientStore,
+  Clock,
+  TokenSigner,
+} from '#domain/ports';
 import { logger } from '#shared/logger';
 
 export const ISSUER = 'http://127.0.0.1:3000';
@@ -21,6 +29,60 @@ export class InMemoryClientStore implements ClientStore {
 
   async put(client: ClientRecord): Promise<void> {
     this.clients.set(client.clientId, client);
+  }
+
+  async create(client: ClientRecord): Promise<boolean> {
+    if (this.clients.has(client.clientId)) return false;
+    this.clients.set(client.clientId, client);
+    return true;
+  }
+
+  async update(client: ClientRecord, expectedRevision: number | undefined): Promise<boolean> {
+    const stored = this.clients.get(client.clientId);
+    if (stored === undefined || stored.revision !== expectedRevision) return false;
+    this.clients.set(client.clientId, client);
+    return true;
+  }
+
+  async list(): Promise<ClientRecord[]> {
+    return [...this.clients.values()].sort((a, b) => a.clientId.localeCompare(b.clientId));
+  }
+}
+
+/** Lets every attempt through unless told otherwise, and records what the issuer told it. */
+export class RecordingThrottle implements AuthenticationThrottle {
+  readonly attempts: string[] = [];
+  readonly successes: string[] = [];
+  refusal: { retryAfterSeconds: number } | undefined;
+
+  async attempt(clientId: string): Promise<AuthenticationAttempt> {
+    this.attempts.push(clientId);
+    return this.refusal === undefined ? { allowed: true } : { allowed: false, ...this.refusal };
+  }
+
+  async succeeded(clientId: string): Promise<void> {
+    this.successes.push(clientId);
+  }
+}
+
+export class RecordingAuditPublisher implements ClientAuditPublisher {
+  readonly events: ClientAuditEvent[] = [];
+
+  async publish(event: ClientAuditEvent): Promise<void> {
+    this.events.push(event);
+  }
+}
+
+/** A clock that moves only when a test moves it. */
+export class ManualClock implements Clock {
+  constructor(private current: Date = new Date('2031-05-06T07:08:09.000Z')) {}
+
+  now(): Date {
+    return new Date(this.current);
+  }
+
+  advance(seconds: number): void {
+    this.current = new Date(this.current.getTime() + seconds * 1000);
   }
 }
 

@@ -1,7 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { registerClient } from '#auth/register-client';
-import type { TokenSigner } from '#domain/ports';
+import { systemClock, type TokenSigner } from '#domain/ports';
 import {
   AUDIENCE,
   basic,
@@ -12,17 +12,21 @@ import {
   lambdaContext,
   muteLogger,
   proxyEvent,
+  RecordingThrottle,
   storeWithClient,
   testSigner,
 } from './fakes.ts';
 
 let store: InMemoryClientStore;
 let signer: TokenSigner;
+let throttle: RecordingThrottle;
 const handler = createIssueTokenHandler(() => ({
   clients: store,
   signer,
   issuer: ISSUER,
   audience: AUDIENCE,
+  throttle,
+  clock: systemClock,
 }));
 
 const post = (body: string | null, headers: Record<string, string> = {}) =>
@@ -53,6 +57,34 @@ beforeAll(() => {
 
 beforeEach(async () => {
   store = await storeWithClient();
+  throttle = new RecordingThrottle();
+});
+
+describe('POST /oauth/token refuses an ambiguous request', () => {
+  it('with two Authorization headers, as API Gateway hands them over, before any client is looked up', async () => {
+    const body = new URLSearchParams({ grant_type: 'client_credentials' }).toString();
+    const result = await handler(
+      proxyEvent({
+        body,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          Authorization: basic(CLIENT.clientId, CLIENT.secret),
+        },
+        multiValueHeaders: {
+          'content-type': ['application/x-www-form-urlencoded'],
+          Authorization: [
+            basic(CLIENT.clientId, CLIENT.secret),
+            basic('someone-else', 'another-secret-0123'),
+          ],
+        },
+      }),
+      lambdaContext,
+    );
+
+    expect(result.statusCode).toBe(400);
+    expect(result.headers?.['Content-Type']).toBe('application/json');
+    expect(bodyOf(result)).toMatchObject({ error: 'invalid_request', status: 400 });
+  });
 });
 
 describe('POST /oauth/token issues a token', () => {
@@ -269,6 +301,43 @@ describe('POST /oauth/token refuses', () => {
     const result = await postJson(jsonRequest({ scope: 'x'.repeat(64 * 1024) }));
 
     expectError(result, 413, 'payload_too_large');
+  });
+});
+
+describe('POST /oauth/token throttles failed client authentication', () => {
+  it('answers a throttled client id with 429 rate_limited, Retry-After and the token error body, before any secret is checked', async () => {
+    throttle.refusal = { retryAfterSeconds: 42 };
+
+    const result = await postJson(jsonRequest());
+
+    expect(result.statusCode).toBe(429);
+    expect(result.headers).toMatchObject({
+      'Retry-After': '42',
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+    });
+    expect(bodyOf(result)).toMatchObject({
+      error: 'rate_limited',
+      error_description: expect.stringContaining('42 seconds'),
+      status: 429,
+    });
+    expect(store.reads).toEqual([]);
+  });
+
+  it('takes an attempt for an unknown id as for a known one, and clears the count only on success', async () => {
+    await postJson(jsonRequest({ client_id: 'nobody' }));
+    await postJson(jsonRequest({ client_secret: 'not-the-secret-at-all' }));
+    await postJson(jsonRequest());
+
+    expect(throttle.attempts).toEqual(['nobody', CLIENT.clientId, CLIENT.clientId]);
+    expect(throttle.successes).toEqual([CLIENT.clientId]);
+  });
+
+  it('counts a malformed client id by the id it sent', async () => {
+    const result = await postJson(jsonRequest({ client_id: 'no#such id' }));
+
+    expect(result.statusCode).toBe(401);
+    expect(throttle.attempts).toEqual(['no#such id']);
   });
 });
 

@@ -4,7 +4,7 @@ import { createAuthorizer } from '#auth/authorizer';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { getKeySet } from '#auth/key-set';
 import { getOpenIdConfiguration } from '#auth/openid-configuration';
-import type { TokenSigner } from '#domain/ports';
+import { systemClock, type TokenSigner } from '#domain/ports';
 import { ROUTES } from '#routes';
 import {
   AUDIENCE,
@@ -13,6 +13,7 @@ import {
   lambdaContext,
   muteLogger,
   proxyEvent,
+  RecordingThrottle,
   storeWithClient,
   testSigner,
 } from './fakes.ts';
@@ -26,7 +27,14 @@ let signer: TokenSigner;
 
 const serverFor = (issuer: string): oauth.CustomFetch => {
   const base = new URL(issuer).pathname.replace(/\/$/, '');
-  const issueToken = createIssueTokenHandler(() => ({ clients: store, signer, issuer, audience: AUDIENCE }));
+  const issueToken = createIssueTokenHandler(() => ({
+    clients: store,
+    signer,
+    issuer,
+    audience: AUDIENCE,
+    throttle: new RecordingThrottle(),
+    clock: systemClock,
+  }));
   return async (url, options) => {
     const path = new URL(url).pathname.slice(base.length);
     const headers = Object.fromEntries(new Headers(options.headers).entries());

@@ -1,0 +1,187 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  type ClientRecord,
+  MAX_ROTATION_GRACE_SECONDS,
+  withDisabled,
+  withRotatedSecret,
+} from '#domain/client';
+import type { ClientAuditEvent, ClientAuditPublisher, ClientStore, Clock } from '#domain/ports';
+import { hashClientSecret } from './client-secret.ts';
+import {
+  type ClientRegistration,
+  InvalidClientRegistrationError,
+  registerClient,
+  validSecretProblems,
+} from './register-client.ts';
+
+/**
+ * What operators do to clients: create, list, disable, rotate a secret. Every change is one
+ * conditional write followed by one audit event; a secret is returned once to be shown, and
+ * never stored, logged or published.
+ */
+export interface ClientAdministration {
+  clients: ClientStore;
+  audit: ClientAuditPublisher;
+  clock: Clock;
+  /** Who is making the changes, as the tool established it. */
+  actor: string;
+}
+
+export class ClientAdministrationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ClientExistsError extends ClientAdministrationError {}
+export class UnknownClientError extends ClientAdministrationError {}
+export class ConcurrentClientChangeError extends ClientAdministrationError {}
+
+/** A client as an operator sees it: never a secret or a hash. */
+export interface ClientSummary {
+  clientId: string;
+  tenant: string;
+  scopes: string[];
+  createdAt: string;
+  status: 'active' | 'disabled';
+  disabledAt?: string;
+  /** Until when the secret before the last rotation still works, while it does. */
+  previousSecretExpiresAt?: string;
+}
+
+export const generateClientSecret = (): string => randomBytes(32).toString('base64url');
+
+const summaryOf = (client: ClientRecord, now: Date): ClientSummary => ({
+  clientId: client.clientId,
+  tenant: client.tenant,
+  scopes: [...client.scopes],
+  createdAt: client.createdAt,
+  status: client.disabledAt === undefined ? 'active' : 'disabled',
+  ...(client.disabledAt !== undefined && { disabledAt: client.disabledAt }),
+  ...(client.previousSecretExpiresAt !== undefined &&
+    Date.parse(client.previousSecretExpiresAt) > now.getTime() && {
+      previousSecretExpiresAt: client.previousSecretExpiresAt,
+    }),
+});
+
+const publish = async (
+  administration: ClientAdministration,
+  action: ClientAuditEvent['action'],
+  client: ClientRecord,
+  date: Date,
+): Promise<void> => {
+  await administration.audit.publish({
+    eventId: randomUUID(),
+    action,
+    clientId: client.clientId,
+    tenant: client.tenant,
+    scopes: [...client.scopes],
+    actor: administration.actor,
+    date: date.toISOString(),
+    ...(action === 'ClientSecretRotated' &&
+      client.previousSecretExpiresAt !== undefined && {
+        previousSecretExpiresAt: client.previousSecretExpiresAt,
+      }),
+  });
+};
+
+/**
+ * Creates a client with the given secret, or a generated 32-byte one. An id in use is refused
+ * unless `replace` (the older `client:create`'s behaviour), which overwrites it whole.
+ */
+export const createClient = async (
+  administration: ClientAdministration,
+  registration: Omit<ClientRegistration, 'secret'> & { secret?: string },
+  options: { replace?: boolean } = {},
+): Promise<{ client: ClientRecord; secret: string; replaced: boolean }> => {
+  const secret = registration.secret ?? generateClientSecret();
+  const now = administration.clock.now();
+  let replaced = false;
+  let created = false;
+  const client = await registerClient(
+    {
+      put: async (record) => {
+        if (options.replace) {
+          replaced = (await administration.clients.get(record.clientId)) !== undefined;
+          await administration.clients.put(record);
+          created = true;
+        } else {
+          created = await administration.clients.create(record);
+        }
+      },
+    },
+    { ...registration, secret },
+    now,
+  );
+  if (!created) throw new ClientExistsError(`A client ${client.clientId} exists already`);
+  await publish(administration, replaced ? 'ClientReplaced' : 'ClientCreated', client, now);
+  return { client, secret, replaced };
+};
+
+export const listClients = async (administration: Pick<ClientAdministration, 'clients' | 'clock'>) => {
+  const now = administration.clock.now();
+  return (await administration.clients.list()).map((client) => summaryOf(client, now));
+};
+
+const existing = async (administration: ClientAdministration, clientId: string): Promise<ClientRecord> => {
+  const client = await administration.clients.get(clientId);
+  if (client === undefined) throw new UnknownClientError(`No client ${clientId}`);
+  return client;
+};
+
+const save = async (administration: ClientAdministration, before: ClientRecord, after: ClientRecord) => {
+  const next = { ...after, revision: (before.revision ?? 0) + 1 };
+  if (!(await administration.clients.update(next, before.revision))) {
+    throw new ConcurrentClientChangeError(
+      `The client ${before.clientId} was changed meanwhile by someone else; look at it again and retry`,
+    );
+  }
+  return next;
+};
+
+/**
+ * Disables a client: from now on its secret gets 401 invalid_client, as for an unknown id.
+ * Tokens issued before stay valid until they expire (at most an hour). Disabling a disabled
+ * client changes nothing and publishes nothing.
+ */
+export const disableClient = async (
+  administration: ClientAdministration,
+  clientId: string,
+): Promise<{ client: ClientRecord; changed: boolean }> => {
+  const before = await existing(administration, clientId);
+  if (before.disabledAt !== undefined) return { client: before, changed: false };
+  const now = administration.clock.now();
+  const client = await save(administration, before, withDisabled(before, now));
+  await publish(administration, 'ClientDisabled', client, now);
+  return { client, changed: true };
+};
+
+/** A new secret (given or generated); the old one keeps working for `graceSeconds` (0: stops at once). */
+export const rotateClientSecret = async (
+  administration: ClientAdministration,
+  clientId: string,
+  options: { secret?: string; graceSeconds: number },
+): Promise<{ client: ClientRecord; secret: string }> => {
+  if (
+    !Number.isSafeInteger(options.graceSeconds) ||
+    options.graceSeconds < 0 ||
+    options.graceSeconds > MAX_ROTATION_GRACE_SECONDS
+  ) {
+    throw new InvalidClientRegistrationError([
+      `the grace period must be 0 to ${MAX_ROTATION_GRACE_SECONDS / 86_400} days`,
+    ]);
+  }
+  const secret = options.secret ?? generateClientSecret();
+  const problems = validSecretProblems(secret);
+  if (problems.length > 0) throw new InvalidClientRegistrationError(problems);
+  const before = await existing(administration, clientId);
+  const now = administration.clock.now();
+  const client = await save(
+    administration,
+    before,
+    withRotatedSecret(before, await hashClientSecret(secret), options.graceSeconds, now),
+  );
+  await publish(administration, 'ClientSecretRotated', client, now);
+  return { client, secret };
+};

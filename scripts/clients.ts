@@ -1,0 +1,327 @@
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import {
+  EventBridgeClientAuditPublisher,
+  JsonLinesClientAuditPublisher,
+} from '#adapters/client-audit-publisher';
+import { DynamoDbClientStore } from '#adapters/client-store';
+import { createDocumentClient } from '#adapters/dynamodb-client';
+import {
+  type ClientAdministration,
+  ClientAdministrationError,
+  type ClientSummary,
+  createClient,
+  disableClient,
+  listClients,
+  rotateClientSecret,
+} from '#auth/client-administration';
+import { InvalidClientRegistrationError } from '#auth/register-client';
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '#domain/client';
+import { type ClientAuditPublisher, systemClock } from '#domain/ports';
+import { SCOPES } from '#domain/scopes';
+
+/**
+ * `npm run clients -- create|list|disable|rotate-secret`: client administration for operators.
+ * Without --table it works on the running local service (DYNAMODB_ENDPOINT or DYNAMODB_PORT,
+ * TABLE_NAME; audit events appended to EVENTS_FILE or DATA_DIR/events.jsonl). With --table it
+ * works on a deployed stage with the operator's AWS credentials, audit events on --event-bus.
+ * A secret is printed once, on stdout, and nowhere else.
+ */
+
+interface TargetOptions {
+  table?: string;
+  region?: string;
+  eventBus?: string;
+}
+
+/** An error whose message is all an operator needs: printed as one line, exit code 1. */
+class OperatorError extends Error {}
+
+class AuditNotPublishedError extends Error {}
+
+interface Target {
+  description: string;
+  administration: (needsAudit: boolean) => Promise<ClientAdministration>;
+  local: boolean;
+  close(): void;
+}
+
+const localTarget = (): Target => {
+  const endpoint = process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.DYNAMODB_PORT || '8000'}`;
+  const tableName = process.env.TABLE_NAME || 'credit-transfers';
+  const eventsFile =
+    process.env.EVENTS_FILE || join(resolve(process.env.DATA_DIR || '.local-data'), 'events.jsonl');
+  const client = createDocumentClient(endpoint);
+  return {
+    description: `table ${tableName} of the local service (DynamoDB at ${endpoint})`,
+    local: true,
+    administration: async () => ({
+      clients: new DynamoDbClientStore(client, tableName),
+      audit: new JsonLinesClientAuditPublisher(eventsFile),
+      clock: systemClock,
+      actor: `local:${userInfo().username}`,
+    }),
+    close: () => client.destroy(),
+  };
+};
+
+const awsTarget = (options: TargetOptions & { table: string }): Target => {
+  const region = options.region ? { region: options.region } : {};
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient(region), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const eventBridge = new EventBridgeClient(region);
+  const sts = new STSClient(region);
+  return {
+    description: `DynamoDB table ${options.table}${options.region ? ` in ${options.region}` : ''}`,
+    local: false,
+    administration: async (needsAudit) => {
+      if (needsAudit && options.eventBus === undefined) {
+        throw new OperatorError(
+          '--event-bus is required for a change on AWS (the stack output StatusEventBusName): every change is audited',
+        );
+      }
+      // Who: the IAM principal the credentials belong to, not a name the operator types.
+      const { Arn } = await sts.send(new GetCallerIdentityCommand({}));
+      return {
+        clients: new DynamoDbClientStore(client, options.table),
+        audit: new EventBridgeClientAuditPublisher(eventBridge, options.eventBus ?? ''),
+        clock: systemClock,
+        actor: Arn ?? 'unknown',
+      };
+    },
+    close: () => {
+      client.destroy();
+      eventBridge.destroy();
+      sts.destroy();
+    },
+  };
+};
+
+const targetOf = (options: TargetOptions): Target => {
+  if (options.table !== undefined) return awsTarget({ ...options, table: options.table });
+  if (options.region !== undefined || options.eventBus !== undefined) {
+    throw new OperatorError('--region and --event-bus apply only with --table (a deployed stage)');
+  }
+  return localTarget();
+};
+
+/** A change is made first, then audited; an audit that fails is reported as such, loudly. */
+const audited = (publisher: ClientAuditPublisher): ClientAuditPublisher => ({
+  publish: async (event) => {
+    try {
+      await publisher.publish(event);
+    } catch (error) {
+      throw new AuditNotPublishedError(
+        `the change to client ${event.clientId} is made, but its audit event (${event.action}, id ${event.eventId}) could not be published: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  },
+});
+
+const withTarget = async <T>(
+  options: TargetOptions,
+  needsAudit: boolean,
+  work: (administration: ClientAdministration, target: Target) => Promise<T>,
+): Promise<T> => {
+  const target = targetOf(options);
+  try {
+    const administration = await target.administration(needsAudit);
+    return await work({ ...administration, audit: audited(administration.audit) }, target);
+  } catch (error) {
+    throw explained(error, target);
+  } finally {
+    target.close();
+  }
+};
+
+/** Turns what can go wrong into one line an operator can act on. */
+const explained = (error: unknown, target: Target): Error => {
+  if (
+    error instanceof OperatorError ||
+    error instanceof AuditNotPublishedError ||
+    error instanceof ClientAdministrationError ||
+    error instanceof InvalidClientRegistrationError
+  ) {
+    return error;
+  }
+  const name = error instanceof Error ? error.name : '';
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const hint = target.local ? '; is the service running (npm start)?' : '';
+  if (name === 'ResourceNotFoundException')
+    return new OperatorError(`the ${target.description} does not exist${hint}`);
+  if (code === 'ECONNREFUSED') return new OperatorError(`cannot reach the ${target.description}${hint}`);
+  if (error instanceof Error && error.message === 'Region is missing') {
+    return new OperatorError('no AWS region: pass --region, or set AWS_REGION or a profile with one');
+  }
+  if (name === 'CredentialsProviderError') {
+    return new OperatorError(
+      `no AWS credentials (set AWS_PROFILE or run aws sso login): ${(error as Error).message}`,
+    );
+  }
+  return new OperatorError(
+    `failed on the ${target.description}: ${name || 'Error'}: ${error instanceof Error ? error.message : String(error)}`,
+  );
+};
+
+const DURATION = /^(\d+)(s|m|h|d)?$/;
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/** `90s`, `15m`, `24h`, `7d`, or seconds; `0` stops the old secret at once. */
+export const parseDuration = (value: string): number => {
+  const match = DURATION.exec(value.trim());
+  if (!match?.[1]) throw new InvalidArgumentError('give a duration like 0, 90s, 15m, 24h or 7d');
+  return Number(match[1]) * UNIT_SECONDS[(match[2] ?? 's') as keyof typeof UNIT_SECONDS];
+};
+
+const splitScopeList = (value: string): string[] => value.split(/[\s,]+/).filter((scope) => scope !== '');
+
+const printSecret = (secret: string) => {
+  console.log(`  client_secret: ${secret}\n  (shown once: only its hash is stored)`);
+};
+
+const describe = (client: ClientSummary): string =>
+  [
+    client.clientId.padEnd(24),
+    client.tenant.padEnd(16),
+    client.status.padEnd(9),
+    client.createdAt,
+    client.scopes.join(' '),
+    client.previousSecretExpiresAt ? `(previous secret until ${client.previousSecretExpiresAt})` : '',
+  ]
+    .join('  ')
+    .trimEnd();
+
+const targetOptions = (command: Command): Command =>
+  command
+    .option(
+      '--table <name>',
+      'a deployed stage: the table (stack output TableName); default: the local service',
+    )
+    .option('--region <region>', 'with --table: the AWS region (default: from the AWS configuration)')
+    .option('--event-bus <name>', 'with --table: the bus for audit events (stack output StatusEventBusName)');
+
+export const clientsProgram = (): Command => {
+  const program = new Command('clients')
+    .description('Administer API clients: create, list, disable, rotate-secret')
+    .showSuggestionAfterError()
+    .configureOutput({ outputError: (message, write) => write(message.replace(/^error: /, 'clients: ')) });
+
+  targetOptions(
+    program
+      .command('create')
+      .description('Create a client; prints a generated secret once')
+      .requiredOption('--client-id <id>', '1 to 64 characters of A-Z a-z 0-9 . _ ~ -')
+      .requiredOption('--scope <scopes>', `space- or comma-separated, of: ${SCOPES.join(' ')}`)
+      .requiredOption('--tenant <tenant>', 'the tenant whose payments the client sees')
+      .option('--client-secret <secret>', 'use this secret (16 to 256 characters) instead of a generated one')
+      .option('--replace', 'overwrite a client with the same id (secret, scopes, tenant, status)', false),
+  ).action(async (options: TargetOptions & Record<string, string | boolean | undefined>) => {
+    await withTarget(options, true, async (administration, target) => {
+      const { client, secret, replaced } = await createClient(
+        administration,
+        {
+          clientId: options.clientId as string,
+          scopes: splitScopeList(options.scope as string),
+          tenant: options.tenant as string,
+          ...(typeof options.clientSecret === 'string' && { secret: options.clientSecret }),
+        },
+        { replace: options.replace === true },
+      );
+      console.log(
+        `${replaced ? 'Replaced' : 'Registered'} client ${client.clientId} (tenant ${client.tenant}; scopes ${client.scopes.join(' ')})`,
+      );
+      console.log(`  in the ${target.description}`);
+      if (options.clientSecret === undefined) printSecret(secret);
+    });
+  });
+
+  targetOptions(
+    program
+      .command('list')
+      .description('List the clients (never a secret or a hash)')
+      .option('--json', 'one JSON document, for scripts', false),
+  ).action(async (options: TargetOptions & { json: boolean }) => {
+    await withTarget(options, false, async (administration) => {
+      const clients = await listClients(administration);
+      if (options.json) return console.log(JSON.stringify(clients, null, 2));
+      if (clients.length === 0) return console.log('No clients');
+      for (const client of clients) console.log(describe(client));
+    });
+  });
+
+  targetOptions(
+    program
+      .command('disable')
+      .description(
+        'Disable a client: its secret is refused from now on; tokens already issued last until they expire',
+      )
+      .requiredOption('--client-id <id>', 'the client to disable'),
+  ).action(async (options: TargetOptions & { clientId: string }) => {
+    await withTarget(options, true, async (administration) => {
+      const { client, changed } = await disableClient(administration, options.clientId);
+      console.log(
+        changed
+          ? `Disabled client ${client.clientId} at ${client.disabledAt}`
+          : `Client ${client.clientId} was disabled already, at ${client.disabledAt}`,
+      );
+    });
+  });
+
+  targetOptions(
+    program
+      .command('rotate-secret')
+      .description('Give a client a new secret; the old one keeps working for the grace period')
+      .requiredOption('--client-id <id>', 'the client')
+      .option('--client-secret <secret>', 'use this secret (16 to 256 characters) instead of a generated one')
+      .addOption(
+        new Option('--grace <duration>', 'how long the old secret keeps working: 0, 90s, 15m, 24h, 7d')
+          .default(DEFAULT_ROTATION_GRACE_SECONDS, '24h')
+          .argParser(parseDuration),
+      ),
+  ).action(async (options: TargetOptions & { clientId: string; clientSecret?: string; grace: number }) => {
+    await withTarget(options, true, async (administration) => {
+      const { client, secret } = await rotateClientSecret(administration, options.clientId, {
+        graceSeconds: options.grace,
+        ...(options.clientSecret !== undefined && { secret: options.clientSecret }),
+      });
+      console.log(`Rotated the secret of client ${client.clientId}`);
+      console.log(
+        client.previousSecretExpiresAt
+          ? `  the previous secret works until ${client.previousSecretExpiresAt}`
+          : '  the previous secret no longer works',
+      );
+      if (options.clientSecret === undefined) printSecret(secret);
+    });
+  });
+
+  return program;
+};
+
+/** Runs the command line; every failure is one line on stderr and exit code 1 (2 for usage). */
+export const runClients = async (argv: readonly string[]): Promise<void> => {
+  const program = clientsProgram();
+  program.exitOverride();
+  for (const command of program.commands) command.exitOverride();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    const exitCode = (error as { exitCode?: number }).exitCode;
+    // Commander has printed its own message (or the help) already.
+    if (typeof exitCode === 'number' && (error as { code?: string }).code?.startsWith('commander.')) {
+      process.exit(exitCode === 0 ? 0 : 2);
+    }
+    console.error(`clients: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+};
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  await runClients(process.argv.slice(2));
+}

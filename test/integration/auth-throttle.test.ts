@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  callApi,
+  createClient,
+  type JsonReply,
+  type LocalService,
+  removeDataDir,
+  startLocalService,
+} from './support/local-service.ts';
+
+/**
+ * Failed client authentication against the running local service, over HTTP. The window is
+ * shortened (CLIENT_AUTH_THROTTLE_WINDOW_SECONDS) so a test can see it end; the failures of each
+ * test are sent together, so a slow machine cannot stretch them over the window.
+ */
+const WINDOW_SECONDS = 15;
+const CLIENT = {
+  clientId: 'throttled-client',
+  clientSecret: 'throttled-client-secret-0123',
+  scope: 'transactions:read',
+  tenant: 'throttle',
+};
+
+let service: LocalService;
+
+const tokenRequest = (clientId: string, clientSecret: string): Promise<JsonReply> =>
+  callApi(service.baseUrl, '/oauth/token', {
+    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+  });
+
+const failTogether = (clientId: string, times: number): Promise<JsonReply[]> =>
+  Promise.all(
+    Array.from({ length: times }, (_, index) => tokenRequest(clientId, `wrong-secret-${index}-xxxxxxxx`)),
+  );
+
+const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+const expectThrottled = (reply: JsonReply) => {
+  expect(reply.status).toBe(429);
+  const retryAfter = Number(reply.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThan(0);
+  expect(retryAfter).toBeLessThanOrEqual(Math.min(WINDOW_SECONDS, 60));
+  expect(reply.headers.get('content-type')).toBe('application/json');
+  expect(reply.body).toMatchObject({
+    error: 'rate_limited',
+    status: 429,
+    error_description: expect.any(String),
+  });
+  return retryAfter;
+};
+
+beforeAll(async () => {
+  service = await startLocalService({ env: { CLIENT_AUTH_THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS) } });
+  await createClient(service, CLIENT);
+});
+
+afterAll(async () => {
+  await service?.stop();
+  if (service) await removeDataDir(service.dataDir);
+});
+
+describe('failed client authentication on /oauth/token', () => {
+  it('answers 10 wrong secrets with 401, then 429 with Retry-After even for the genuine secret, which works again once that time has passed', async () => {
+    const failures = await failTogether(CLIENT.clientId, 10);
+    expect(failures.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+
+    expectThrottled(await tokenRequest(CLIENT.clientId, 'yet-another-wrong-secret'));
+    const retryAfter = expectThrottled(await tokenRequest(CLIENT.clientId, CLIENT.clientSecret));
+
+    await sleep(retryAfter + 0.5);
+    const genuine = await tokenRequest(CLIENT.clientId, CLIENT.clientSecret);
+    expect(genuine.status).toBe(200);
+
+    // The success started the count again: ten more wrong secrets are each a plain 401.
+    const again = await failTogether(CLIENT.clientId, 10);
+    expect(again.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+  }, 120_000);
+
+  it('throttles an unknown client id the same way, so the answer does not tell which ids exist', async () => {
+    const failures = await failTogether('no-such-client', 10);
+    expect(failures.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+
+    const unknown = await tokenRequest('no-such-client', 'wrong-secret-xxxxxxxx');
+    expectThrottled(unknown);
+    expect(Object.keys(unknown.body).sort()).toEqual([
+      'detail',
+      'error',
+      'error_description',
+      'status',
+      'title',
+      'type',
+    ]);
+  }, 120_000);
+});
