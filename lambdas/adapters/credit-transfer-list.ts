@@ -227,7 +227,12 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
     } while (startKey !== undefined && read < bound);
     if (startKey === undefined) return { total, atLeast: false };
     // The bound was reached with a key to go on from: one entry more says whether any follow.
-    const probe = await this.query(choice, 'listCount', { upTo: top, Limit: 1, startKey }, { Select: 'COUNT' });
+    const probe = await this.query(
+      choice,
+      'listCount',
+      { upTo: top, Limit: 1, startKey },
+      { Select: 'COUNT' },
+    );
     return { total, atLeast: (probe.Count ?? 0) > 0 };
   }
 

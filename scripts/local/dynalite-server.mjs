@@ -9,9 +9,7 @@ const fromDynalite = createRequire(require.resolve('dynalite'));
 // `iterator.return()`, a method abstract-level's iterators do not have: every Query and Scan
 // left its iterator (and the LevelDB snapshot it holds) open for the life of the process, so
 // memory grew and reads slowed with every request. Closing is what `return()` means.
-const abstractLevel = fromDynalite(
-  createRequire(fromDynalite.resolve('level')).resolve('abstract-level'),
-);
+const abstractLevel = fromDynalite(createRequire(fromDynalite.resolve('level')).resolve('abstract-level'));
 for (const Iterator of [
   abstractLevel.AbstractIterator,
   abstractLevel.AbstractKeyIterator,

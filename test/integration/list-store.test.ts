@@ -178,7 +178,12 @@ describe('DynamoDbCreditTransferList', () => {
     const bounded = new DynamoDbCreditTransferList(documents, TABLE, { maxCounted: 6 });
     const all = await bounded.page({ tenant, filters: {}, limit: 2, withTotal: true });
     expect(all).toMatchObject({ total: 6, totalIsLowerBound: true });
-    const checks = await bounded.page({ tenant, filters: { 'paymentMethod.eq': 'Check' }, limit: 2, withTotal: true });
+    const checks = await bounded.page({
+      tenant,
+      filters: { 'paymentMethod.eq': 'Check' },
+      limit: 2,
+      withTotal: true,
+    });
     expect(checks).toMatchObject({ total: 3, totalIsLowerBound: true });
 
     // At the bound exactly, nothing follows: the count is exact.

@@ -18,8 +18,8 @@ import { lifecycleSettings } from '#workflow/dependencies';
 import { handler as pollClearingHandler } from '#workflow/poll-clearing';
 import { handler as publishHandler } from '#workflow/publish-status-events';
 import { handler as submitHandler } from '#workflow/submit-to-clearing';
-import { handler as validateHandler } from '#workflow/validate-technically';
 import { lifecycleTask } from '#workflow/task';
+import { handler as validateHandler } from '#workflow/validate-technically';
 import type { ExecutionSummary } from '../../../scripts/local/workflow-runner.ts';
 import {
   CLIENT,
