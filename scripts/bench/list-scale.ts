@@ -140,7 +140,8 @@ export const benchListAtScale = async (
     if (stored <= (options.unboundedUpTo ?? 0)) {
       let units = 0;
       const unbounded = new DynamoDbCreditTransferList(client, TABLE, {
-        maxCounted: Number.MAX_SAFE_INTEGER,
+        // As high as LevelDB's iterator limit (a 32-bit integer) takes.
+        maxCounted: 2_000_000_000,
         onCapacity: (operation, capacity) => {
           if (operation === 'listCount') units += capacity;
         },
