@@ -34,6 +34,13 @@ export interface ListReadBudget {
 
 export const DEFAULT_READ_BUDGET: ListReadBudget = { maxQueries: 5, maxItemsRead: 1000 };
 
+/**
+ * Most index entries Pagination-Total reads: past it the total is reported as at least the
+ * matches counted (`10000+`), so a first page costs at most a few hundred read units and answers
+ * in bounded time however many transfers a tenant or an account has.
+ */
+export const MAX_COUNTED_ENTRIES = 10_000;
+
 /** Items per Query when filters may drop some: enough that a selective filter needs few round trips. */
 const REFINING_CHUNK = 100;
 const BATCH_GET_ATTEMPTS = 8;
@@ -83,7 +90,12 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    private readonly options: { onCapacity?: CapacityObserver; budget?: ListReadBudget } = {},
+    private readonly options: {
+      onCapacity?: CapacityObserver;
+      budget?: ListReadBudget;
+      /** Index entries the count reads at most (MAX_COUNTED_ENTRIES). */
+      maxCounted?: number;
+    } = {},
   ) {}
 
   async page({ tenant, filters, after, limit, withTotal }: ListPageRequest): Promise<ListPage> {
@@ -133,8 +145,9 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
     const next = exhausted ? undefined : lastRead;
     if (!withTotal) return { records, ...(next && { next }) };
     // Having read to the end from the top, the page has seen every match: no count needed.
-    const total = exhausted && after === undefined ? matched.length : await this.count(choice, filters, top);
-    return { records, ...(next && { next }), total };
+    if (exhausted && after === undefined) return { records, ...(next && { next }), total: matched.length };
+    const { total, atLeast } = await this.count(choice, filters, top);
+    return { records, ...(next && { next }), total, ...(atLeast && { totalIsLowerBound: true }) };
   }
 
   private query(
@@ -181,29 +194,46 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
   /**
    * Pagination-Total: the matches from the newest entry the page saw down to the oldest. With
    * only the index's own filter DynamoDB counts; otherwise the filter fields are read and
-   * matched here, since amounts compare as exact decimals. Capacity grows with the matches.
+   * matched here, since amounts compare as exact decimals. At most `maxCounted` entries are read:
+   * when more follow, the total is the matches counted so far, as a lower bound.
    */
-  private async count(choice: IndexChoice, filters: ListFilters, top: string | undefined): Promise<number> {
-    if (top === undefined) return 0;
+  private async count(
+    choice: IndexChoice,
+    filters: ListFilters,
+    top: string | undefined,
+  ): Promise<{ total: number; atLeast: boolean }> {
+    if (top === undefined) return { total: 0, atLeast: false };
+    const bound = this.options.maxCounted ?? MAX_COUNTED_ENTRIES;
+    const shape: Partial<QueryCommandInput> = choice.refines
+      ? { ProjectionExpression: '#entry', ExpressionAttributeNames: { '#entry': LIST_ENTRY_ATTRIBUTE } }
+      : { Select: 'COUNT' };
     let total = 0;
+    let read = 0;
     let startKey: Record<string, unknown> | undefined;
     do {
       const result = await this.query(
         choice,
         'listCount',
-        { upTo: top, ...(startKey !== undefined && { startKey }) },
-        choice.refines
-          ? { ProjectionExpression: '#entry', ExpressionAttributeNames: { '#entry': LIST_ENTRY_ATTRIBUTE } }
-          : { Select: 'COUNT' },
+        { upTo: top, Limit: bound - read, ...(startKey !== undefined && { startKey }) },
+        shape,
       );
+      read += result.Count ?? 0;
       total += choice.refines
         ? (result.Items ?? []).filter((item) =>
             matchesListFilters(item[LIST_ENTRY_ATTRIBUTE] as ListEntry, filters),
           ).length
         : (result.Count ?? 0);
       startKey = result.LastEvaluatedKey;
-    } while (startKey !== undefined);
-    return total;
+    } while (startKey !== undefined && read < bound);
+    if (startKey === undefined) return { total, atLeast: false };
+    // The bound was reached with a key to go on from: one entry more says whether any follow.
+    const probe = await this.query(
+      choice,
+      'listCount',
+      { upTo: top, Limit: 1, startKey },
+      { Select: 'COUNT' },
+    );
+    return { total, atLeast: (probe.Count ?? 0) > 0 };
   }
 
   /**

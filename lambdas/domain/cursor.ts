@@ -21,6 +21,8 @@ export interface CursorContent {
   after: ListPosition;
   /** Pagination-Total as counted on the first page. */
   total: number;
+  /** The count stopped at its bound: `total` is a lower bound. */
+  totalIsLowerBound?: boolean;
   /** filtersFingerprint of the filters the cursor was issued for. */
   filters: string;
 }
@@ -33,6 +35,7 @@ const payloadSchema = z.strictObject({
   v: z.literal(VERSION),
   a: z.tuple([z.iso.datetime(), boundedText(1, 36)]),
   t: z.int().check(z.gte(0)),
+  l: z.optional(z.literal(1)),
   f: boundedText(1, 64),
 });
 
@@ -50,6 +53,7 @@ export const signCursor = (key: Uint8Array, tenant: string, content: CursorConte
       v: VERSION,
       a: [content.after.createdAt, content.after.paymentId],
       t: content.total,
+      ...(content.totalIsLowerBound && { l: 1 }),
       f: content.filters,
     }),
   ).toString('base64url');
@@ -96,6 +100,7 @@ export const verifyCursor = (
   return {
     after: { createdAt: content.a[0], paymentId: content.a[1] },
     total: content.t,
+    ...(content.l === 1 && { totalIsLowerBound: true }),
     filters: content.f,
   };
 };

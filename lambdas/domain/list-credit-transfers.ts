@@ -27,6 +27,8 @@ export interface ListPage {
   next?: ListPosition;
   /** Matches when paging began, when `withTotal` was asked for. */
   total?: number;
+  /** The count stopped at its bound: at least `total` transfers match. */
+  totalIsLowerBound?: boolean;
 }
 
 /** Reads pages of a tenant's transfers, newest first, filtered; never another tenant's. */
@@ -51,9 +53,15 @@ export interface ListResult {
   creditTransfers: CreditTransfer[];
   /** Pagination-Cursor: empty on the last page. */
   nextCursor: string;
-  /** Pagination-Total: the matches when paging began. */
-  total: number;
+  /**
+   * Pagination-Total: the matches when paging began, in digits; `N+` when counting stopped at its
+   * bound and at least N match.
+   */
+  total: string;
 }
+
+const paginationTotal = (total: number, atLeast: boolean | undefined): string =>
+  atLeast ? `${total}+` : String(total);
 
 /** `paymentId.eq` names at most one transfer: one strongly consistent read, then the other filters. */
 const listById = async (
@@ -80,7 +88,7 @@ export const listCreditTransfers = async (
   if (paymentId !== undefined) {
     // A one-transfer answer is always its only page, so no cursor is ever issued for it.
     const records = await listById(store, tenant, paymentId, filters);
-    return { creditTransfers: records.map(toCreditTransfer), nextCursor: '', total: records.length };
+    return { creditTransfers: records.map(toCreditTransfer), nextCursor: '', total: String(records.length) };
   }
 
   const page = await list.page({
@@ -91,10 +99,20 @@ export const listCreditTransfers = async (
     withTotal: resumed === undefined,
   });
   const total = resumed?.total ?? page.total;
+  const atLeast = resumed ? resumed.totalIsLowerBound : page.totalIsLowerBound;
   if (total === undefined) throw new Error('The first page of a list came without its total');
   const nextCursor =
     page.next === undefined
       ? ''
-      : signCursor(await cursorKey(), tenant, { after: page.next, total, filters: fingerprint });
-  return { creditTransfers: page.records.map(toCreditTransfer), nextCursor, total };
+      : signCursor(await cursorKey(), tenant, {
+          after: page.next,
+          total,
+          ...(atLeast && { totalIsLowerBound: true }),
+          filters: fingerprint,
+        });
+  return {
+    creditTransfers: page.records.map(toCreditTransfer),
+    nextCursor,
+    total: paginationTotal(total, atLeast),
+  };
 };

@@ -107,3 +107,18 @@ export const benchClient = (baseUrl: string, token: string): BenchClient => {
 };
 
 export const fixed = (value: number, digits = 1): string => value.toFixed(digits);
+
+/** An access token of the local service's seeded client, with every scope. */
+export const requestToken = async (baseUrl: string): Promise<string> => {
+  const { LOCAL_CLIENT } = await import('#local/service-process');
+  const response = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: LOCAL_CLIENT.clientId,
+      client_secret: LOCAL_CLIENT.clientSecret,
+    }),
+  });
+  return ((await response.json()) as { access_token: string }).access_token;
+};

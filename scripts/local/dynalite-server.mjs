@@ -3,6 +3,27 @@
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
+const fromDynalite = createRequire(require.resolve('dynalite'));
+
+// dynalite wraps each LevelDB iterator in a stream whose destroy() closes it through
+// `iterator.return()`, a method abstract-level's iterators do not have: every Query and Scan
+// left its iterator (and the LevelDB snapshot it holds) open for the life of the process, so
+// memory grew and reads slowed with every request. Closing is what `return()` means.
+const abstractLevel = fromDynalite(createRequire(fromDynalite.resolve('level')).resolve('abstract-level'));
+for (const Iterator of [
+  abstractLevel.AbstractIterator,
+  abstractLevel.AbstractKeyIterator,
+  abstractLevel.AbstractValueIterator,
+]) {
+  if (typeof Iterator.prototype.return !== 'function') {
+    Object.defineProperty(Iterator.prototype, 'return', {
+      value() {
+        return this.close();
+      },
+    });
+  }
+}
+
 const dynalite = require('dynalite');
 
 const [host, port, path] = process.argv.slice(2);

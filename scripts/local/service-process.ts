@@ -13,6 +13,8 @@ export interface LocalService {
   baseUrl: string;
   dynamodbEndpoint: string;
   dataDir: string;
+  /** The service process (its children: dynalite). */
+  pid: number;
   output: () => string;
   /** SIGTERM, as Ctrl-C or a process manager would stop it. */
   stop(): Promise<void>;
@@ -77,6 +79,7 @@ export const startLocalService = async (options: { dataDir?: string; env?: Recor
     baseUrl,
     dynamodbEndpoint: /DynamoDB \(dynalite\):\s+(\S+)/.exec(output())?.[1] ?? '',
     dataDir,
+    pid: child.pid ?? 0,
     output,
     stop: async () => {
       child.kill('SIGTERM');

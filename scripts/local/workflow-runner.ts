@@ -17,6 +17,11 @@ import {
  * bound to the same handler functions Lambda runs. Like Step Functions, it refuses a second
  * execution under a name already used (while this process lives), so at most one execution
  * per name ever runs.
+ *
+ * The API's handlers share this process and the table: unbounded, the workflow would take most
+ * of both under load and starve initiation. So at most `maxRunning` executions run at once (later
+ * starts wait in order, holding only their input) and at most `maxActiveTasks` Task states run at
+ * once across them; an execution waiting in a Wait state holds neither a task slot nor CPU.
  */
 
 type TaskHandler = (input: unknown) => Promise<unknown>;
@@ -48,6 +53,35 @@ export interface LocalWorkflowRunnerOptions {
   retryIntervalOverrides?: Record<string, number>;
   /** Called with every finished execution. */
   onExecution?: (summary: ExecutionSummary) => void;
+  /** Executions running at once; later starts wait their turn (default 64). */
+  maxRunning?: number;
+  /** Task state invocations at once, across all executions (default 2). */
+  maxActiveTasks?: number;
+}
+
+const DEFAULT_MAX_RUNNING = 64;
+const DEFAULT_MAX_ACTIVE_TASKS = 2;
+
+/** At most `size` calls of `run` at a time; the others wait in order. */
+class Permits {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
 }
 
 const LOCAL_FUNCTION_ARN = (substitution: string) =>
@@ -99,6 +133,8 @@ interface Running {
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly used = new Set<string>();
   private readonly running = new Map<string, Running>();
+  /** Starts waiting for a free execution slot, oldest first. */
+  private readonly pending: { name: string; start: LifecycleStart }[] = [];
   private stopped = false;
 
   private constructor(
@@ -112,10 +148,17 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     // Validated here as Step Functions would on deployment: ARNs, paths, reachability.
     const machine = new StateMachine(substitutedDefinition(definition));
     const handlers = { ...(await boundHandlers(options.projectRoot, definition)), ...options.taskOverrides };
+    const taskSlots = new Permits(options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS);
+    const bounded = Object.fromEntries(
+      Object.entries(handlers).map(([name, handler]) => [
+        name,
+        (input: unknown) => taskSlots.run(() => handler(input)),
+      ]),
+    );
     return new LocalWorkflowRunner(
       machine,
       {
-        taskResourceLocalHandlers: handlers as Overrides['taskResourceLocalHandlers'],
+        taskResourceLocalHandlers: bounded as Overrides['taskResourceLocalHandlers'],
         ...(options.waitTimeOverrides && { waitTimeOverrides: options.waitTimeOverrides }),
         ...(options.retryIntervalOverrides && { retryIntervalOverrides: options.retryIntervalOverrides }),
       },
@@ -128,6 +171,20 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     // ExecutionAlreadyExists on AWS: the wanted outcome of a repeated start.
     if (this.stopped || this.used.has(name)) return;
     this.used.add(name);
+    this.pending.push({ name, start });
+    this.runPending();
+  }
+
+  private runPending(): void {
+    const limit = this.options.maxRunning ?? DEFAULT_MAX_RUNNING;
+    while (!this.stopped && this.running.size < limit) {
+      const next = this.pending.shift();
+      if (!next) return;
+      this.run(next.name, next.start);
+    }
+  }
+
+  private run(name: string, start: LifecycleStart): void {
     const input = {
       tenant: start.tenant,
       paymentId: start.paymentId,
@@ -184,7 +241,10 @@ export class LocalWorkflowRunner implements WorkflowStarter {
           );
         }
       })
-      .finally(() => this.running.delete(name));
+      .finally(() => {
+        this.running.delete(name);
+        this.runPending();
+      });
     this.running.set(name, { abort: execution.abort, done });
   }
 
@@ -193,14 +253,25 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     return this.running.size;
   }
 
-  /** Resolves once no execution runs (including those started meanwhile). */
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running.values()].map((run) => run.done));
+  /** Executions started but waiting for a free slot. */
+  get queued(): number {
+    return this.pending.length;
   }
 
-  /** Aborts every running execution; the next start's reconciler resumes their transfers. */
+  /** Resolves once no execution runs or waits (including those started meanwhile). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.pending.length > 0) {
+      await Promise.all([...this.running.values()].map((run) => run.done));
+    }
+  }
+
+  /**
+   * Aborts every running execution and drops those waiting; the next start's reconciler resumes
+   * their transfers, which stay due in the table.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.pending.length = 0;
     for (const run of this.running.values()) run.abort();
     await this.idle();
   }

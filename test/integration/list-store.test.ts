@@ -167,6 +167,32 @@ describe('DynamoDbCreditTransferList', () => {
     expect(ids(pages.flatMap((page) => page.records))).toEqual(ids(stored.slice(30)));
   });
 
+  it('counts at most its bound of index entries, then reports the total as a lower bound', async () => {
+    const tenant = `t${randomUUID().slice(0, 8)}`;
+    // Newest first: 3 checks, 4 others, then 5 checks; the count reads 6 entries at most.
+    await storeTransfers(tenant, [
+      ...Array.from({ length: 5 }, () => ({ paymentMethod: 'Check' })),
+      ...Array.from({ length: 4 }, () => ({})),
+      ...Array.from({ length: 3 }, () => ({ paymentMethod: 'Check' })),
+    ]);
+    const bounded = new DynamoDbCreditTransferList(documents, TABLE, { maxCounted: 6 });
+    const all = await bounded.page({ tenant, filters: {}, limit: 2, withTotal: true });
+    expect(all).toMatchObject({ total: 6, totalIsLowerBound: true });
+    const checks = await bounded.page({
+      tenant,
+      filters: { 'paymentMethod.eq': 'Check' },
+      limit: 2,
+      withTotal: true,
+    });
+    expect(checks).toMatchObject({ total: 3, totalIsLowerBound: true });
+
+    // At the bound exactly, nothing follows: the count is exact.
+    const exact = new DynamoDbCreditTransferList(documents, TABLE, { maxCounted: 12 });
+    const page = await exact.page({ tenant, filters: {}, limit: 2, withTotal: true });
+    expect(page.total).toBe(12);
+    expect(page.totalIsLowerBound).toBeUndefined();
+  });
+
   it('counts the matches when paging began: later transfers neither count nor appear', async () => {
     const tenant = `t${randomUUID().slice(0, 8)}`;
     const stored = await storeTransfers(

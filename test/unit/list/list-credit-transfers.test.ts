@@ -69,7 +69,7 @@ describe('listCreditTransfers', () => {
       parameters: query({ limit: '2' }),
     });
     expect(first.creditTransfers.map((t) => t.paymentId)).toEqual(['p-3', 'p-2']);
-    expect(first.total).toBe(3);
+    expect(first.total).toBe('3');
     expect(first.nextCursor).not.toBe('');
 
     const second = await listCreditTransfers(dependencies(requests), {
@@ -77,7 +77,7 @@ describe('listCreditTransfers', () => {
       parameters: query({ limit: '2', cursor: first.nextCursor }),
     });
     expect(second.creditTransfers.map((t) => t.paymentId)).toEqual(['p-1']);
-    expect(second.total).toBe(3);
+    expect(second.total).toBe('3');
     expect(second.nextCursor).toBe('');
     expect(requests.map((r) => r.withTotal)).toEqual([true, false]);
     expect(requests[1]?.after).toEqual({ createdAt: RECORDS[1]?.createdAt, paymentId: 'p-2' });
@@ -112,6 +112,31 @@ describe('listCreditTransfers', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('reports a total counted up to its bound as N+, on the first page and every later one', async () => {
+    const bounded = (requests: ListPageRequest[]): ListDependencies => {
+      const inner = fakeList(requests);
+      return {
+        ...dependencies(requests),
+        list: {
+          page: async (request) => ({
+            ...(await inner.page(request)),
+            ...(request.withTotal && { total: 2, totalIsLowerBound: true }),
+          }),
+        },
+      };
+    };
+    const first = await listCreditTransfers(bounded([]), {
+      tenant: 'tenant-a',
+      parameters: query({ limit: '1' }),
+    });
+    expect(first.total).toBe('2+');
+    const second = await listCreditTransfers(bounded([]), {
+      tenant: 'tenant-a',
+      parameters: query({ limit: '1', cursor: first.nextCursor }),
+    });
+    expect(second.total).toBe('2+');
+  });
+
   it('answers paymentId.eq with one read of that transfer and no cursor, applying the other filters', async () => {
     const requests: ListPageRequest[] = [];
     const found = await listCreditTransfers(dependencies(requests), {
@@ -119,7 +144,7 @@ describe('listCreditTransfers', () => {
       parameters: query({ 'paymentId.eq': 'p-2', 'amount.gte': '20' }),
     });
     expect(found).toMatchObject({
-      total: 1,
+      total: '1',
       nextCursor: '',
       creditTransfers: [{ paymentId: 'p-2', amount: '20.00' }],
     });
@@ -128,7 +153,7 @@ describe('listCreditTransfers', () => {
       tenant: 'tenant-a',
       parameters: query({ 'paymentId.eq': 'p-2', 'amount.gte': '20.00000001' }),
     });
-    expect(filteredOut).toEqual({ total: 0, nextCursor: '', creditTransfers: [] });
+    expect(filteredOut).toEqual({ total: '0', nextCursor: '', creditTransfers: [] });
 
     const otherTenant = await listCreditTransfers(dependencies(requests), {
       tenant: 'tenant-b',

@@ -19,6 +19,7 @@ import { handler as pollClearingHandler } from '#workflow/poll-clearing';
 import { handler as publishHandler } from '#workflow/publish-status-events';
 import { handler as submitHandler } from '#workflow/submit-to-clearing';
 import { lifecycleTask } from '#workflow/task';
+import { handler as validateHandler } from '#workflow/validate-technically';
 import type { ExecutionSummary } from '../../../scripts/local/workflow-runner.ts';
 import {
   CLIENT,
@@ -491,6 +492,37 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
     await runner.idle();
     expect(executionsOf(executions, paymentId)).toHaveLength(1);
+  });
+
+  it('runs at most maxRunning executions and maxActiveTasks tasks at once; every start still settles', async () => {
+    let tasksNow = 0;
+    let tasksMost = 0;
+    let runningMost = 0;
+    const { runner, executions } = await startRunner({
+      maxRunning: 3,
+      maxActiveTasks: 2,
+      taskOverrides: {
+        ValidateTechnically: async (input) => {
+          tasksNow++;
+          tasksMost = Math.max(tasksMost, tasksNow);
+          runningMost = Math.max(runningMost, runner.inFlight);
+          // Long enough that every start has been made while the first tasks still run.
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          tasksNow--;
+          return validateHandler(input);
+        },
+      },
+    });
+    const paymentIds = await Promise.all(Array.from({ length: 8 }, () => initiate(runner)));
+    expect(runner.queued).toBeGreaterThan(0);
+    await runner.idle();
+
+    expect(tasksMost).toBe(2);
+    expect(runningMost).toBe(3);
+    for (const paymentId of paymentIds) {
+      expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+      expectAllSucceeded(executions, paymentId, ['initiation']);
+    }
   });
 });
 
