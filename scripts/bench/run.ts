@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { LOCAL_CLIENT, type LocalService, startLocalService } from '#local/service-process';
+import { type LocalService, startLocalService } from '#local/service-process';
 import { benchBundles } from './bundles.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
