@@ -1,17 +1,19 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { SCOPES } from '#domain/scopes';
 import { requiredEnv } from '#shared/config';
-import { jsonResponse } from '#shared/http-event';
+import { calledBaseUrlOf, jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 
 const DISCOVERY_MAX_AGE_SECONDS = 300;
 
 /**
  * Authorization server metadata (RFC 8414), served at the OpenID discovery path that OAuth
- * client libraries try first. `issuer` is ISSUER exactly as the tokens' `iss` carries it.
+ * client libraries try first. `issuer` is ISSUER exactly as the tokens' `iss` carries it; the
+ * endpoints are under the URL the client called, since a stable issuer (a name that outlives
+ * stages and domains) need not be an address anyone can reach.
  */
-export const authorizationServerMetadata = (issuer: string) => {
-  const base = issuer.replace(/\/+$/, '');
+export const authorizationServerMetadata = (issuer: string, calledBaseUrl: string = issuer) => {
+  const base = calledBaseUrl.replace(/\/+$/, '');
   return {
     issuer,
     token_endpoint: `${base}/oauth/token`,
@@ -26,9 +28,11 @@ export const authorizationServerMetadata = (issuer: string) => {
 };
 
 /** GET /.well-known/openid-configuration */
-export const getOpenIdConfiguration = (issuer: () => string) => async (): Promise<APIGatewayProxyResult> =>
-  jsonResponse(200, authorizationServerMetadata(issuer()), {
-    'Cache-Control': `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`,
-  });
+export const getOpenIdConfiguration =
+  (issuer: () => string) =>
+  async (event?: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> =>
+    jsonResponse(200, authorizationServerMetadata(issuer(), (event && calledBaseUrlOf(event)) ?? issuer()), {
+      'Cache-Control': `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`,
+    });
 
 export const handler = httpHandler(getOpenIdConfiguration(() => requiredEnv('ISSUER')));

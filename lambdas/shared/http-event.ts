@@ -86,3 +86,18 @@ export const basePathOf = (event: Pick<APIGatewayProxyEvent, 'path' | 'requestCo
   const requested = event.requestContext.path ?? '';
   return requested.endsWith(event.path) ? requested.slice(0, requested.length - event.path.length) : '';
 };
+
+/**
+ * The URL the client called, up to the resource path (`https://host/stage` on the execute-api
+ * URL, the custom domain and its base path, the local address): somewhere it can reach, whatever
+ * the tokens' issuer is named. API Gateway names the host in `requestContext.domainName` and the
+ * scheme in `X-Forwarded-Proto`.
+ */
+export const calledBaseUrlOf = (
+  event: Pick<APIGatewayProxyEvent, 'headers' | 'path' | 'requestContext'>,
+): string | undefined => {
+  const host = event.requestContext?.domainName ?? headerValue(event, 'host');
+  if (host === undefined || host === '') return undefined;
+  const scheme = headerValue(event, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
+  return `${scheme}://${host}${basePathOf(event)}`;
+};

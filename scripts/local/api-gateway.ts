@@ -355,7 +355,11 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
         );
       }
     }
-    const headers = toRecord(headerEntries(request));
+    // As API Gateway does, the gateway states the scheme the client used (its own value, never the client's).
+    const headers = toRecord([
+      ...headerEntries(request).filter(([name]) => name.toLowerCase() !== 'x-forwarded-proto'),
+      ['X-Forwarded-Proto', 'http'] as [string, string],
+    ]);
     const query = toRecord(url.searchParams.entries());
     const requestId = randomUUID();
     const event: APIGatewayProxyEvent = {

@@ -1,3 +1,4 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { getKeySet } from '#auth/key-set';
 import { authorizationServerMetadata, getOpenIdConfiguration } from '#auth/openid-configuration';
@@ -36,6 +37,24 @@ describe('GET /.well-known/openid-configuration', () => {
       scopes_supported: [...SCOPES],
       response_types_supported: [],
       service_documentation: 'http://127.0.0.1:3000/docs',
+    });
+  });
+
+  it('names endpoints under the URL the client called, not under an issuer nobody can reach', async () => {
+    const event = {
+      path: '/.well-known/openid-configuration',
+      headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'X-Forwarded-Proto': 'https' },
+      requestContext: {
+        domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+        path: '/live/.well-known/openid-configuration',
+      },
+    } as unknown as APIGatewayProxyEvent;
+    const result = await getOpenIdConfiguration(() => 'https://credit-transfers-dev.invalid')(event);
+
+    expect(JSON.parse(result.body)).toMatchObject({
+      issuer: 'https://credit-transfers-dev.invalid',
+      token_endpoint: 'https://abc123.execute-api.eu-west-1.amazonaws.com/live/oauth/token',
+      jwks_uri: 'https://abc123.execute-api.eu-west-1.amazonaws.com/live/.well-known/jwks.json',
     });
   });
 
