@@ -620,8 +620,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
             required: true,
           },
           'Pagination-Total': {
-            schema: z.string().check(z.regex(/^[0-9]{1,10}$/), z.maxLength(10)),
-            description: 'Number of credit transfers that matched the filters when paging began.',
+            schema: z.string().check(z.regex(/^[0-9]{1,10}\+?$/), z.maxLength(11)),
+            description:
+              'Number of credit transfers that matched the filters when paging began. Counting stops after ' +
+              '10,000 index entries: past that the value is the matches counted followed by `+` (for example ' +
+              '`10000+`), a lower bound. Every page of one paging repeats the first page\'s value.',
             required: true,
           },
         }),

@@ -1033,7 +1033,7 @@ export interface operations {
         headers: {
           /** @description Position of the next page: send it as `cursor`. Empty on the last page. */
           'Pagination-Cursor': string;
-          /** @description Number of credit transfers that matched the filters when paging began. */
+          /** @description Number of credit transfers that matched the filters when paging began. Counting stops after 10,000 index entries: past that the value is the matches counted followed by `+` (for example `10000+`), a lower bound. Every page of one paging repeats the first page's value. */
           'Pagination-Total': string;
           [name: string]: unknown;
         };
