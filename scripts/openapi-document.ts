@@ -624,7 +624,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
             description:
               'Number of credit transfers that matched the filters when paging began. Counting stops after ' +
               '10,000 index entries: past that the value is the matches counted followed by `+` (for example ' +
-              '`10000+`), a lower bound. Every page of one paging repeats the first page\'s value.',
+              "`10000+`), a lower bound. Every page of one paging repeats the first page's value.",
             required: true,
           },
         }),
