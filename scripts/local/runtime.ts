@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
 import { problemResponse } from '#shared/problem';
+import { markApiRequest } from './api-activity.ts';
 import {
   type BoundRoute,
   createApiGateway,
@@ -93,6 +94,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       response.end(JSON.stringify({ status: listener ? 'ok' : 'starting' }));
       return;
     }
+    markApiRequest();
     if (listener) return listener(request, response);
     const starting = problemResponse(503, 'service_unavailable', 'The service is starting', {
       headers: { 'Retry-After': '1' },

@@ -11,6 +11,7 @@ import {
   substitutionOf,
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
+import { msSinceApiRequest } from './api-activity.ts';
 
 /**
  * Runs the lifecycle ASL file in this process with aws-local-stepfunctions, its Task states
@@ -20,8 +21,10 @@ import {
  *
  * The API's handlers share this process and the table: unbounded, the workflow would take most
  * of both under load and starve initiation. So at most `maxRunning` executions run at once (later
- * starts wait in order, holding only their input) and at most `maxActiveTasks` Task states run at
- * once across them; an execution waiting in a Wait state holds neither a task slot nor CPU.
+ * starts wait in order, holding only their input) and few Task states run at once across them
+ * while the API is receiving requests (`maxActiveTasks`); once it has been quiet for
+ * `apiQuietAfterMs`, many more may (`maxActiveTasksWhenQuiet`), so a backlog left by a burst
+ * settles fast. An execution waiting in a Wait state holds neither a task slot nor CPU.
  */
 
 type TaskHandler = (input: unknown) => Promise<unknown>;
@@ -55,31 +58,58 @@ export interface LocalWorkflowRunnerOptions {
   onExecution?: (summary: ExecutionSummary) => void;
   /** Executions running at once; later starts wait their turn (default 64). */
   maxRunning?: number;
-  /** Task state invocations at once, across all executions (default 2). */
+  /** Task state invocations at once, across all executions, while the API is busy (default 2). */
   maxActiveTasks?: number;
+  /** Task state invocations at once once the API has been quiet (default 16). */
+  maxActiveTasksWhenQuiet?: number;
+  /** Milliseconds without an API request after which the API counts as quiet (default 1000). */
+  apiQuietAfterMs?: number;
 }
 
 const DEFAULT_MAX_RUNNING = 64;
 const DEFAULT_MAX_ACTIVE_TASKS = 2;
+const DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET = 16;
+const DEFAULT_API_QUIET_AFTER_MS = 1000;
+/** How often waiting tasks look again whether the limit has grown (no task may finish meanwhile). */
+const PERMITS_RECHECK_MS = 100;
 
-/** At most `size` calls of `run` at a time; the others wait in order. */
+/**
+ * At most `size()` calls of `run` at a time; the others wait in order. The size may change at any
+ * time: waiters are let in when a call finishes and, while any wait, on a short timer.
+ */
 class Permits {
-  private free: number;
+  private active = 0;
   private readonly waiting: (() => void)[] = [];
+  private recheck: NodeJS.Timeout | undefined;
 
-  constructor(size: number) {
-    this.free = size;
-  }
+  constructor(private readonly size: () => number) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.waiting.length === 0 && this.active < this.size()) this.active++;
+    else {
+      // Unref'd: a timer alone must not keep the process alive.
+      this.recheck ??= setInterval(() => this.admit(), PERMITS_RECHECK_MS).unref();
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     try {
       return await task();
     } finally {
+      this.active--;
+      this.admit();
+    }
+  }
+
+  private admit(): void {
+    const size = this.size();
+    while (this.active < size) {
       const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
+      if (!next) break;
+      this.active++;
+      next();
+    }
+    if (this.waiting.length === 0 && this.recheck) {
+      clearInterval(this.recheck);
+      this.recheck = undefined;
     }
   }
 }
@@ -148,7 +178,10 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     // Validated here as Step Functions would on deployment: ARNs, paths, reachability.
     const machine = new StateMachine(substitutedDefinition(definition));
     const handlers = { ...(await boundHandlers(options.projectRoot, definition)), ...options.taskOverrides };
-    const taskSlots = new Permits(options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS);
+    const busyLimit = options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS;
+    const quietLimit = options.maxActiveTasksWhenQuiet ?? DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET;
+    const quietAfterMs = options.apiQuietAfterMs ?? DEFAULT_API_QUIET_AFTER_MS;
+    const taskSlots = new Permits(() => (msSinceApiRequest() < quietAfterMs ? busyLimit : quietLimit));
     const bounded = Object.fromEntries(
       Object.entries(handlers).map(([name, handler]) => [
         name,

@@ -20,6 +20,7 @@ import { handler as publishHandler } from '#workflow/publish-status-events';
 import { handler as submitHandler } from '#workflow/submit-to-clearing';
 import { lifecycleTask } from '#workflow/task';
 import { handler as validateHandler } from '#workflow/validate-technically';
+import { markApiRequest } from '../../../scripts/local/api-activity.ts';
 import type { ExecutionSummary } from '../../../scripts/local/workflow-runner.ts';
 import {
   CLIENT,
@@ -500,7 +501,9 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     let runningMost = 0;
     const { runner, executions } = await startRunner({
       maxRunning: 3,
+      // No API runs here: the quiet limit applies.
       maxActiveTasks: 2,
+      maxActiveTasksWhenQuiet: 2,
       taskOverrides: {
         ValidateTechnically: async (input) => {
           tasksNow++;
@@ -522,6 +525,55 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     for (const paymentId of paymentIds) {
       expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
       expectAllSucceeded(executions, paymentId, ['initiation']);
+    }
+  });
+
+  it('runs maxActiveTasks tasks at once while the API receives requests, up to maxActiveTasksWhenQuiet once it is quiet', async () => {
+    let tasksNow = 0;
+    let tasksMost = 0;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A request every 10 ms keeps the API busy until the test stops sending.
+    markApiRequest();
+    const requests = setInterval(markApiRequest, 10);
+    try {
+      const { runner, executions } = await startRunner({
+        maxRunning: 8,
+        maxActiveTasks: 2,
+        maxActiveTasksWhenQuiet: 5,
+        apiQuietAfterMs: 1000,
+        taskOverrides: {
+          ValidateTechnically: async (input) => {
+            tasksNow++;
+            tasksMost = Math.max(tasksMost, tasksNow);
+            await released;
+            tasksNow--;
+            return validateHandler(input);
+          },
+        },
+      });
+      const paymentIds = await Promise.all(Array.from({ length: 8 }, () => initiate(runner)));
+      await eventually(() => tasksNow === 2);
+      // Several rechecks of the limit later, still only the busy limit runs.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(tasksMost).toBe(2);
+
+      clearInterval(requests);
+      // No task has finished: the limit growing alone lets the waiting ones in.
+      await eventually(() => tasksNow === 5);
+      release();
+      await runner.idle();
+
+      expect(tasksMost).toBe(5);
+      for (const paymentId of paymentIds) {
+        expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+        expectAllSucceeded(executions, paymentId, ['initiation']);
+      }
+    } finally {
+      clearInterval(requests);
+      release();
     }
   });
 });
