@@ -20,11 +20,12 @@ import { msSinceApiRequest } from './api-activity.ts';
  * per name ever runs.
  *
  * The API's handlers share this process and the table: unbounded, the workflow would take most
- * of both under load and starve initiation. So at most `maxRunning` executions run at once (later
- * starts wait in order, holding only their input) and few Task states run at once across them
- * while the API is receiving requests (`maxActiveTasks`); once it has been quiet for
- * `apiQuietAfterMs`, many more may (`maxActiveTasksWhenQuiet`), so a backlog left by a burst
- * settles fast. An execution waiting in a Wait state holds neither a task slot nor CPU.
+ * of both under load and starve initiation. So while the API is receiving requests at most
+ * `maxRunning` executions run at once (later starts wait in order, holding only their input) and
+ * at most `maxActiveTasks` Task states run at once across them; once it has been quiet for
+ * `apiQuietAfterMs`, many more may (`maxRunningWhenQuiet`, `maxActiveTasksWhenQuiet`), so a
+ * backlog left by a burst settles fast. An execution waiting in a Wait state holds neither a task
+ * slot nor CPU, which is why far more executions than tasks may run.
  */
 
 type TaskHandler = (input: unknown) => Promise<unknown>;
@@ -56,8 +57,10 @@ export interface LocalWorkflowRunnerOptions {
   retryIntervalOverrides?: Record<string, number>;
   /** Called with every finished execution. */
   onExecution?: (summary: ExecutionSummary) => void;
-  /** Executions running at once; later starts wait their turn (default 64). */
+  /** Executions running at once while the API is busy; later starts wait their turn (default 64). */
   maxRunning?: number;
+  /** Executions running at once once the API has been quiet (default 512). */
+  maxRunningWhenQuiet?: number;
   /** Task state invocations at once, across all executions, while the API is busy (default 2). */
   maxActiveTasks?: number;
   /** Task state invocations at once once the API has been quiet (default 16). */
@@ -67,11 +70,12 @@ export interface LocalWorkflowRunnerOptions {
 }
 
 const DEFAULT_MAX_RUNNING = 64;
+const DEFAULT_MAX_RUNNING_WHEN_QUIET = 512;
 const DEFAULT_MAX_ACTIVE_TASKS = 2;
 const DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET = 16;
 const DEFAULT_API_QUIET_AFTER_MS = 1000;
-/** How often waiting tasks look again whether the limit has grown (no task may finish meanwhile). */
-const PERMITS_RECHECK_MS = 100;
+/** How often waiting tasks and starts look again whether their limit has grown (none may finish meanwhile). */
+const LIMIT_RECHECK_MS = 100;
 
 /**
  * At most `size()` calls of `run` at a time; the others wait in order. The size may change at any
@@ -88,7 +92,7 @@ class Permits {
     if (this.waiting.length === 0 && this.active < this.size()) this.active++;
     else {
       // Unref'd: a timer alone must not keep the process alive.
-      this.recheck ??= setInterval(() => this.admit(), PERMITS_RECHECK_MS).unref();
+      this.recheck ??= setInterval(() => this.admit(), LIMIT_RECHECK_MS).unref();
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
     try {
@@ -166,11 +170,13 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   /** Starts waiting for a free execution slot, oldest first. */
   private readonly pending: { name: string; start: LifecycleStart }[] = [];
   private stopped = false;
+  private recheck: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly machine: StateMachine,
     private readonly overrides: Overrides,
     private readonly options: LocalWorkflowRunnerOptions,
+    private readonly apiQuiet: () => boolean,
   ) {}
 
   static async create(options: LocalWorkflowRunnerOptions): Promise<LocalWorkflowRunner> {
@@ -178,10 +184,11 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     // Validated here as Step Functions would on deployment: ARNs, paths, reachability.
     const machine = new StateMachine(substitutedDefinition(definition));
     const handlers = { ...(await boundHandlers(options.projectRoot, definition)), ...options.taskOverrides };
-    const busyLimit = options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS;
-    const quietLimit = options.maxActiveTasksWhenQuiet ?? DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET;
     const quietAfterMs = options.apiQuietAfterMs ?? DEFAULT_API_QUIET_AFTER_MS;
-    const taskSlots = new Permits(() => (msSinceApiRequest() < quietAfterMs ? busyLimit : quietLimit));
+    const apiQuiet = () => msSinceApiRequest() >= quietAfterMs;
+    const busyTasks = options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS;
+    const quietTasks = options.maxActiveTasksWhenQuiet ?? DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET;
+    const taskSlots = new Permits(() => (apiQuiet() ? quietTasks : busyTasks));
     const bounded = Object.fromEntries(
       Object.entries(handlers).map(([name, handler]) => [
         name,
@@ -196,6 +203,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         ...(options.retryIntervalOverrides && { retryIntervalOverrides: options.retryIntervalOverrides }),
       },
       options,
+      apiQuiet,
     );
   }
 
@@ -208,12 +216,22 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     this.runPending();
   }
 
+  /** Called on every start, every finished execution and, while any wait, on a short timer. */
   private runPending(): void {
-    const limit = this.options.maxRunning ?? DEFAULT_MAX_RUNNING;
+    const limit = this.apiQuiet()
+      ? (this.options.maxRunningWhenQuiet ?? DEFAULT_MAX_RUNNING_WHEN_QUIET)
+      : (this.options.maxRunning ?? DEFAULT_MAX_RUNNING);
     while (!this.stopped && this.running.size < limit) {
       const next = this.pending.shift();
-      if (!next) return;
+      if (!next) break;
       this.run(next.name, next.start);
+    }
+    if (this.pending.length > 0) {
+      // Unref'd: a timer alone must not keep the process alive.
+      this.recheck ??= setInterval(() => this.runPending(), LIMIT_RECHECK_MS).unref();
+    } else if (this.recheck) {
+      clearInterval(this.recheck);
+      this.recheck = undefined;
     }
   }
 

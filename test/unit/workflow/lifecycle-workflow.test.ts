@@ -500,8 +500,9 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     let tasksMost = 0;
     let runningMost = 0;
     const { runner, executions } = await startRunner({
+      // No API runs here: the quiet limits apply.
       maxRunning: 3,
-      // No API runs here: the quiet limit applies.
+      maxRunningWhenQuiet: 3,
       maxActiveTasks: 2,
       maxActiveTasksWhenQuiet: 2,
       taskOverrides: {
@@ -528,9 +529,10 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     }
   });
 
-  it('runs maxActiveTasks tasks at once while the API receives requests, up to maxActiveTasksWhenQuiet once it is quiet', async () => {
+  it('runs maxRunning executions and maxActiveTasks tasks at once while the API receives requests, up to the WhenQuiet limits once it is quiet', async () => {
     let tasksNow = 0;
     let tasksMost = 0;
+    let runningMost = 0;
     let release = () => {};
     const released = new Promise<void>((resolve) => {
       release = resolve;
@@ -540,7 +542,8 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const requests = setInterval(markApiRequest, 10);
     try {
       const { runner, executions } = await startRunner({
-        maxRunning: 8,
+        maxRunning: 4,
+        maxRunningWhenQuiet: 6,
         maxActiveTasks: 2,
         maxActiveTasksWhenQuiet: 5,
         apiQuietAfterMs: 1000,
@@ -548,6 +551,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
           ValidateTechnically: async (input) => {
             tasksNow++;
             tasksMost = Math.max(tasksMost, tasksNow);
+            runningMost = Math.max(runningMost, runner.inFlight);
             await released;
             tasksNow--;
             return validateHandler(input);
@@ -559,14 +563,16 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       // Several rechecks of the limit later, still only the busy limit runs.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(tasksMost).toBe(2);
+      expect(runner.inFlight).toBe(4);
 
       clearInterval(requests);
       // No task has finished: the limit growing alone lets the waiting ones in.
-      await eventually(() => tasksNow === 5);
+      await eventually(() => tasksNow === 5 && runner.inFlight === 6);
       release();
       await runner.idle();
 
       expect(tasksMost).toBe(5);
+      expect(runningMost).toBe(6);
       for (const paymentId of paymentIds) {
         expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
         expectAllSucceeded(executions, paymentId, ['initiation']);
