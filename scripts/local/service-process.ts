@@ -39,13 +39,9 @@ const exited = (child: ChildProcess): Promise<void> =>
     child.once('exit', () => resolve());
   });
 
-/**
- * Starts the service exactly as `npm start` does, in its own process, on free ports and a data
- * folder of its own (a fresh one unless `dataDir` is given, to restart on kept data).
- */
-export const startLocalService = async (options: { dataDir?: string; env?: Record<string, string> } = {}) => {
-  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'credit-transfers-')));
-  const child = spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
+/** `npm start`'s script in its own process, on free ports, the test client seeded, on `dataDir`. */
+export const spawnService = (dataDir: string, env: Record<string, string> = {}): ChildProcess =>
+  spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
@@ -54,11 +50,19 @@ export const startLocalService = async (options: { dataDir?: string; env?: Recor
       DATA_DIR: dataDir,
       LOCAL_CLIENT_ID: LOCAL_CLIENT.clientId,
       LOCAL_CLIENT_SECRET: LOCAL_CLIENT.clientSecret,
-      ...options.env,
+      ...env,
     },
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+
+/**
+ * Starts the service exactly as `npm start` does, in its own process, on free ports and a data
+ * folder of its own (a fresh one unless `dataDir` is given, to restart on kept data).
+ */
+export const startLocalService = async (options: { dataDir?: string; env?: Record<string, string> } = {}) => {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'credit-transfers-')));
+  const child = spawnService(dataDir, options.env);
   const output = collectOutput(child);
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output()}`)), 60_000);

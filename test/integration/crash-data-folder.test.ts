@@ -1,22 +1,18 @@
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { appendFile, mkdir, mkdtemp, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { collectOutput } from '#local/service-process';
+import { collectOutput, spawnService } from '#local/service-process';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
-  LOCAL_CLIENT,
   type LocalService,
   removeDataDir,
   requestToken,
   startLocalService,
 } from './support/local-service.ts';
 
-const START_SCRIPT = fileURLToPath(new URL('../../scripts/start.ts', import.meta.url));
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
 const folders: string[] = [];
@@ -33,18 +29,7 @@ const dataFolder = async () => {
 /** `npm start`'s script on `dataDir`, expected to refuse: its exit code, time taken and output. */
 const startExpectingRefusal = async (dataDir: string) => {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DYNAMODB_PORT: '0',
-      DATA_DIR: dataDir,
-      LOCAL_CLIENT_ID: LOCAL_CLIENT.clientId,
-      LOCAL_CLIENT_SECRET: LOCAL_CLIENT.clientSecret,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnService(dataDir);
   const output = collectOutput(child);
   const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
