@@ -1,17 +1,15 @@
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { awsJsonClient, EVENTBRIDGE } from '#adapters/aws-json';
 import {
   EventBridgeClientAuditPublisher,
   JsonLinesClientAuditPublisher,
 } from '#adapters/client-audit-publisher';
 import { DynamoDbClientStore } from '#adapters/client-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, regionalDocumentClient } from '#adapters/dynamodb-client';
 import {
   type ClientAdministration,
   ClientAdministrationError,
@@ -67,17 +65,13 @@ const localTarget = (): Target => {
       clock: systemClock,
       actor: `local:${userInfo().username}`,
     }),
-    close: () => client.destroy(),
+    close: () => {},
   };
 };
 
 const awsTarget = (options: TargetOptions & { table: string }): Target => {
-  const region = options.region ? { region: options.region } : {};
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient(region), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
-  const eventBridge = new EventBridgeClient(region);
-  const sts = new STSClient(region);
+  // The SDK finds the operator's credentials and region (variables, profiles, SSO) as the AWS CLI does.
+  const sts = new STSClient(options.region ? { region: options.region } : {});
   return {
     description: `DynamoDB table ${options.table}${options.region ? ` in ${options.region}` : ''}`,
     local: false,
@@ -89,18 +83,15 @@ const awsTarget = (options: TargetOptions & { table: string }): Target => {
       }
       // Who: the IAM principal the credentials belong to, not a name the operator types.
       const { Arn } = await sts.send(new GetCallerIdentityCommand({}));
+      const aws = { credentials: () => sts.config.credentials(), region: await sts.config.region() };
       return {
-        clients: new DynamoDbClientStore(client, options.table),
-        audit: new EventBridgeClientAuditPublisher(eventBridge, options.eventBus ?? ''),
+        clients: new DynamoDbClientStore(regionalDocumentClient(aws), options.table),
+        audit: new EventBridgeClientAuditPublisher(awsJsonClient(EVENTBRIDGE, aws), options.eventBus ?? ''),
         clock: systemClock,
         actor: Arn ?? 'unknown',
       };
     },
-    close: () => {
-      client.destroy();
-      eventBridge.destroy();
-      sts.destroy();
-    },
+    close: () => sts.destroy(),
   };
 };
 

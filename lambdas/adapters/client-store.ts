@@ -1,8 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { ClientRecord } from '#domain/client';
 import type { ClientStore } from '#domain/ports';
 import { isScope } from '#domain/scopes';
+import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import { clientKey } from './keys.ts';
 
 const CLIENT_TYPE = 'Client';
@@ -41,20 +40,22 @@ const fromClientItem = (item: Record<string, unknown>): ClientRecord => {
 
 export class DynamoDbClientStore implements ClientStore {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
   ) {}
 
   async get(clientId: string): Promise<ClientRecord | undefined> {
     // Strongly consistent, so a rotated secret or narrowed scopes take effect at once.
-    const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: clientKey(clientId), ConsistentRead: true }),
-    );
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: clientKey(clientId),
+      ConsistentRead: true,
+    });
     return Item === undefined ? undefined : fromClientItem(Item);
   }
 
   async put(client: ClientRecord): Promise<void> {
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.itemOf(client) }));
+    await this.client.put({ TableName: this.tableName, Item: this.itemOf(client) });
   }
 
   async create(client: ClientRecord): Promise<boolean> {
@@ -70,18 +71,19 @@ export class DynamoDbClientStore implements ClientStore {
   async list(): Promise<ClientRecord[]> {
     const clients: ClientRecord[] = [];
     // An operator's occasional read: a filtered scan, not an index every write would pay for.
-    for await (const page of paginateScan(
-      { client: this.client },
-      {
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.scan({
         TableName: this.tableName,
         FilterExpression: 'sk = :sk AND #type = :type',
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: { ':sk': clientKey('').sk, ':type': CLIENT_TYPE },
         ConsistentRead: true,
-      },
-    )) {
+        ExclusiveStartKey,
+      });
       for (const item of page.Items ?? []) clients.push(fromClientItem(item));
-    }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
     return clients.sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
   }
 
@@ -95,17 +97,15 @@ export class DynamoDbClientStore implements ClientStore {
     values: Record<string, unknown>,
   ): Promise<boolean> {
     try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: this.itemOf(client),
-          ConditionExpression: condition,
-          ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
-        }),
-      );
+      await this.client.put({
+        TableName: this.tableName,
+        Item: this.itemOf(client),
+        ConditionExpression: condition,
+        ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
+      });
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }

@@ -1,14 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandOutput,
-  ScanCommand,
-  type ScanCommandOutput,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandOutput, ScanCommandOutput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { FINAL_STATUSES } from '#domain/credit-transfer';
 import { canTransition, IllegalStatusTransitionError } from '#domain/lifecycle';
 import type {
@@ -20,6 +10,7 @@ import type {
   StatusTransition,
 } from '#domain/ports';
 import { DynamoDbCreditTransferStore, fromCreditTransferItem } from './credit-transfer-store.ts';
+import { isConditionFailure } from './dynamodb-client.ts';
 import {
   creditTransferKey,
   parseCreditTransferKey,
@@ -46,8 +37,6 @@ const FINAL_VALUES = Object.fromEntries(
   [...FINAL_STATUSES].map((status, index) => [`:final${index}`, status]),
 );
 const FINAL_LIST = Object.keys(FINAL_VALUES).join(', ');
-
-const isConditionFailure = (error: unknown): boolean => error instanceof ConditionalCheckFailedException;
 
 /** Runs a conditional write: true when it was made, false when its condition failed. */
 const conditionally = async (write: () => Promise<unknown>): Promise<boolean> => {
@@ -78,7 +67,7 @@ export class DynamoDbLifecycleStore
     input: Omit<UpdateCommandInput, 'ReturnValues'>,
   ): Promise<CreditTransferRecord | undefined> {
     try {
-      const result = await this.client.send(new UpdateCommand({ ...input, ReturnValues: 'ALL_NEW' }));
+      const result = await this.client.update({ ...input, ReturnValues: 'ALL_NEW' });
       return result.Attributes ? fromCreditTransferItem(result.Attributes) : undefined;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
@@ -163,35 +152,31 @@ export class DynamoDbLifecycleStore
   async scheduleCheck(tenant: string, paymentId: string, nextCheckAt: Date): Promise<void> {
     // Only while the transfer is in the index: a finished one must not come back.
     await conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: creditTransferKey(tenant, paymentId),
-          UpdateExpression: 'SET #shard = :shard, #due = :due',
-          ConditionExpression: 'attribute_exists(#due)',
-          ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
-          ExpressionAttributeValues: this.recoveryValues(tenant, paymentId, nextCheckAt),
-        }),
-      ),
+      this.client.update({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        UpdateExpression: 'SET #shard = :shard, #due = :due',
+        ConditionExpression: 'attribute_exists(#due)',
+        ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+        ExpressionAttributeValues: this.recoveryValues(tenant, paymentId, nextCheckAt),
+      }),
     );
   }
 
   async markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<void> {
     await conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: creditTransferKey(tenant, paymentId),
-          UpdateExpression: `SET publishedCount = :count${final ? ' REMOVE #shard, #due, recoveryAttempt' : ''}`,
-          ConditionExpression: [
-            'attribute_exists(pk) AND (attribute_not_exists(publishedCount) OR publishedCount <= :count)',
-            // Leaves the index only when nothing can follow: final, and every change published.
-            ...(final ? [`#status IN (${FINAL_LIST}) AND size(#history) = :count`] : []),
-          ].join(' AND '),
-          ExpressionAttributeNames: final ? NAMES : undefined,
-          ExpressionAttributeValues: { ':count': count, ...(final && FINAL_VALUES) },
-        }),
-      ),
+      this.client.update({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        UpdateExpression: `SET publishedCount = :count${final ? ' REMOVE #shard, #due, recoveryAttempt' : ''}`,
+        ConditionExpression: [
+          'attribute_exists(pk) AND (attribute_not_exists(publishedCount) OR publishedCount <= :count)',
+          // Leaves the index only when nothing can follow: final, and every change published.
+          ...(final ? [`#status IN (${FINAL_LIST}) AND size(#history) = :count`] : []),
+        ].join(' AND '),
+        ExpressionAttributeNames: final ? NAMES : undefined,
+        ExpressionAttributeValues: { ':count': count, ...(final && FINAL_VALUES) },
+      }),
     );
   }
 
@@ -213,24 +198,22 @@ export class DynamoDbLifecycleStore
     const candidates: RecoveryCandidate[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page: QueryCommandOutput = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: RECOVERY_INDEX.indexName,
-          KeyConditionExpression:
-            before === undefined ? '#shard = :shard' : '#shard = :shard AND #due <= :before',
-          ExpressionAttributeNames:
-            before === undefined
-              ? { '#shard': NAMES['#shard'] }
-              : { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
-          ExpressionAttributeValues: {
-            ':shard': recoveryShardKey(shard),
-            ...(before !== undefined && { ':before': before.toISOString() }),
-          },
-          Limit: Math.min(limit - candidates.length, 500),
-          ExclusiveStartKey,
-        }),
-      );
+      const page: Omit<QueryCommandOutput, '$metadata'> = await this.client.query({
+        TableName: this.tableName,
+        IndexName: RECOVERY_INDEX.indexName,
+        KeyConditionExpression:
+          before === undefined ? '#shard = :shard' : '#shard = :shard AND #due <= :before',
+        ExpressionAttributeNames:
+          before === undefined
+            ? { '#shard': NAMES['#shard'] }
+            : { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+        ExpressionAttributeValues: {
+          ':shard': recoveryShardKey(shard),
+          ...(before !== undefined && { ':before': before.toISOString() }),
+        },
+        Limit: Math.min(limit - candidates.length, 500),
+        ExclusiveStartKey,
+      });
       for (const item of page.Items ?? []) {
         const { tenant, paymentId } = parseCreditTransferKey(String(item.pk));
         candidates.push({ tenant, paymentId, dueAt: String(item[RECOVERY_INDEX.sortKey]) });
@@ -242,22 +225,20 @@ export class DynamoDbLifecycleStore
 
   async claim(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<number | undefined> {
     try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: creditTransferKey(candidate.tenant, candidate.paymentId),
-          UpdateExpression: 'SET recoveryAttempt = if_not_exists(recoveryAttempt, :zero) + :one, #due = :due',
-          ConditionExpression: '#due = :seen',
-          ExpressionAttributeNames: { '#due': NAMES['#due'] },
-          ExpressionAttributeValues: {
-            ':zero': 0,
-            ':one': 1,
-            ':seen': candidate.dueAt,
-            ':due': nextCheckAt.toISOString(),
-          },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
+      const result = await this.client.update({
+        TableName: this.tableName,
+        Key: creditTransferKey(candidate.tenant, candidate.paymentId),
+        UpdateExpression: 'SET recoveryAttempt = if_not_exists(recoveryAttempt, :zero) + :one, #due = :due',
+        ConditionExpression: '#due = :seen',
+        ExpressionAttributeNames: { '#due': NAMES['#due'] },
+        ExpressionAttributeValues: {
+          ':zero': 0,
+          ':one': 1,
+          ':seen': candidate.dueAt,
+          ':due': nextCheckAt.toISOString(),
+        },
+        ReturnValues: 'UPDATED_NEW',
+      });
       return Number(result.Attributes?.recoveryAttempt);
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
@@ -267,16 +248,14 @@ export class DynamoDbLifecycleStore
 
   async defer(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<boolean> {
     return conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: creditTransferKey(candidate.tenant, candidate.paymentId),
-          UpdateExpression: 'SET #due = :due',
-          ConditionExpression: '#due = :seen',
-          ExpressionAttributeNames: { '#due': NAMES['#due'] },
-          ExpressionAttributeValues: { ':seen': candidate.dueAt, ':due': nextCheckAt.toISOString() },
-        }),
-      ),
+      this.client.update({
+        TableName: this.tableName,
+        Key: creditTransferKey(candidate.tenant, candidate.paymentId),
+        UpdateExpression: 'SET #due = :due',
+        ConditionExpression: '#due = :seen',
+        ExpressionAttributeNames: { '#due': NAMES['#due'] },
+        ExpressionAttributeValues: { ':seen': candidate.dueAt, ':due': nextCheckAt.toISOString() },
+      }),
     );
   }
 
@@ -289,21 +268,19 @@ export class DynamoDbLifecycleStore
     let repaired = 0;
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page: ScanCommandOutput = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          ConsistentRead: true,
-          FilterExpression: 'sk = :sk',
-          ProjectionExpression: 'pk, #status, #history, publishedCount, #due',
-          ExpressionAttributeNames: {
-            '#status': NAMES['#status'],
-            '#history': NAMES['#history'],
-            '#due': NAMES['#due'],
-          },
-          ExpressionAttributeValues: { ':sk': creditTransferKey('t', 'p').sk },
-          ExclusiveStartKey,
-        }),
-      );
+      const page: Omit<ScanCommandOutput, '$metadata'> = await this.client.scan({
+        TableName: this.tableName,
+        ConsistentRead: true,
+        FilterExpression: 'sk = :sk',
+        ProjectionExpression: 'pk, #status, #history, publishedCount, #due',
+        ExpressionAttributeNames: {
+          '#status': NAMES['#status'],
+          '#history': NAMES['#history'],
+          '#due': NAMES['#due'],
+        },
+        ExpressionAttributeValues: { ':sk': creditTransferKey('t', 'p').sk },
+        ExclusiveStartKey,
+      });
       for (const item of page.Items ?? []) {
         const pk = String(item.pk);
         const indexed = (entries.get(pk) ?? []).map((entry) => entry.dueAt);
@@ -342,20 +319,18 @@ export class DynamoDbLifecycleStore
   ): Promise<void> {
     const key = creditTransferKey(tenant, paymentId);
     const setDue = async (from: string | undefined, to: string) => {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: 'SET #shard = :shard, #due = :due',
-          ConditionExpression: from === undefined ? 'attribute_not_exists(#due)' : '#due = :from',
-          ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
-          ExpressionAttributeValues: {
-            ...this.recoveryValues(tenant, paymentId, new Date(to)),
-            ':due': to,
-            ...(from !== undefined && { ':from': from }),
-          },
-        }),
-      );
+      await this.client.update({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET #shard = :shard, #due = :due',
+        ConditionExpression: from === undefined ? 'attribute_not_exists(#due)' : '#due = :from',
+        ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+        ExpressionAttributeValues: {
+          ...this.recoveryValues(tenant, paymentId, new Date(to)),
+          ':due': to,
+          ...(from !== undefined && { ':from': from }),
+        },
+      });
     };
     let current = own;
     for (const stray of indexed.filter((entry) => entry !== own)) {
@@ -368,37 +343,31 @@ export class DynamoDbLifecycleStore
       while (due.toISOString() === current) due = new Date(due.getTime() + 1);
       await setDue(current, due.toISOString());
     } else if (current !== undefined) {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: 'REMOVE #shard, #due',
-          ConditionExpression: '#due = :from',
-          ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
-          ExpressionAttributeValues: { ':from': current },
-        }),
-      );
+      await this.client.update({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'REMOVE #shard, #due',
+        ConditionExpression: '#due = :from',
+        ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+        ExpressionAttributeValues: { ':from': current },
+      });
     }
   }
 
   /** An item written with the entry's values and deleted takes the entry with it. */
   private async dropEntryWithoutRecord(entry: RecoveryCandidate): Promise<void> {
     const key = creditTransferKey(entry.tenant, entry.paymentId);
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...key, ...recoveryIndexValues(entry.tenant, entry.paymentId, entry.dueAt) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    await this.client.send(
-      new DeleteCommand({
-        TableName: this.tableName,
-        Key: key,
-        ConditionExpression: '#due = :due',
-        ExpressionAttributeNames: { '#due': NAMES['#due'] },
-        ExpressionAttributeValues: { ':due': entry.dueAt },
-      }),
-    );
+    await this.client.put({
+      TableName: this.tableName,
+      Item: { ...key, ...recoveryIndexValues(entry.tenant, entry.paymentId, entry.dueAt) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    await this.client.delete({
+      TableName: this.tableName,
+      Key: key,
+      ConditionExpression: '#due = :due',
+      ExpressionAttributeNames: { '#due': NAMES['#due'] },
+      ExpressionAttributeValues: { ':due': entry.dueAt },
+    });
   }
 }

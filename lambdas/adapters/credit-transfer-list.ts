@@ -1,15 +1,10 @@
-import {
-  BatchGetCommand,
-  type DynamoDBDocumentClient,
-  QueryCommand,
-  type QueryCommandInput,
-  type QueryCommandOutput,
-} from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput, QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { ListPosition } from '#domain/cursor';
 import type { CreditTransferList, ListPage, ListPageRequest } from '#domain/list-credit-transfers';
 import { type ListEntry, type ListFilters, listEntryOf, matchesListFilters } from '#domain/list-filters';
 import type { CreditTransferRecord } from '#domain/ports';
 import { type CapacityObserver, fromCreditTransferItem } from './credit-transfer-store.ts';
+import type { DocumentClient } from './dynamodb-client.ts';
 import {
   creditTransferKey,
   creditTransferListValues,
@@ -88,7 +83,7 @@ const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(reso
 
 export class DynamoDbCreditTransferList implements CreditTransferList {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
     private readonly options: {
       onCapacity?: CapacityObserver;
@@ -155,7 +150,7 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
     purpose: 'listQuery' | 'listCount',
     page: { Limit?: number; after?: ListPosition; startKey?: Record<string, unknown>; upTo?: string },
     extra: Partial<QueryCommandInput> = {},
-  ): Promise<QueryCommandOutput> {
+  ): Promise<Omit<QueryCommandOutput, '$metadata'>> {
     const bound =
       page.after !== undefined
         ? { condition: ' AND #order < :bound', value: listOrderKey(page.after) }
@@ -163,28 +158,26 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
           ? { condition: ' AND #order <= :bound', value: page.upTo }
           : undefined;
     return this.client
-      .send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: index.indexName,
-          KeyConditionExpression: `#partition = :partition${bound?.condition ?? ''}`,
-          ExpressionAttributeNames: {
-            '#partition': index.partitionKey,
-            ...(bound && { '#order': index.sortKey }),
-            ...extra.ExpressionAttributeNames,
-          },
-          ExpressionAttributeValues: { ':partition': partition, ...(bound && { ':bound': bound.value }) },
-          // Newest first.
-          ScanIndexForward: false,
-          ...(page.Limit !== undefined && { Limit: page.Limit }),
-          ...(page.startKey !== undefined && { ExclusiveStartKey: page.startKey }),
-          ...(this.options.onCapacity && { ReturnConsumedCapacity: 'TOTAL' }),
-          ...(extra.Select !== undefined && { Select: extra.Select }),
-          ...(extra.ProjectionExpression !== undefined && {
-            ProjectionExpression: extra.ProjectionExpression,
-          }),
+      .query({
+        TableName: this.tableName,
+        IndexName: index.indexName,
+        KeyConditionExpression: `#partition = :partition${bound?.condition ?? ''}`,
+        ExpressionAttributeNames: {
+          '#partition': index.partitionKey,
+          ...(bound && { '#order': index.sortKey }),
+          ...extra.ExpressionAttributeNames,
+        },
+        ExpressionAttributeValues: { ':partition': partition, ...(bound && { ':bound': bound.value }) },
+        // Newest first.
+        ScanIndexForward: false,
+        ...(page.Limit !== undefined && { Limit: page.Limit }),
+        ...(page.startKey !== undefined && { ExclusiveStartKey: page.startKey }),
+        ...(this.options.onCapacity && { ReturnConsumedCapacity: 'TOTAL' }),
+        ...(extra.Select !== undefined && { Select: extra.Select }),
+        ...(extra.ProjectionExpression !== undefined && {
+          ProjectionExpression: extra.ProjectionExpression,
         }),
-      )
+      })
       .then((result) => {
         this.options.onCapacity?.(purpose, result.ConsumedCapacity?.CapacityUnits ?? 0);
         return result;
@@ -249,12 +242,10 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
     for (let attempt = 0; keys.length > 0; attempt++) {
       if (attempt === BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${keys.length} keys unread`);
       if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
-      const result = await this.client.send(
-        new BatchGetCommand({
-          RequestItems: { [this.tableName]: { Keys: keys } },
-          ...(this.options.onCapacity && { ReturnConsumedCapacity: 'TOTAL' }),
-        }),
-      );
+      const result = await this.client.batchGet({
+        RequestItems: { [this.tableName]: { Keys: keys } },
+        ...(this.options.onCapacity && { ReturnConsumedCapacity: 'TOTAL' }),
+      });
       const units = (result.ConsumedCapacity ?? []).reduce(
         (sum, entry) => sum + (entry.CapacityUnits ?? 0),
         0,

@@ -1,7 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { listEntryOf } from '#domain/list-filters';
 import type { CreditTransferRecord, CreditTransferStore } from '#domain/ports';
+import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import {
   creditTransferKey,
   creditTransferListValues,
@@ -44,39 +43,35 @@ export const fromCreditTransferItem = (item: Record<string, unknown>): CreditTra
 
 export class DynamoDbCreditTransferStore implements CreditTransferStore {
   constructor(
-    protected readonly client: DynamoDBDocumentClient,
+    protected readonly client: DocumentClient,
     protected readonly tableName: string,
     private readonly onCapacity?: CapacityObserver,
   ) {}
 
   async create(record: CreditTransferRecord): Promise<boolean> {
     try {
-      const result = await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: toCreditTransferItem(record),
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
-        }),
-      );
+      const result = await this.client.put({
+        TableName: this.tableName,
+        Item: toCreditTransferItem(record),
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
+      });
       this.onCapacity?.('create', result.ConsumedCapacity?.CapacityUnits ?? 0);
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
 
   async get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined> {
-    const result = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: creditTransferKey(tenant, paymentId),
-        // A client reads its payment right after the 202: it must see it.
-        ConsistentRead: true,
-        ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
-      }),
-    );
+    const result = await this.client.get({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      // A client reads its payment right after the 202: it must see it.
+      ConsistentRead: true,
+      ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
+    });
     this.onCapacity?.('get', result.ConsumedCapacity?.CapacityUnits ?? 0);
     return result.Item ? fromCreditTransferItem(result.Item) : undefined;
   }

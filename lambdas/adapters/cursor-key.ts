@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { GenerateMacCommand, KMSClient } from '@aws-sdk/client-kms';
 import { optionalEnv } from '#shared/config';
-import { traced } from '#shared/tracer';
+import { type AwsJsonCall, awsJsonClient, KMS } from './aws-json.ts';
 
 /**
  * The secret that signs list cursors. On AWS it is derived from a KMS HMAC key: one GenerateMac
@@ -13,8 +12,6 @@ import { traced } from '#shared/tracer';
  */
 const DERIVATION_LABEL = 'credit-transfers/list-cursor-key/v1';
 const SECRET_BYTES = 32;
-
-export type KmsSend = Pick<KMSClient, 'send'>;
 
 /** What the local file holds: SECRET_BYTES random bytes in base64url, no padding (43 characters). */
 const LOCAL_SECRET_FORMAT = /^[A-Za-z0-9_-]{43}$/;
@@ -43,29 +40,25 @@ export const ensureLocalCursorSecret = (path: string): string => {
   return secret;
 };
 
-export const kmsDerivedCursorKey = (keyId: string, kms: KmsSend): (() => Promise<Uint8Array>) => {
+export const kmsDerivedCursorKey = (keyId: string, kms: AwsJsonCall): (() => Promise<Uint8Array>) => {
   let derived: Promise<Uint8Array> | undefined;
   return () => {
-    derived ??= kms
-      .send(
-        new GenerateMacCommand({
-          KeyId: keyId,
-          MacAlgorithm: 'HMAC_SHA_256',
-          Message: Buffer.from(DERIVATION_LABEL),
-        }),
-      )
-      .then(
-        ({ Mac }) => {
-          if (Mac === undefined || Mac.length < SECRET_BYTES)
-            throw new Error(`KMS key ${keyId} returned no usable MAC`);
-          return Mac;
-        },
-        (error: unknown) => {
-          // A failed read is not kept: the next request tries again.
-          derived = undefined;
-          throw error;
-        },
-      );
+    derived ??= kms<{ Mac?: string }>('GenerateMac', {
+      KeyId: keyId,
+      MacAlgorithm: 'HMAC_SHA_256',
+      Message: Buffer.from(DERIVATION_LABEL).toString('base64'),
+    }).then(
+      ({ Mac }) => {
+        const mac = Buffer.from(Mac ?? '', 'base64');
+        if (mac.length < SECRET_BYTES) throw new Error(`KMS key ${keyId} returned no usable MAC`);
+        return new Uint8Array(mac);
+      },
+      (error: unknown) => {
+        // A failed read is not kept: the next request tries again.
+        derived = undefined;
+        throw error;
+      },
+    );
     return derived;
   };
 };
@@ -84,7 +77,7 @@ export const cursorKeyFromEnvironment = (): (() => Promise<Uint8Array>) => {
   if (shared) return shared;
   const keyId = optionalEnv('LIST_CURSOR_KEY_ID');
   const secret = optionalEnv('LIST_CURSOR_SECRET');
-  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, traced(new KMSClient({})));
+  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, awsJsonClient(KMS));
   else if (secret !== undefined) shared = secretCursorKey(secret);
   else
     throw new Error('No cursor key: set LIST_CURSOR_KEY_ID (on AWS) or LIST_CURSOR_SECRET (local runtime)');

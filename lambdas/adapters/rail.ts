@@ -1,7 +1,8 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock, Rail } from '#domain/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
+import { awsJsonClient, SECRETS_MANAGER } from './aws-json.ts';
 import { ConnectorRail, type ConnectorSettings, type SigningKeySource } from './connector-rail.ts';
+import type { DocumentClient } from './dynamodb-client.ts';
 import { SandboxRail } from './sandbox-rail.ts';
 
 /**
@@ -9,11 +10,7 @@ import { SandboxRail } from './sandbox-rail.ts';
  * CONNECTOR_URL is set and the sandbox otherwise. The connector's signing key is CONNECTOR_SECRET
  * (local runtime) or the Secrets Manager secret CONNECTOR_SECRET_ARN (AWS).
  */
-export const railFromEnvironment = (
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  clock: Clock,
-): Rail => {
+export const railFromEnvironment = (client: DocumentClient, tableName: string, clock: Clock): Rail => {
   const kind = optionalEnv('RAIL') ?? (optionalEnv('CONNECTOR_URL') === undefined ? 'sandbox' : 'connector');
   if (kind === 'sandbox') return new SandboxRail(client, tableName, clock);
   if (kind === 'connector') return new ConnectorRail(connectorSettings(), connectorSigningKey());
@@ -74,11 +71,9 @@ export const connectorSigningKey = (): SigningKeySource => {
 };
 
 const readSecret = async (secretArn: string): Promise<string> => {
-  // Loaded only where the connector is the rail: sandbox stages never pay for this client.
-  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const { SecretString } = await new SecretsManagerClient({}).send(
-    new GetSecretValueCommand({ SecretId: secretArn }),
-  );
+  const { SecretString } = await awsJsonClient(SECRETS_MANAGER)<{ SecretString?: string }>('GetSecretValue', {
+    SecretId: secretArn,
+  });
   if (SecretString === undefined || SecretString === '')
     throw new Error('The connector signing secret is empty');
   return SecretString;

@@ -1,8 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { STATUS_REASONS } from '#domain/lifecycle';
 import type { ClearingStatus, Clock, CustomerProfileCheck, Rail, RailPayment } from '#domain/ports';
 import { optionalEnv } from '#shared/config';
+import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import { sandboxClearingKey } from './keys.ts';
 
 /**
@@ -46,7 +45,7 @@ const accountOf = (payment: RailPayment): string => payment.transfer.debtorAccou
 
 export class SandboxRail implements Rail {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
     private readonly clock: Clock,
     private readonly settings: SandboxRailSettings = sandboxRailSettings(),
@@ -66,30 +65,26 @@ export class SandboxRail implements Rail {
       ? this.settings.holdSeconds
       : this.settings.settlementSeconds;
     // if_not_exists: a second submission of the same payment changes nothing.
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: sandboxClearingKey(payment.tenant, payment.paymentId),
-        UpdateExpression:
-          'SET #type = if_not_exists(#type, :type), submittedAt = if_not_exists(submittedAt, :now), settlesAt = if_not_exists(settlesAt, :settles)',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: {
-          ':type': 'SandboxClearing',
-          ':now': now.toISOString(),
-          ':settles': new Date(now.getTime() + seconds * 1000).toISOString(),
-        },
-      }),
-    );
+    await this.client.update({
+      TableName: this.tableName,
+      Key: sandboxClearingKey(payment.tenant, payment.paymentId),
+      UpdateExpression:
+        'SET #type = if_not_exists(#type, :type), submittedAt = if_not_exists(submittedAt, :now), settlesAt = if_not_exists(settlesAt, :settles)',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':type': 'SandboxClearing',
+        ':now': now.toISOString(),
+        ':settles': new Date(now.getTime() + seconds * 1000).toISOString(),
+      },
+    });
   }
 
   private async read(payment: RailPayment): Promise<Record<string, unknown>> {
-    const { Item } = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: sandboxClearingKey(payment.tenant, payment.paymentId),
-        ConsistentRead: true,
-      }),
-    );
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: sandboxClearingKey(payment.tenant, payment.paymentId),
+      ConsistentRead: true,
+    });
     if (!Item) throw new Error(`Sandbox clearing has no submission of ${payment.paymentId}`);
     return Item;
   }
@@ -102,18 +97,16 @@ export class SandboxRail implements Rail {
     if (now < String(item.settlesAt)) return { state: 'pending' };
     try {
       // Settlement is a write, conditional on no recall: a recall and a settlement never both happen.
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: sandboxClearingKey(payment.tenant, payment.paymentId),
-          UpdateExpression: 'SET settledAt = :now',
-          ConditionExpression: 'attribute_not_exists(recalledAt) AND attribute_not_exists(settledAt)',
-          ExpressionAttributeValues: { ':now': now },
-        }),
-      );
+      await this.client.update({
+        TableName: this.tableName,
+        Key: sandboxClearingKey(payment.tenant, payment.paymentId),
+        UpdateExpression: 'SET settledAt = :now',
+        ConditionExpression: 'attribute_not_exists(recalledAt) AND attribute_not_exists(settledAt)',
+        ExpressionAttributeValues: { ':now': now },
+      });
       return { state: 'settled' };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!isConditionFailure(error)) throw error;
       return (await this.read(payment)).recalledAt !== undefined
         ? { state: 'recalled' }
         : { state: 'settled' };
@@ -123,20 +116,17 @@ export class SandboxRail implements Rail {
   async recall(payment: RailPayment): Promise<'recalled' | 'settled'> {
     const now = this.clock.now().toISOString();
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: sandboxClearingKey(payment.tenant, payment.paymentId),
-          UpdateExpression: 'SET recalledAt = if_not_exists(recalledAt, :now)',
-          // Before the settlement time only, and never after a settlement was recorded.
-          ConditionExpression:
-            'attribute_exists(pk) AND attribute_not_exists(settledAt) AND settlesAt > :now',
-          ExpressionAttributeValues: { ':now': now },
-        }),
-      );
+      await this.client.update({
+        TableName: this.tableName,
+        Key: sandboxClearingKey(payment.tenant, payment.paymentId),
+        UpdateExpression: 'SET recalledAt = if_not_exists(recalledAt, :now)',
+        // Before the settlement time only, and never after a settlement was recorded.
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(settledAt) AND settlesAt > :now',
+        ExpressionAttributeValues: { ':now': now },
+      });
       return 'recalled';
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!isConditionFailure(error)) throw error;
       return (await this.read(payment)).recalledAt !== undefined ? 'recalled' : 'settled';
     }
   }

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { ROUTES } from '#routes';
 import type { StaticAsset } from '#shared/static-asset';
@@ -7,8 +9,24 @@ import type { StaticAsset } from '#shared/static-asset';
  * and the bundle benchmark (scripts/bench/bundles.ts) build with exactly these.
  */
 
-/** Lambda's nodejs24.x runtime ships AWS SDK v3: a function loads the runtime's copy, never a bundled one. */
-export const EXTERNAL_MODULES: readonly string[] = ['@aws-sdk/*'];
+/**
+ * Nothing is left to the runtime: the functions call AWS through lambdas/adapters/aws-json.ts,
+ * not the AWS SDK the runtime ships, whose clients alone take 80-120 ms to load.
+ */
+export const EXTERNAL_MODULES: readonly string[] = [];
+
+const SHIMS = fileURLToPath(new URL('../bundle-shims/', import.meta.url));
+
+/**
+ * Imports of node:http and node:https resolve to Node's CommonJS modules: on Node 24 the ES
+ * namespace of node:http reads its lazy WebSocket getter and loads undici at every cold start.
+ */
+export const BUILTIN_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+  ['http', 'https'].flatMap((name) => [
+    [name, join(SHIMS, `${name}.cjs`)],
+    [`node:${name}`, join(SHIMS, `${name}.cjs`)],
+  ]),
+);
 
 export const BUNDLE_OPTIONS = {
   platform: 'node',
@@ -21,6 +39,7 @@ export const BUNDLE_OPTIONS = {
   sourcemap: false,
   keepNames: true,
   external: EXTERNAL_MODULES,
+  alias: BUILTIN_ALIASES,
   // CommonJS dependencies inside an ES module bundle still call require().
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
 } as const;

@@ -74,6 +74,9 @@ export class ServiceFunction extends Construct {
         sourceMap: BUNDLE_OPTIONS.sourcemap,
         keepNames: BUNDLE_OPTIONS.keepNames,
         externalModules: [...BUNDLE_OPTIONS.external],
+        esbuildArgs: Object.fromEntries(
+          Object.entries(BUNDLE_OPTIONS.alias).map(([name, path]) => [`--alias:${name}`, path]),
+        ),
         // The route's static files go beside the bundle, where the handler reads them.
         commandHooks: staticAssetHooks(routeAssets(props.entry)),
       },

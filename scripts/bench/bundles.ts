@@ -4,10 +4,9 @@ import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ensureLocalSigningKey } from '#adapters/signer-local';
 import { startDynalite } from '#local/dynalite-process';
-import { ensureTable } from '#local/table';
+import { createDynamoDbClient, ensureTable } from '#local/table';
 import { ROUTES } from '#routes';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';

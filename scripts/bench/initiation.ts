@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDbCreditTransferStore, toCreditTransferItem } from '#adapters/credit-transfer-store';
 import { createDocumentClient } from '#adapters/dynamodb-client';
@@ -52,13 +51,11 @@ export const benchInitiationThroughput = async (
   const rawRound = () =>
     runConcurrently(round, async () => {
       const paymentId = randomUUID();
-      await client.send(
-        new PutCommand({
-          TableName: TABLE,
-          Item: { ...template, pk: `TENANT#bench#CT#${paymentId}`, paymentId },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
+      await client.put({
+        TableName: TABLE,
+        Item: { ...template, pk: `TENANT#bench#CT#${paymentId}`, paymentId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      });
     });
   // Alternating rounds, so a table that grows or a busy moment weighs on both sides alike.
   const viaHttp: RunFigures[] = [];

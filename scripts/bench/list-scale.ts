@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbCreditTransferList, MAX_COUNTED_ENTRIES } from '#adapters/credit-transfer-list';
 import { toCreditTransferItem } from '#adapters/credit-transfer-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
 import type { LocalService } from '#local/service-process';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
@@ -43,13 +42,7 @@ const item = (n: number, now: number) => {
  * Stores transfers number `from` to `to` - 1 of the tenant, stopping early at `deadline`
  * (performance.now() ms); returns how many are stored in all and the seconds it took.
  */
-const seed = async (
-  client: DynamoDBDocumentClient,
-  from: number,
-  to: number,
-  now: number,
-  deadline: number,
-) => {
+const seed = async (client: DocumentClient, from: number, to: number, now: number, deadline: number) => {
   const began = performance.now();
   const batches = Math.ceil((to - from) / 25);
   let stored = from;
@@ -60,7 +53,7 @@ const seed = async (
       PutRequest: { Item: item(first + index, now) },
     }));
     while (requests.length > 0) {
-      const result = await client.send(new BatchWriteCommand({ RequestItems: { [TABLE]: requests } }));
+      const result = await client.batchWrite({ RequestItems: { [TABLE]: requests } });
       requests = (result.UnprocessedItems?.[TABLE] ?? []) as typeof requests;
     }
     stored = Math.max(stored, Math.min(to, first + 25));

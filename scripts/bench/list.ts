@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
 import { toCreditTransferItem } from '#adapters/credit-transfer-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import { listDebtorAccountIdKey } from '#adapters/keys';
 import { createTableInput, LIST_ENTRY_ATTRIBUTE, LIST_INDEXES } from '#adapters/table-definition';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
@@ -51,13 +49,13 @@ const recordOf = (
 };
 
 /** Writes items with BatchWriteItem, 25 at a time, `concurrency` batches in flight. */
-const load = async (client: DynamoDBDocumentClient, tableName: string, items: Record<string, unknown>[]) => {
+const load = async (client: DocumentClient, tableName: string, items: Record<string, unknown>[]) => {
   const batches: Record<string, unknown>[][] = [];
   for (let start = 0; start < items.length; start += 25) batches.push(items.slice(start, start + 25));
   await runConcurrently({ requests: batches.length, concurrency: 16 }, async (index) => {
     let requests = (batches[index] ?? []).map((Item) => ({ PutRequest: { Item } }));
     while (requests.length > 0) {
-      const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+      const result = await client.batchWrite({ RequestItems: { [tableName]: requests } });
       requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
     }
   });
@@ -205,33 +203,31 @@ const measureProjections = async (
 
   const tableName = `bench-all-projection-${randomUUID().slice(0, 8)}`;
   const input = createTableInput(tableName);
-  await client.send(
-    new CreateTableCommand({
-      ...input,
-      GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) => ({
-        ...index,
-        Projection: { ProjectionType: 'ALL' },
-      })),
-    }),
-  );
+  await client.call('CreateTable', {
+    ...input,
+    GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) => ({
+      ...index,
+      Projection: { ProjectionType: 'ALL' },
+    })),
+  });
   for (let attempt = 0; attempt < 100; attempt++) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.call<{ Table?: { TableStatus?: string } }>('DescribeTable', {
+      TableName: tableName,
+    });
     if (Table?.TableStatus === 'ACTIVE') break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await load(client, tableName, items);
-  const result = await client.send(
-    new QueryCommand({
-      TableName: tableName,
-      IndexName: LIST_INDEXES.debtorAccountId.indexName,
-      KeyConditionExpression: '#p = :p',
-      ExpressionAttributeNames: { '#p': LIST_INDEXES.debtorAccountId.partitionKey },
-      ExpressionAttributeValues: { ':p': listDebtorAccountIdKey(TENANT, account) },
-      ScanIndexForward: false,
-      Limit: PAGE + 1,
-      ReturnConsumedCapacity: 'TOTAL',
-    }),
-  );
+  const result = await client.query({
+    TableName: tableName,
+    IndexName: LIST_INDEXES.debtorAccountId.indexName,
+    KeyConditionExpression: '#p = :p',
+    ExpressionAttributeNames: { '#p': LIST_INDEXES.debtorAccountId.partitionKey },
+    ExpressionAttributeValues: { ':p': listDebtorAccountIdKey(TENANT, account) },
+    ScanIndexForward: false,
+    Limit: PAGE + 1,
+    ReturnConsumedCapacity: 'TOTAL',
+  });
   return {
     label,
     includeQuery: units.listQuery ?? 0,

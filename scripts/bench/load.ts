@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '#adapters/dynamodb-client';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchInitiationThroughput } from './initiation.ts';
@@ -143,16 +142,14 @@ const transfersPerKey = async (service: LocalService, label: string) => {
   const perKey = new Map<string, number>();
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName: TABLE,
-        ProjectionExpression: 'idempotencyKey, #type',
-        FilterExpression: 'begins_with(idempotencyKey, :label) AND #type = :type',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':label': label, ':type': 'CreditTransfer' },
-        ...(startKey && { ExclusiveStartKey: startKey }),
-      }),
-    );
+    const page = await client.scan({
+      TableName: TABLE,
+      ProjectionExpression: 'idempotencyKey, #type',
+      FilterExpression: 'begins_with(idempotencyKey, :label) AND #type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':label': label, ':type': 'CreditTransfer' },
+      ...(startKey && { ExclusiveStartKey: startKey }),
+    });
     for (const item of page.Items ?? []) {
       const key = item.idempotencyKey as string;
       perKey.set(key, (perKey.get(key) ?? 0) + 1);

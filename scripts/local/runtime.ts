@@ -4,7 +4,6 @@ import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createDynamoDbClient } from '#adapters/dynamodb-client';
 import { ROUTES } from '#routes';
 import { problemResponse } from '#shared/problem';
 import { markApiRequest } from './api-activity.ts';
@@ -18,7 +17,7 @@ import {
 import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
-import { checkTableReadable, ensureTable, TableStuckCreatingError } from './table.ts';
+import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
 
 export interface LocalRuntimeOptions {
   host: string;

@@ -1,13 +1,22 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
-  type DynamoDBClient,
+  DynamoDBClient,
   ResourceInUseException,
   ResourceNotFoundException,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#adapters/table-definition';
 import { rebuildWithMissingIndexes } from './table-rebuild.ts';
+
+/** The AWS SDK's client, for administering a local table (the functions use their own, lighter one). */
+export const createDynamoDbClient = (endpoint: string): DynamoDBClient =>
+  new DynamoDBClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 5,
+  });
 
 /**
  * The table is stuck being created: dynalite writes a new table as CREATING, then as ACTIVE, and a

@@ -1,7 +1,6 @@
 import { cp, mkdtemp, readFile, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, expect, it } from 'vitest';
 import { createDocumentClient } from '#adapters/dynamodb-client';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
@@ -48,14 +47,12 @@ const gone = async (url: string) => {
 const paymentIdsInTable = async (endpoint: string): Promise<string[]> => {
   const items =
     (
-      await createDocumentClient(endpoint).send(
-        new ScanCommand({
-          TableName: 'credit-transfers',
-          ConsistentRead: true,
-          FilterExpression: 'sk = :sk',
-          ExpressionAttributeValues: { ':sk': 'CREDIT_TRANSFER' },
-        }),
-      )
+      await createDocumentClient(endpoint).scan({
+        TableName: 'credit-transfers',
+        ConsistentRead: true,
+        FilterExpression: 'sk = :sk',
+        ExpressionAttributeValues: { ':sk': 'CREDIT_TRANSFER' },
+      })
     ).Items ?? [];
   return items.map((item) => String(item.pk).split('#CT#')[1] as string);
 };

@@ -1,7 +1,6 @@
 import { request } from 'node:http';
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import { fullCreditTransfer, minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
@@ -17,7 +16,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let service: LocalService;
 let token: string;
-let table: DynamoDBDocumentClient;
+let table: DocumentClient;
 
 /** A credit transfer without the fields that change as it moves through its lifecycle. */
 const withoutStatus = ({
@@ -37,7 +36,7 @@ const storedTransfers = async (): Promise<Record<string, unknown>[]> => {
   const items: Record<string, unknown>[] = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await table.send(new ScanCommand({ TableName: 'credit-transfers', ExclusiveStartKey }));
+    const page = await table.scan({ TableName: 'credit-transfers', ExclusiveStartKey });
     items.push(...(page.Items ?? []).filter((item) => item.type === 'CreditTransfer'));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);

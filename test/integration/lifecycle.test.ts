@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import { sandboxClearingKey } from '#adapters/keys';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
@@ -20,7 +19,7 @@ const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
 let service: LocalService;
 let token: string;
-let table: DynamoDBDocumentClient;
+let table: DocumentClient;
 
 const initiate = (body: Record<string, unknown> = {}) =>
   callApi(service.baseUrl, TRANSFERS, { token, body: minimalCreditTransfer(body) });
@@ -61,24 +60,20 @@ const untilFinal = (paymentId: string, timeoutMs = WAIT_MS) =>
 
 const storedItem = async (paymentId: string) =>
   (
-    await table.send(
-      new GetCommand({
-        TableName: 'credit-transfers',
-        Key: { pk: `TENANT#local#CT#${paymentId}`, sk: 'CREDIT_TRANSFER' },
-        ConsistentRead: true,
-      }),
-    )
+    await table.get({
+      TableName: 'credit-transfers',
+      Key: { pk: `TENANT#local#CT#${paymentId}`, sk: 'CREDIT_TRANSFER' },
+      ConsistentRead: true,
+    })
   ).Item ?? {};
 
 /** Sandbox clearing's record of the payment, read from the service's table: what clearing did with it. */
 const clearingStateOf = async (paymentId: string): Promise<string> => {
-  const { Item } = await table.send(
-    new GetCommand({
-      TableName: 'credit-transfers',
-      Key: sandboxClearingKey('local', paymentId),
-      ConsistentRead: true,
-    }),
-  );
+  const { Item } = await table.get({
+    TableName: 'credit-transfers',
+    Key: sandboxClearingKey('local', paymentId),
+    ConsistentRead: true,
+  });
   if (Item === undefined) return 'never submitted';
   if (Item.recalledAt !== undefined) return 'recalled';
   return Item.settledAt !== undefined ? 'settled' : 'pending';

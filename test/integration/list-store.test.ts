@@ -8,11 +8,10 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
 import { DynamoDbCreditTransferStore, toCreditTransferItem } from '#adapters/credit-transfer-store';
-import { createDocumentClient, createDynamoDbClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import { withoutListValues } from '#adapters/keys';
 import { createTableInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
@@ -20,13 +19,13 @@ import type { ListPageRequest } from '#domain/list-credit-transfers';
 import type { ListFilters } from '#domain/list-filters';
 import type { CreditTransferRecord } from '#domain/ports';
 import { type DynaliteProcess, startDynalite } from '#local/dynalite-process';
-import { ensureTable } from '#local/table';
+import { createDynamoDbClient, ensureTable } from '#local/table';
 
 const TABLE = 'credit-transfers';
 let dataDir: string;
 let dynalite: DynaliteProcess;
 let client: DynamoDBClient;
-let documents: DynamoDBDocumentClient;
+let documents: DocumentClient;
 let store: DynamoDbCreditTransferStore;
 
 const record = (
@@ -111,12 +110,10 @@ describe('DynamoDbCreditTransferList', () => {
       { creditor: { account: { accountNumber: 'BBAN-1' } } },
     ]);
     const item = (
-      await documents.send(
-        new GetCommand({
-          TableName: TABLE,
-          Key: { pk: `TENANT#${tenant}#CT#${withoutCreditor?.paymentId}`, sk: 'CREDIT_TRANSFER' },
-        }),
-      )
+      await documents.get({
+        TableName: TABLE,
+        Key: { pk: `TENANT#${tenant}#CT#${withoutCreditor?.paymentId}`, sk: 'CREDIT_TRANSFER' },
+      })
     ).Item;
     expect(item).toBeDefined();
     expect(item).not.toHaveProperty(LIST_INDEXES.creditorAccountId.partitionKey);
@@ -259,12 +256,8 @@ describe('a local table from before the list indexes', () => {
     );
     await untilActive(name);
     const old = record('tenant-old', new Date('2025-01-01T00:00:00.000Z'), { creditorAccountId: 'c-1' });
-    await documents.send(
-      new PutCommand({ TableName: name, Item: withoutListValues(toCreditTransferItem(old)) }),
-    );
-    await documents.send(
-      new PutCommand({ TableName: name, Item: { pk: 'CLIENT#x', sk: 'CLIENT', type: 'Client' } }),
-    );
+    await documents.put({ TableName: name, Item: withoutListValues(toCreditTransferItem(old)) });
+    await documents.put({ TableName: name, Item: { pk: 'CLIENT#x', sk: 'CLIENT', type: 'Client' } });
     return old;
   };
 
@@ -278,9 +271,7 @@ describe('a local table from before the list indexes', () => {
       const page = await list.page({ tenant: 'tenant-old', filters, limit: 10, withTotal: true });
       expect(page.records).toEqual([old]);
     }
-    const clientItem = await documents.send(
-      new GetCommand({ TableName: name, Key: { pk: 'CLIENT#x', sk: 'CLIENT' } }),
-    );
+    const clientItem = await documents.get({ TableName: name, Key: { pk: 'CLIENT#x', sk: 'CLIENT' } });
     expect(clientItem.Item).toEqual({ pk: 'CLIENT#x', sk: 'CLIENT', type: 'Client' });
     await expect(client.send(new DescribeTableCommand({ TableName: `${name}.rebuild` }))).rejects.toThrow();
   };
@@ -299,15 +290,11 @@ describe('a local table from before the list indexes', () => {
     // What a rebuild leaves when stopped after the copy to the side table and the drop.
     await client.send(new CreateTableCommand(createTableInput('stopped-table.rebuild')));
     await untilActive('stopped-table.rebuild');
-    await documents.send(
-      new PutCommand({ TableName: 'stopped-table.rebuild', Item: toCreditTransferItem(old) }),
-    );
-    await documents.send(
-      new PutCommand({
-        TableName: 'stopped-table.rebuild',
-        Item: { pk: 'CLIENT#x', sk: 'CLIENT', type: 'Client' },
-      }),
-    );
+    await documents.put({ TableName: 'stopped-table.rebuild', Item: toCreditTransferItem(old) });
+    await documents.put({
+      TableName: 'stopped-table.rebuild',
+      Item: { pk: 'CLIENT#x', sk: 'CLIENT', type: 'Client' },
+    });
     await client.send(new DeleteTableCommand({ TableName: 'stopped-table' }));
     await untilGone('stopped-table');
 

@@ -1,14 +1,14 @@
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
-import { createDocumentClient, createDynamoDbClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import { authenticationFailuresKey } from '#adapters/keys';
 import { createTableInput } from '#adapters/table-definition';
 import { AUTHENTICATION_THROTTLE, authenticationThrottlePolicy } from '#domain/client';
 import type { AuthenticationThrottle } from '#domain/ports';
+import { createDynamoDbClient } from '#local/table';
 
 /** The adapter's conditional updates against dynalite (in memory, no TTL), with the clock handed in. */
 const require = createRequire(import.meta.url);
@@ -16,7 +16,7 @@ const dynalite = require('dynalite') as (options: object) => import('node:net').
 const TABLE = 'throttle-unit';
 
 let server: import('node:net').Server;
-let documents: DynamoDBDocumentClient;
+let documents: DocumentClient;
 let throttle: AuthenticationThrottle;
 let idCounter = 0;
 const freshId = () => `client-${++idCounter}`;
@@ -40,7 +40,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  documents?.destroy();
   await new Promise((resolve) => server?.close(resolve));
 });
 
@@ -82,9 +81,7 @@ describe('failed client authentication throttle', () => {
     const clientId = freshId();
     await fail(clientId, 1);
 
-    const { Item } = await documents.send(
-      new GetCommand({ TableName: TABLE, Key: authenticationFailuresKey(clientId) }),
-    );
+    const { Item } = await documents.get({ TableName: TABLE, Key: authenticationFailuresKey(clientId) });
 
     expect(Item).toMatchObject({ failures: 1, expiresAt: Math.floor(T0.getTime() / 1000) + 60 });
   });

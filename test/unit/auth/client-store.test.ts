@@ -1,7 +1,7 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { GetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoDbClientStore } from '#adapters/client-store';
+import type { DocumentClient } from '#adapters/dynamodb-client';
 import type { ClientRecord } from '#domain/client';
 
 const RECORD: ClientRecord = {
@@ -15,20 +15,21 @@ const RECORD: ClientRecord = {
 const fakeTable = () => {
   const items = new Map<string, Record<string, unknown>>();
   const commands: unknown[] = [];
-  const client = {
-    send: async (command: GetCommand | PutCommand) => {
-      commands.push(command);
-      if (command instanceof PutCommand) {
-        const item = command.input.Item as Record<string, unknown>;
-        items.set(`${item.pk}|${item.sk}`, item);
-        return {};
-      }
-      const key = command.input.Key as Record<string, unknown>;
+  const client: Partial<DocumentClient> = {
+    put: async (input: PutCommandInput) => {
+      commands.push(input);
+      const item = input.Item as Record<string, unknown>;
+      items.set(`${item.pk}|${item.sk}`, item);
+      return {};
+    },
+    get: async (input: GetCommandInput) => {
+      commands.push(input);
+      const key = input.Key as Record<string, unknown>;
       return { Item: items.get(`${key.pk}|${key.sk}`) };
     },
   };
   return {
-    store: new DynamoDbClientStore(client as unknown as DynamoDBDocumentClient, 'credit-transfers'),
+    store: new DynamoDbClientStore(client as unknown as DocumentClient, 'credit-transfers'),
     items,
     commands,
   };
@@ -50,7 +51,7 @@ describe('DynamoDbClientStore', () => {
     await store.put(RECORD);
 
     expect(await store.get('acme-payments')).toEqual(RECORD);
-    expect((commands.at(-1) as GetCommand).input).toMatchObject({
+    expect(commands.at(-1)).toMatchObject({
       TableName: 'credit-transfers',
       ConsistentRead: true,
     });

@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { createDynamoDbClient, documentClient } from '#adapters/dynamodb-client';
+import { documentClient } from '#adapters/dynamodb-client';
 import { sandboxClearingKey } from '#adapters/keys';
 import { createTableInput } from '#adapters/table-definition';
 import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
 import { type CreditTransferRecord, systemClock, type WorkflowStarter } from '#domain/ports';
+import { createDynamoDbClient } from '#local/table';
 import {
   type ExecutionSummary,
   LocalWorkflowRunner,
@@ -155,9 +155,11 @@ export const executionsOf = (executions: ExecutionSummary[], paymentId: string) 
 /** Sandbox clearing's own record of the payment, or undefined when it was never submitted. */
 export const clearingRecord = async (paymentId: string): Promise<Record<string, unknown> | undefined> =>
   (
-    await documentClient().send(
-      new GetCommand({ TableName: TABLE, Key: sandboxClearingKey(TENANT, paymentId), ConsistentRead: true }),
-    )
+    await documentClient().get({
+      TableName: TABLE,
+      Key: sandboxClearingKey(TENANT, paymentId),
+      ConsistentRead: true,
+    })
   ).Item;
 
 /** Resolves once `done` holds (checked every 5 ms), or fails after `timeoutMs`. */

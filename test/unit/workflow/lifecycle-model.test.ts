@@ -1,5 +1,5 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import type { DocumentClient } from '#adapters/dynamodb-client';
 import { SandboxRail } from '#adapters/sandbox-rail';
 import type { CreditTransferStatus } from '#domain/credit-transfer';
 import { canTransition, lifecycleExecutionName, statusEventId } from '#domain/lifecycle';
@@ -82,7 +82,7 @@ describe('clearing poll backoff', () => {
 });
 
 describe('sandbox customer-profile checks', () => {
-  const rail = new SandboxRail({} as DynamoDBDocumentClient, 'unused', systemClock, {
+  const rail = new SandboxRail({} as DocumentClient, 'unused', systemClock, {
     settlementSeconds: 1,
     holdSeconds: 300,
   });

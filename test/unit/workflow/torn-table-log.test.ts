@@ -11,10 +11,10 @@ vi.hoisted(() => {
 });
 
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamoDbClient, documentClient } from '#adapters/dynamodb-client';
+import { documentClient } from '#adapters/dynamodb-client';
 import { createTableInput } from '#adapters/table-definition';
 import { FINAL_STATUSES } from '#domain/credit-transfer';
+import { createDynamoDbClient } from '#local/table';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
 import { ensureTable, TableStuckCreatingError } from '../../../scripts/local/table.ts';
@@ -44,14 +44,12 @@ const close = (server: Server) => new Promise((resolve) => server.close(resolve)
 
 const transfersInTable = async () =>
   (
-    await documentClient().send(
-      new ScanCommand({
-        TableName: TABLE,
-        ConsistentRead: true,
-        FilterExpression: 'sk = :sk',
-        ExpressionAttributeValues: { ':sk': 'CREDIT_TRANSFER' },
-      }),
-    )
+    await documentClient().scan({
+      TableName: TABLE,
+      ConsistentRead: true,
+      FilterExpression: 'sk = :sk',
+      ExpressionAttributeValues: { ':sk': 'CREDIT_TRANSFER' },
+    })
   ).Items ?? [];
 
 beforeAll(async () => {
@@ -69,7 +67,9 @@ beforeAll(async () => {
     CLEARING_POLL_INITIAL_SECONDS: '0',
     CLEARING_POLL_MAX_ATTEMPTS: '4',
   });
-  await createDynamoDbClient().send(new CreateTableCommand(createTableInput(TABLE)));
+  await createDynamoDbClient(`http://127.0.0.1:${port}`).send(
+    new CreateTableCommand(createTableInput(TABLE)),
+  );
   // Each outcome once: settled, and rejected at the customer-profile check.
   const { runner } = await startRunner();
   for (const debtorAccountId of ['acc-001', 'acc-blocked', 'acc-002'])
@@ -94,7 +94,7 @@ const restartCutAt = async (offset: number) => {
     // A cut before the table's creation leaves none: the runtime makes it at start, as here. A cut
     // inside it leaves it never activated, so it can hold nothing: the runtime starts that afresh.
     try {
-      await ensureTable(createDynamoDbClient(), TABLE);
+      await ensureTable(createDynamoDbClient(`http://127.0.0.1:${port}`), TABLE);
     } catch (error) {
       if (error instanceof TableStuckCreatingError) return { repaired: 0, unfinished: [], left: 0 };
       throw error;
