@@ -48,7 +48,13 @@ const expectedAuthorization = async (
     `${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`,
   );
   const headers = Object.fromEntries(signedHeaders.map((name) => [name, String(request.headers[name])]));
-  const signer = new SignatureV4({ credentials: CREDENTIALS, region, service, sha256: Hash.bind(null, 'sha256'), applyChecksum: false });
+  const signer = new SignatureV4({
+    credentials: CREDENTIALS,
+    region,
+    service,
+    sha256: Hash.bind(null, 'sha256'),
+    applyChecksum: false,
+  });
   const signed = await signer.sign(
     {
       method: 'POST',
