@@ -15,32 +15,37 @@ export abstract class TokenRequestError extends Error {
     readonly invalidParams: InvalidParam[] = [],
   ) {
     super(message);
-    this.name = new.target.name;
   }
 }
 
+// Names are written out: bundles are minified without keeping class names.
 export class InvalidTokenRequestError extends TokenRequestError {
+  override name = 'InvalidTokenRequestError';
   readonly status = 400;
   readonly error = 'invalid_request';
 }
 
 export class UnsupportedGrantTypeError extends TokenRequestError {
+  override name = 'UnsupportedGrantTypeError';
   readonly status = 400;
   readonly error = 'unsupported_grant_type';
 }
 
 export class InvalidClientError extends TokenRequestError {
+  override name = 'InvalidClientError';
   readonly status = 401;
   readonly error = 'invalid_client';
 }
 
 export class InvalidScopeError extends TokenRequestError {
+  override name = 'InvalidScopeError';
   readonly status = 400;
   readonly error = 'invalid_scope';
 }
 
 /** Too many failed authentications for one client id: 429 with Retry-After, before any secret is checked. */
 export class ClientAuthenticationThrottledError extends TokenRequestError {
+  override name = 'ClientAuthenticationThrottledError';
   readonly status = 429;
   readonly error = 'rate_limited';
   constructor(

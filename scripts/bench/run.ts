@@ -131,7 +131,7 @@ await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
 // invocation in a fresh process against an empty handler built the same way.
-const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 7) });
+const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) });
 for (const line of bundleLines) console.log(line);
 report.section({ title: 'Function bundles: size and cold start', lines: preformatted(bundleLines) });
 await report.write();
