@@ -6,20 +6,21 @@ import type { ReconcileEvent } from '#workflow/reconcile';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
 /**
- * The lifecycle on one machine: the ASL runner in this thread (registered as the workflow
- * starter the handlers here use), and the reconciler on a timer, run once right at start-up over
- * every unfinished transfer, since after a restart nothing of theirs is running. The local
- * runtime runs it in a worker thread of its own (workflow-thread.ts).
+ * The lifecycle on one machine: the ASL runner in this process (registered as the workflow
+ * starter the handlers use), and the reconciler on a timer, run once right at start-up over
+ * every unfinished transfer, since after a restart nothing of theirs is running.
  */
 export interface LocalLifecycleOptions {
   projectRoot: string;
   dataDir: string;
   /** Seconds between reconciler runs. */
   reconcileIntervalSeconds: number;
+  /** `off`: transfers stay as initiated (no workflow runs); for measuring the API alone. */
+  enabled: boolean;
 }
 
 export interface LocalLifecycle {
-  runner: LocalWorkflowRunner;
+  runner?: LocalWorkflowRunner;
   /** Transfers the start-up run repaired (see ReconcileReport.repaired). */
   repaired?: number;
   stop(): Promise<void>;
@@ -61,7 +62,11 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
   };
 };
 
-export const runLocalLifecycle = async (options: LocalLifecycleOptions): Promise<LocalLifecycle> => {
+export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promise<LocalLifecycle> => {
+  if (!options.enabled) {
+    useWorkflowStarter({ start: async () => undefined });
+    return { stop: async () => undefined };
+  }
   const runner = await LocalWorkflowRunner.create({
     projectRoot: options.projectRoot,
     executionsFile: join(options.dataDir, 'executions.jsonl'),

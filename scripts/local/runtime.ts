@@ -17,8 +17,8 @@ import {
 } from './api-gateway.ts';
 import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
+import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { checkTableReadable, ensureTable, TableStuckCreatingError } from './table.ts';
-import { startWorkflowThread, type WorkflowThread } from './workflow-thread.ts';
 
 export interface LocalRuntimeOptions {
   host: string;
@@ -34,8 +34,6 @@ export interface LocalRuntime {
   dynamodbEndpoint: string;
   /** What the start found and did about it (a torn event line, repaired transfers), one line each. */
   notices: string[];
-  /** The workflow thread (absent with LOCAL_LIFECYCLE=off). */
-  workflow?: WorkflowThread;
   stop(): Promise<void>;
 }
 
@@ -106,7 +104,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   });
   server.keepAliveTimeout = 65_000;
 
-  let lifecycle: WorkflowThread | undefined;
+  let lifecycle: LocalLifecycle | undefined;
   const stop = async () => {
     server.closeAllConnections();
     await new Promise((resolveClose) => server.close(resolveClose));
@@ -170,20 +168,15 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       scopes: [...(await import('#domain/scopes')).SCOPES],
       tenant: options.client.tenant,
     });
-    if (process.env.LOCAL_LIFECYCLE === 'off') {
-      // Transfers stay as initiated (no workflow runs): for measuring the API alone.
-      const { useWorkflowStarter } = await import('#adapters/workflow-starter');
-      useWorkflowStarter({ start: async () => undefined });
-    } else {
-      lifecycle = await startWorkflowThread({
-        projectRoot: PROJECT_ROOT,
-        dataDir: options.dataDir,
-        reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
-      });
-    }
-    if (lifecycle?.repaired !== undefined) {
+    lifecycle = await startLocalLifecycle({
+      projectRoot: PROJECT_ROOT,
+      dataDir: options.dataDir,
+      reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
+      enabled: process.env.LOCAL_LIFECYCLE !== 'off',
+    });
+    if (lifecycle.repaired !== undefined) {
       notices.push(
-        `Recovery check: ${lifecycle?.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) repaired from the record`,
+        `Recovery check: ${lifecycle.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) repaired from the record`,
       );
     }
 
@@ -196,13 +189,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
     });
-    return {
-      baseUrl,
-      dynamodbEndpoint: dynalite.endpoint,
-      notices,
-      ...(lifecycle && { workflow: lifecycle }),
-      stop,
-    };
+    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, notices, stop };
   } catch (error) {
     await stop();
     throw error;
