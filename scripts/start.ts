@@ -2,6 +2,9 @@ import { resolve } from 'node:path';
 
 // Before any handler module builds its logger: locally only warnings and errors by default.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// Nothing is traced locally (Powertools turns tracing off outside Lambda), so the X-Ray SDK is
+// kept from its automatic mode, whose async hooks cost every promise of the service a little.
+process.env.AWS_XRAY_MANUAL_MODE ??= 'true';
 const { checkSecrets, DataFolderError } = await import('#local/data-folder');
 
 /** A damaged data file is the operator's to fix: one line saying which and how, no stack trace. */

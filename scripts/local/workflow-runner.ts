@@ -71,7 +71,7 @@ export interface LocalWorkflowRunnerOptions {
 
 const DEFAULT_MAX_RUNNING = 64;
 const DEFAULT_MAX_RUNNING_WHEN_QUIET = 512;
-const DEFAULT_MAX_ACTIVE_TASKS = 2;
+const DEFAULT_MAX_ACTIVE_TASKS = 6;
 const DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET = 16;
 const DEFAULT_API_QUIET_AFTER_MS = 1000;
 /** How often waiting tasks and starts look again whether their limit has grown (none may finish meanwhile). */
