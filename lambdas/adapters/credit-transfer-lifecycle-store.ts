@@ -1,5 +1,5 @@
 import type { QueryCommandOutput, ScanCommandOutput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { FINAL_STATUSES } from '#domain/credit-transfer';
+import { FINAL_STATUSES } from '#domain/credit-transfer-status';
 import { canTransition, IllegalStatusTransitionError } from '#domain/lifecycle';
 import type {
   CancellationRequest,

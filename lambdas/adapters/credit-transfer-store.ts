@@ -1,4 +1,4 @@
-import { listEntryOf } from '#domain/list-filters';
+import { listEntryOf } from '#domain/list-entry';
 import type { CreditTransferRecord, CreditTransferStore } from '#domain/ports';
 import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import {

@@ -1,7 +1,7 @@
 import type { Clock, Rail } from '#domain/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { awsJsonClient, SECRETS_MANAGER } from './aws-json.ts';
-import { ConnectorRail, type ConnectorSettings, type SigningKeySource } from './connector-rail.ts';
+import type { ConnectorSettings, SigningKeySource } from './connector-rail.ts';
 import type { DocumentClient } from './dynamodb-client.ts';
 import { SandboxRail } from './sandbox-rail.ts';
 
@@ -13,8 +13,28 @@ import { SandboxRail } from './sandbox-rail.ts';
 export const railFromEnvironment = (client: DocumentClient, tableName: string, clock: Clock): Rail => {
   const kind = optionalEnv('RAIL') ?? (optionalEnv('CONNECTOR_URL') === undefined ? 'sandbox' : 'connector');
   if (kind === 'sandbox') return new SandboxRail(client, tableName, clock);
-  if (kind === 'connector') return new ConnectorRail(connectorSettings(), connectorSigningKey());
+  if (kind === 'connector') return connectorRail(connectorSettings(), connectorSigningKey());
   throw new Error(`RAIL must be sandbox or connector, got ${kind}`);
+};
+
+/**
+ * The connector rail, its module loaded at its first call: the schemas that check the connector's
+ * answers are built when it loads, and a function that never reaches the rail should not pay for them.
+ */
+const connectorRail = (settings: ConnectorSettings, signingKey: SigningKeySource): Rail => {
+  let rail: Promise<Rail> | undefined;
+  const loaded = (): Promise<Rail> => {
+    rail ??= import('./connector-rail.ts').then(
+      ({ ConnectorRail }) => new ConnectorRail(settings, signingKey),
+    );
+    return rail;
+  };
+  return {
+    checkCustomerProfile: async (payment) => (await loaded()).checkCustomerProfile(payment),
+    submit: async (payment) => (await loaded()).submit(payment),
+    clearingStatus: async (payment) => (await loaded()).clearingStatus(payment),
+    recall: async (payment) => (await loaded()).recall(payment),
+  };
 };
 
 const positiveInteger = (name: string, fallback: number): number => {

@@ -1,5 +1,9 @@
 import * as z from 'zod/mini';
+import { CREDIT_TRANSFER_STATUSES } from './credit-transfer-status.ts';
 import { ISO_4217_CODES } from './currency-codes.ts';
+
+export { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
+
 import { atMostCharacters, boundedText, described, patternLength } from './text.ts';
 
 /**
@@ -258,25 +262,7 @@ export const creditTransferRequestSchema = named(
 );
 export type CreditTransferRequest = z.infer<typeof creditTransferRequestSchema>;
 
-export const creditTransferStatusSchema = named(
-  z.enum([
-    'Received',
-    'AcceptedTechnicalValidation',
-    'AcceptedCustomerProfile',
-    'AcceptedSettlementInProcess',
-    'AcceptedSettlementCompleted',
-    'Rejected',
-    'Cancelled',
-  ]),
-  'CreditTransferStatus',
-);
-export type CreditTransferStatus = z.infer<typeof creditTransferStatusSchema>;
-
-export const FINAL_STATUSES: ReadonlySet<CreditTransferStatus> = new Set([
-  'AcceptedSettlementCompleted',
-  'Rejected',
-  'Cancelled',
-]);
+export const creditTransferStatusSchema = named(z.enum(CREDIT_TRANSFER_STATUSES), 'CreditTransferStatus');
 
 export const creditTransferSchema = named(
   z.strictObject({

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer.ts';
+import { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
 
 /**
  * The status lifecycle of a credit transfer: Received -> AcceptedTechnicalValidation ->

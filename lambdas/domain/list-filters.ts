@@ -5,9 +5,12 @@ import { compareCheckNumbers } from './check-number.ts';
 import { accountIdSchema, amountSchema, paymentIdSchema } from './credit-transfer.ts';
 import { compareDecimals } from './decimal.ts';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
+import type { ListEntry } from './list-entry.ts';
 import type { CreditTransferRecord } from './ports.ts';
 import { boundedText, optionalField, patternLength } from './text.ts';
 import { toInvalidParams } from './validation.ts';
+
+export * from './list-entry.ts';
 
 /** Page size when the request names none: small answers unless a client asks for more. */
 export const DEFAULT_LIMIT = 25;
@@ -118,61 +121,6 @@ export const parseListQuery = (parameters: Readonly<Record<string, readonly stri
 /** Names the filter set: a cursor is bound to it, so it cannot continue a list filtered otherwise. */
 export const filtersFingerprint = (filters: ListFilters): string =>
   createHash('sha256').update(canonicalJson(filters)).digest('base64url').slice(0, 22);
-
-/** What the filters look at, taken from one transfer. */
-export interface ListEntry {
-  paymentMethod: string;
-  amount: string;
-  debtorAccountId: string;
-  creditorAccountId?: string;
-  creditorAccountNumber?: string;
-  checkType?: string;
-  checkNumber?: string;
-  /** `check.availabilityDate` as a UTC date (YYYY-MM-DD). */
-  checkDate?: string;
-}
-
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
-const MINUTES_PER_DAY = 24 * 60;
-
-/**
- * The UTC date of an ISO 8601 date-time with offset: "2026-12-01T23:30:00-01:00" is 2026-12-02.
- * Undefined when it is not one.
- */
-export const utcDateOf = (dateTime: string): string | undefined => {
-  const match = DATE_TIME.exec(dateTime);
-  if (match === null) return undefined;
-  const [, year, month, day, hour, minute, zone, sign, offsetHours, offsetMinutes] = match;
-  const offset =
-    zone?.toUpperCase() === 'Z'
-      ? 0
-      : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes));
-  const minutes = Number(hour) * 60 + Number(minute) - offset;
-  const dayShift = Math.floor(minutes / MINUTES_PER_DAY);
-  const date = new Date(0);
-  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0 to 99 as 1900 to 1999.
-  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day) + dayShift);
-  const utcYear = date.getUTCFullYear();
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${String(utcYear).padStart(4, '0')}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
-};
-
-/** The fields the list filters look at. Absent fields stay absent: a filter on them never matches. */
-export const listEntryOf = (record: Pick<CreditTransferRecord, 'transfer'>): ListEntry => {
-  const { paymentMethod, amount, debtorAccountId, creditorAccountId, creditor, check } = record.transfer;
-  const creditorAccountNumber = creditor?.account?.accountNumber;
-  const checkDate = check?.availabilityDate === undefined ? undefined : utcDateOf(check.availabilityDate);
-  return {
-    paymentMethod,
-    amount,
-    debtorAccountId,
-    ...(creditorAccountId !== undefined && { creditorAccountId }),
-    ...(creditorAccountNumber !== undefined && { creditorAccountNumber }),
-    ...(check?.checkType !== undefined && { checkType: check.checkType }),
-    ...(check?.checkNumber !== undefined && { checkNumber: check.checkNumber }),
-    ...(checkDate !== undefined && { checkDate }),
-  };
-};
 
 const equalTo = (wanted: string | undefined, value: string | undefined): boolean =>
   wanted === undefined || value === wanted;

@@ -1,5 +1,5 @@
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
-import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-steps.ts';
+import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
 import type {
   Clock,
   CreditTransferRecord,

@@ -1,7 +1,7 @@
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
 import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { railFromEnvironment } from '#adapters/rail';
-import { DEFAULT_LIFECYCLE_SETTINGS, type LifecycleSettings } from '#domain/lifecycle-steps';
+import { DEFAULT_LIFECYCLE_SETTINGS, type LifecycleSettings } from '#domain/lifecycle-settings';
 import { type Clock, type Rail, systemClock } from '#domain/ports';
 import { optionalEnv } from '#shared/config';
 

@@ -140,16 +140,12 @@ try {
 } catch (error) {
   outcome = \`\${error?.name}: \${error?.message}\`.slice(0, 60);
 }
-const cpu = process.cpuUsage();
-process.stdout.write(JSON.stringify({ ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, outcome }));
+process.stdout.write(JSON.stringify({ ms: performance.now() - started, outcome }));
 `;
 
-/**
- * `ms` inside the process (import + first invocation); `wallMs` from spawn to the answer, Node's
- * start included; `cpuMs` the process's CPU time up to the answer, Node's start included.
- */
+/** `ms` inside the process (import + first invocation); `wallMs` from spawn to the answer, Node's start included. */
 const loadAndInvoke = (file: string, event: unknown, env: Record<string, string>) =>
-  new Promise<{ ms: number; wallMs: number; cpuMs: number; outcome: string }>((resolve, reject) => {
+  new Promise<{ ms: number; wallMs: number; outcome: string }>((resolve, reject) => {
     const spawned = performance.now();
     const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE], {
       env: { ...process.env, ...env, BENCH_BUNDLE: file, BENCH_EVENT: JSON.stringify(event ?? {}) },
@@ -207,8 +203,8 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     lines.push(
       `\n## Function bundles (esbuild options of lib/constructs/bundling.ts; ${options.runs} fresh processes each, alternating with an empty handler)`,
       'load+1st: import and first invocation inside the process (median); process: spawn to answer, Node start included, and the empty handler the same (medians);',
-      'ratio: the median of the pairwise ratios of process times (wall clock), and of process CPU times (less sensitive to a busy machine)',
-      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'empty'.padStart(7)}  ${'ratio'.padStart(5)}  ${'cpu'.padStart(5)}  first answer`,
+      'ratio: the median of the pairwise ratios of process times, each run against the empty handler run just before it',
+      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'empty'.padStart(7)}  ${'ratio'.padStart(5)}  first answer`,
       `${'(empty handler)'.padEnd(32)} ${`${fixed(empty.bytes / 1024, 1)} KB`.padStart(10)}`,
     );
     for (const fn of benchFunctions()) {
@@ -218,7 +214,6 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       const inProcess: number[] = [];
       const wall: number[] = [];
       const wallRatios: number[] = [];
-      const cpuRatios: number[] = [];
       let outcome = '';
       for (let run = 0; run < options.runs; run++) {
         const baseline = await loadAndInvoke(empty.file, {}, env);
@@ -227,11 +222,10 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         inProcess.push(measured.ms);
         wall.push(measured.wallMs);
         wallRatios.push(measured.wallMs / baseline.wallMs);
-        cpuRatios.push(measured.cpuMs / baseline.cpuMs);
         outcome = String(measured.outcome);
       }
       lines.push(
-        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcess), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(emptyWall), 0)} ms`.padStart(7)}  ${fixed(median(wallRatios), 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
+        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcess), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(emptyWall), 0)} ms`.padStart(7)}  ${fixed(median(wallRatios), 2).padStart(5)}  ${outcome}`,
       );
     }
     lines.push('targets: minified <= 250 KB, ratio <= 3');

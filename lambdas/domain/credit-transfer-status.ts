@@ -1,0 +1,21 @@
+/**
+ * The statuses of a credit transfer, apart from the request schemas: the lifecycle and the store
+ * need only these, and a function that never reads a request does not build its schemas.
+ */
+export const CREDIT_TRANSFER_STATUSES = [
+  'Received',
+  'AcceptedTechnicalValidation',
+  'AcceptedCustomerProfile',
+  'AcceptedSettlementInProcess',
+  'AcceptedSettlementCompleted',
+  'Rejected',
+  'Cancelled',
+] as const;
+
+export type CreditTransferStatus = (typeof CREDIT_TRANSFER_STATUSES)[number];
+
+export const FINAL_STATUSES: ReadonlySet<CreditTransferStatus> = new Set([
+  'AcceptedSettlementCompleted',
+  'Rejected',
+  'Cancelled',
+]);

@@ -1,0 +1,33 @@
+/** How the workflow polls clearing and holds for a value date: plain numbers, no schema to build. */
+export interface LifecycleSettings {
+  /** First wait before asking clearing for the outcome; each further wait doubles. */
+  pollInitialSeconds: number;
+  /** Longest wait between two polls. */
+  pollMaxIntervalSeconds: number;
+  /** Polls per execution; then the execution ends and the reconciler takes over. */
+  pollMaxAttempts: number;
+  /**
+   * Longest hold one execution waits for a value date (Standard executions last at most a year);
+   * a later value date is handed to the reconciler, which starts an execution that holds the rest.
+   */
+  maxHoldSeconds: number;
+}
+
+export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
+  pollInitialSeconds: 1,
+  pollMaxIntervalSeconds: 60,
+  pollMaxAttempts: 8,
+  maxHoldSeconds: 300 * 86_400,
+};
+
+/** Seconds to wait before poll number `attempt` (from 0). */
+export const pollWaitSeconds = (settings: LifecycleSettings, attempt: number): number =>
+  Math.ceil(Math.min(settings.pollMaxIntervalSeconds, settings.pollInitialSeconds * 2 ** attempt));
+
+/** How long one execution may poll before it hands over: the sum of its waits. */
+export const pollBudgetSeconds = (settings: LifecycleSettings): number => {
+  let total = 0;
+  for (let attempt = 0; attempt < settings.pollMaxAttempts; attempt++)
+    total += pollWaitSeconds(settings, attempt);
+  return total;
+};
