@@ -15,8 +15,8 @@ import { fixed } from './support.ts';
 /**
  * Every function's bundle, built with the CDK's own esbuild options: its minified size, and the
  * time a fresh Node process takes to load it and answer a first invocation, next to an empty
- * handler built the same way (ratio target: at most 3). The AWS SDK stays external, as on
- * Lambda, and is loaded from node_modules as the runtime loads its own copy.
+ * handler built the same way (ratio target: at most 3). Nothing is left external: the bundle is
+ * all the function loads.
  *
  * The first invocation is one a real first request makes without AWS: a request the handler
  * refuses with a 4xx before any network call (the authorizer: a malformed token; the workflow
@@ -24,7 +24,7 @@ import { fixed } from './support.ts';
  * reconciler a run against an empty local dynalite table.
  */
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-// Under the project, so the external `@aws-sdk/*` imports resolve to node_modules.
+// Under the project, beside node_modules, as the CDK builds them.
 const OUT_DIR = join(PROJECT_ROOT, 'node_modules/.cache/bench-bundles');
 const EMPTY_ENTRY = join(OUT_DIR, 'empty-handler.ts');
 

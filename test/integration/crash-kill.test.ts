@@ -86,7 +86,8 @@ it('keeps every acknowledged transfer through a SIGKILL mid-initiation: each 202
   do {
     const query = new URLSearchParams({ limit: '100', ...(cursor && { cursor }) });
     const page = await callApi(service.baseUrl, `${TRANSFERS}?${query}`, { token: after });
-    expect(page.status).toBe(200);
+    // On a failure, what the service logged says why.
+    expect(page.status, `${JSON.stringify(page.body)}\n${service.output().slice(-4000)}`).toBe(200);
     listed.push(...page.body);
     cursor = page.headers.get('pagination-cursor') ?? '';
   } while (cursor !== '');
