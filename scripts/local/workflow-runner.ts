@@ -169,6 +169,8 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly running = new Map<string, Running>();
   /** Starts waiting for a free execution slot, oldest first. */
   private readonly pending: { name: string; start: LifecycleStart }[] = [];
+  /** Executions waiting or running, per transfer. */
+  private readonly perTransfer = new Map<string, number>();
   private stopped = false;
   private recheck: NodeJS.Timeout | undefined;
 
@@ -211,9 +213,21 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const name = lifecycleExecutionName(start);
     // ExecutionAlreadyExists on AWS: the wanted outcome of a repeated start.
     if (this.stopped || this.used.has(name)) return;
+    const transfer = `${start.tenant}/${start.paymentId}`;
+    // A recovery of a transfer whose execution is still waiting its turn or running here would only
+    // repeat it: that one drives the transfer, and if it stops short the reconciler finds it due again.
+    if (start.trigger === 'recovery' && this.perTransfer.has(transfer)) return;
     this.used.add(name);
+    this.perTransfer.set(transfer, (this.perTransfer.get(transfer) ?? 0) + 1);
     this.pending.push({ name, start });
     this.runPending();
+  }
+
+  private finished(start: LifecycleStart): void {
+    const transfer = `${start.tenant}/${start.paymentId}`;
+    const left = (this.perTransfer.get(transfer) ?? 1) - 1;
+    if (left > 0) this.perTransfer.set(transfer, left);
+    else this.perTransfer.delete(transfer);
   }
 
   /** Called on every start, every finished execution and, while any wait, on a short timer. */
@@ -294,6 +308,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       })
       .finally(() => {
         this.running.delete(name);
+        this.finished(start);
         this.runPending();
       });
     this.running.set(name, { abort: execution.abort, done });

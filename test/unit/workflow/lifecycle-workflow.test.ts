@@ -495,6 +495,31 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(executionsOf(executions, paymentId)).toHaveLength(1);
   });
 
+  it('adds no recovery for a transfer whose execution still waits or runs; a later one runs', async () => {
+    const { runner, executions } = await startRunner({ maxRunning: 1, maxRunningWhenQuiet: 1 });
+    const first = await initiate(runner);
+    const second = await initiate(runner);
+    // `second` waits its turn behind `first`: a recovery of either would only repeat it.
+    expect(runner.queued).toBe(1);
+    await runner.start({ tenant: TENANT, paymentId: first, trigger: 'recovery', attempt: 1 });
+    await runner.start({ tenant: TENANT, paymentId: second, trigger: 'recovery', attempt: 1 });
+    // A cancellation is never dropped: only the execution it starts recalls a submitted payment.
+    await runner.start({ tenant: TENANT, paymentId: second, trigger: 'cancellation' });
+    await runner.idle();
+    expect(executionsOf(executions, first).map((execution) => execution.trigger)).toEqual(['initiation']);
+    expect(executionsOf(executions, second).map((execution) => execution.trigger)).toEqual([
+      'initiation',
+      'cancellation',
+    ]);
+
+    await runner.start({ tenant: TENANT, paymentId: first, trigger: 'recovery', attempt: 2 });
+    await runner.idle();
+    expect(executionsOf(executions, first).map((execution) => execution.trigger)).toEqual([
+      'initiation',
+      'recovery',
+    ]);
+  });
+
   it('runs at most maxRunning executions and maxActiveTasks tasks at once; every start still settles', async () => {
     let tasksNow = 0;
     let tasksMost = 0;
