@@ -1,9 +1,10 @@
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { awsJsonClient, EVENTBRIDGE } from '#adapters/aws-json';
+import { callConfig, FUNCTION_CALLS, serviceClient } from '#adapters/aws-clients';
 import {
   EventBridgeClientAuditPublisher,
   JsonLinesClientAuditPublisher,
@@ -83,10 +84,12 @@ const awsTarget = (options: TargetOptions & { table: string }): Target => {
       }
       // Who: the IAM principal the credentials belong to, not a name the operator types.
       const { Arn } = await sts.send(new GetCallerIdentityCommand({}));
-      const aws = { credentials: () => sts.config.credentials(), region: await sts.config.region() };
+      // The credentials STS resolved (one SSO sign-in, say), for the table and the bus alike.
+      const aws = { credentials: sts.config.credentials, region: await sts.config.region() };
+      const eventBridge = serviceClient(new EventBridgeClient({ ...aws, ...callConfig(FUNCTION_CALLS) }));
       return {
         clients: new DynamoDbClientStore(regionalDocumentClient(aws), options.table),
-        audit: new EventBridgeClientAuditPublisher(awsJsonClient(EVENTBRIDGE, aws), options.eventBus ?? ''),
+        audit: new EventBridgeClientAuditPublisher(eventBridge, options.eventBus ?? ''),
         clock: systemClock,
         actor: Arn ?? 'unknown',
       };

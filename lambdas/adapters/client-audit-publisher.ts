@@ -1,8 +1,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { PutEventsResponse } from '@aws-sdk/client-eventbridge';
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { ClientAuditEvent, ClientAuditPublisher } from '#domain/ports';
-import type { AwsJsonCall } from './aws-json.ts';
 
 /** The `source` of client administration events, apart from the transfers' own. */
 export const CLIENT_AUDIT_EVENT_SOURCE = 'credit-transfers.clients';
@@ -23,23 +22,24 @@ const detailOf = (event: ClientAuditEvent): ClientAuditEvent => ({
 
 export class EventBridgeClientAuditPublisher implements ClientAuditPublisher {
   constructor(
-    private readonly eventBridge: AwsJsonCall,
+    private readonly eventBridge: Pick<EventBridgeClient, 'send'>,
     private readonly eventBusName: string,
   ) {}
 
   async publish(event: ClientAuditEvent): Promise<void> {
-    const result = await this.eventBridge<PutEventsResponse>('PutEvents', {
-      Entries: [
-        {
-          EventBusName: this.eventBusName,
-          Source: CLIENT_AUDIT_EVENT_SOURCE,
-          DetailType: event.action,
-          // The JSON protocol's timestamps are seconds since the epoch.
-          Time: Date.parse(event.date) / 1000,
-          Detail: JSON.stringify(detailOf(event)),
-        },
-      ],
-    });
+    const result = await this.eventBridge.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            EventBusName: this.eventBusName,
+            Source: CLIENT_AUDIT_EVENT_SOURCE,
+            DetailType: event.action,
+            Time: new Date(event.date),
+            Detail: JSON.stringify(detailOf(event)),
+          },
+        ],
+      }),
+    );
     const failed = result.Entries?.[0];
     if ((result.FailedEntryCount ?? 0) > 0) {
       throw new Error(

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { GenerateMacCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { optionalEnv } from '#shared/config';
-import { type AwsJsonCall, awsJsonClient, KMS } from './aws-json.ts';
+import { kmsClient } from './kms-client.ts';
 
 /**
  * The secret that signs list cursors. On AWS it is derived from a KMS HMAC key: one GenerateMac
@@ -40,25 +41,32 @@ export const ensureLocalCursorSecret = (path: string): string => {
   return secret;
 };
 
-export const kmsDerivedCursorKey = (keyId: string, kms: AwsJsonCall): (() => Promise<Uint8Array>) => {
+export const kmsDerivedCursorKey = (
+  keyId: string,
+  kms: Pick<KMSClient, 'send'>,
+): (() => Promise<Uint8Array>) => {
   let derived: Promise<Uint8Array> | undefined;
   return () => {
-    derived ??= kms<{ Mac?: string }>('GenerateMac', {
-      KeyId: keyId,
-      MacAlgorithm: 'HMAC_SHA_256',
-      Message: Buffer.from(DERIVATION_LABEL).toString('base64'),
-    }).then(
-      ({ Mac }) => {
-        const mac = Buffer.from(Mac ?? '', 'base64');
-        if (mac.length < SECRET_BYTES) throw new Error(`KMS key ${keyId} returned no usable MAC`);
-        return new Uint8Array(mac);
-      },
-      (error: unknown) => {
-        // A failed read is not kept: the next request tries again.
-        derived = undefined;
-        throw error;
-      },
-    );
+    derived ??= kms
+      .send(
+        new GenerateMacCommand({
+          KeyId: keyId,
+          MacAlgorithm: 'HMAC_SHA_256',
+          Message: Buffer.from(DERIVATION_LABEL),
+        }),
+      )
+      .then(
+        ({ Mac }) => {
+          if (Mac === undefined || Mac.length < SECRET_BYTES)
+            throw new Error(`KMS key ${keyId} returned no usable MAC`);
+          return Mac;
+        },
+        (error: unknown) => {
+          // A failed read is not kept: the next request tries again.
+          derived = undefined;
+          throw error;
+        },
+      );
     return derived;
   };
 };
@@ -77,7 +85,7 @@ export const cursorKeyFromEnvironment = (): (() => Promise<Uint8Array>) => {
   if (shared) return shared;
   const keyId = optionalEnv('LIST_CURSOR_KEY_ID');
   const secret = optionalEnv('LIST_CURSOR_SECRET');
-  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, awsJsonClient(KMS));
+  if (keyId !== undefined) shared = kmsDerivedCursorKey(keyId, kmsClient());
   else if (secret !== undefined) shared = secretCursorKey(secret);
   else
     throw new Error('No cursor key: set LIST_CURSOR_KEY_ID (on AWS) or LIST_CURSOR_SECRET (local runtime)');

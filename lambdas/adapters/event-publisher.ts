@@ -1,7 +1,10 @@
-import type { PutEventsRequestEntry, PutEventsResponse } from '@aws-sdk/client-eventbridge';
+import {
+  type EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsRequestEntry,
+} from '@aws-sdk/client-eventbridge';
 import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
 import type { StatusChangedEvent, StatusEventPublisher } from '#domain/ports';
-import { type AwsJsonCall, awsJsonClient, EVENTBRIDGE } from './aws-json.ts';
 
 /** The `source` of every event the service publishes. */
 export const EVENT_SOURCE = 'credit-transfers';
@@ -19,27 +22,25 @@ export class EventPublishError extends Error {
 /** Publishes status events on an EventBridge bus; the event id travels in the detail, for deduplication. */
 export class EventBridgeStatusEventPublisher implements StatusEventPublisher {
   constructor(
-    private readonly eventBridge: AwsJsonCall,
+    private readonly eventBridge: Pick<EventBridgeClient, 'send'>,
     private readonly eventBusName: string,
   ) {}
 
   async publish(events: readonly StatusChangedEvent[]): Promise<void> {
     for (let start = 0; start < events.length; start += BATCH) {
-      const entries: (Omit<PutEventsRequestEntry, 'Time'> & { Time: number })[] = events
-        .slice(start, start + BATCH)
-        .map((event) => ({
-          EventBusName: this.eventBusName,
-          Source: EVENT_SOURCE,
-          DetailType: STATUS_CHANGED_EVENT,
-          // The JSON protocol's timestamps are seconds since the epoch.
-          Time: Date.parse(event.date) / 1000,
-          Detail: JSON.stringify(event),
-        }));
-      const result = await this.eventBridge<PutEventsResponse>('PutEvents', { Entries: entries });
+      const entries: PutEventsRequestEntry[] = events.slice(start, start + BATCH).map((event) => ({
+        EventBusName: this.eventBusName,
+        Source: EVENT_SOURCE,
+        DetailType: STATUS_CHANGED_EVENT,
+        Time: new Date(event.date),
+        Detail: JSON.stringify(event),
+      }));
+      const result = await this.eventBridge.send(new PutEventsCommand({ Entries: entries }));
       // PutEvents succeeds as a call even when entries fail; the retried step publishes them again.
       if ((result.FailedEntryCount ?? 0) > 0) throw new EventPublishError(result.FailedEntryCount ?? 0);
     }
   }
 }
 
-export const eventBridgeClient = (): AwsJsonCall => awsJsonClient(EVENTBRIDGE);
+/** The container's EventBridge client (event-bridge-client.ts). */
+export { eventBridgeClient } from './event-bridge-client.ts';

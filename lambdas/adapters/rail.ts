@@ -1,9 +1,10 @@
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { Clock, Rail } from '#domain/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
-import { awsJsonClient, SECRETS_MANAGER } from './aws-json.ts';
 import type { ConnectorSettings, SigningKeySource } from './connector-rail.ts';
 import type { DocumentClient } from './dynamodb-client.ts';
 import { SandboxRail } from './sandbox-rail.ts';
+import { secretsManagerClient } from './secrets-manager-client.ts';
 
 /**
  * The rail this deployment uses: `RAIL=sandbox|connector`, by default the connector when
@@ -91,9 +92,9 @@ export const connectorSigningKey = (): SigningKeySource => {
 };
 
 const readSecret = async (secretArn: string): Promise<string> => {
-  const { SecretString } = await awsJsonClient(SECRETS_MANAGER)<{ SecretString?: string }>('GetSecretValue', {
-    SecretId: secretArn,
-  });
+  const { SecretString } = await secretsManagerClient().send(
+    new GetSecretValueCommand({ SecretId: secretArn }),
+  );
   if (SecretString === undefined || SecretString === '')
     throw new Error('The connector signing secret is empty');
   return SecretString;

@@ -1,32 +1,22 @@
 import { createHash, createPublicKey } from 'node:crypto';
+import { GetPublicKeyCommand, type KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import type { TokenSigner } from '#domain/ports';
 import { type RsaSigningJwk, rsaSigningJwk } from '#domain/token-signer';
-import { type AwsJsonCall, awsJsonClient, KMS } from './aws-json.ts';
+import { kmsClient } from './kms-client.ts';
 
 const SIGNING_ALGORITHM = 'RSASSA_PKCS1_V1_5_SHA_256';
 
-/** What KMS answers to GetPublicKey, as the JSON protocol gives it (binary fields in base64). */
-interface PublicKeyAnswer {
-  KeySpec?: string;
-  KeyUsage?: string;
-  SigningAlgorithms?: string[];
-  PublicKey?: string;
-}
-
-let sharedClient: AwsJsonCall | undefined;
-const sharedKmsClient = (): AwsJsonCall => {
-  sharedClient ??= awsJsonClient(KMS);
-  return sharedClient;
-};
+/** The part of the KMS client the signer uses (a test hands in its own). */
+export type KmsSend = Pick<KMSClient, 'send'>;
 
 /**
  * Signs with an asymmetric KMS key (RSA, SIGN_VERIFY): the private key never leaves KMS.
  * The public key is read once per container; KMS_KEY_ID may be a key id, ARN or alias.
  */
-export const kmsSigner = (keyId: string, kms: AwsJsonCall = sharedKmsClient()): TokenSigner => {
+export const kmsSigner = (keyId: string, kms: KmsSend = kmsClient()): TokenSigner => {
   let publicKey: Promise<RsaSigningJwk> | undefined;
   const signingJwk = (): Promise<RsaSigningJwk> => {
-    publicKey ??= kms<PublicKeyAnswer>('GetPublicKey', { KeyId: keyId }).then(
+    publicKey ??= kms.send(new GetPublicKeyCommand({ KeyId: keyId })).then(
       (key) => {
         if (
           !key.KeySpec?.startsWith('RSA_') ||
@@ -37,7 +27,7 @@ export const kmsSigner = (keyId: string, kms: AwsJsonCall = sharedKmsClient()): 
           throw new Error(`KMS key ${keyId} is not an RSA SIGN_VERIFY key that signs ${SIGNING_ALGORITHM}`);
         }
         return rsaSigningJwk(
-          createPublicKey({ key: Buffer.from(key.PublicKey, 'base64'), format: 'der', type: 'spki' }),
+          createPublicKey({ key: Buffer.from(key.PublicKey), format: 'der', type: 'spki' }),
         );
       },
       (error: unknown) => {
@@ -53,14 +43,16 @@ export const kmsSigner = (keyId: string, kms: AwsJsonCall = sharedKmsClient()): 
     keyId: async () => (await signingJwk()).kid,
     sign: async (signingInput) => {
       // DIGEST: only the SHA-256 hash goes to KMS, whatever the token's length.
-      const { Signature } = await kms<{ Signature?: string }>('Sign', {
-        KeyId: keyId,
-        Message: createHash('sha256').update(signingInput).digest('base64'),
-        MessageType: 'DIGEST',
-        SigningAlgorithm: SIGNING_ALGORITHM,
-      });
+      const { Signature } = await kms.send(
+        new SignCommand({
+          KeyId: keyId,
+          Message: createHash('sha256').update(signingInput).digest(),
+          MessageType: 'DIGEST',
+          SigningAlgorithm: SIGNING_ALGORITHM,
+        }),
+      );
       if (Signature === undefined) throw new Error(`KMS returned no signature for key ${keyId}`);
-      return Buffer.from(Signature, 'base64');
+      return Buffer.from(Signature);
     },
     publicJwks: async () => ({ keys: [await signingJwk()] }),
   };

@@ -1,8 +1,9 @@
+import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type LifecycleStart, lifecycleExecutionName } from '#domain/lifecycle';
 import type { WorkflowStarter } from '#domain/ports';
 import { requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
-import { type AwsJsonCall, awsJsonClient, isAwsError, STEP_FUNCTIONS } from './aws-json.ts';
+import { stepFunctionsClient } from './step-functions-client.ts';
 
 /**
  * Starts the lifecycle state machine (STATE_MACHINE_ARN). The execution name comes from tenant,
@@ -11,26 +12,28 @@ import { type AwsJsonCall, awsJsonClient, isAwsError, STEP_FUNCTIONS } from './a
  */
 export class StepFunctionsWorkflowStarter implements WorkflowStarter {
   constructor(
-    private readonly stepFunctions: AwsJsonCall,
+    private readonly stepFunctions: Pick<SFNClient, 'send'>,
     private readonly stateMachineArn: string,
   ) {}
 
   async start(start: LifecycleStart): Promise<void> {
     const name = lifecycleExecutionName(start);
     try {
-      await this.stepFunctions('StartExecution', {
-        stateMachineArn: this.stateMachineArn,
-        name,
-        // Identifiers only: execution history must not hold payment data.
-        input: JSON.stringify({
-          tenant: start.tenant,
-          paymentId: start.paymentId,
-          trigger: start.trigger,
-          ...(start.attempt !== undefined && { attempt: start.attempt }),
+      await this.stepFunctions.send(
+        new StartExecutionCommand({
+          stateMachineArn: this.stateMachineArn,
+          name,
+          // Identifiers only: execution history must not hold payment data.
+          input: JSON.stringify({
+            tenant: start.tenant,
+            paymentId: start.paymentId,
+            trigger: start.trigger,
+            ...(start.attempt !== undefined && { attempt: start.attempt }),
+          }),
         }),
-      });
+      );
     } catch (error) {
-      if (isAwsError(error, 'ExecutionAlreadyExists')) return;
+      if ((error as { name?: unknown }).name === 'ExecutionAlreadyExists') return;
       logger.warn('Lifecycle workflow not started; the reconciler will start it', {
         executionName: name,
         paymentId: start.paymentId,
@@ -53,9 +56,6 @@ let shared: WorkflowStarter | undefined;
 /** The starter of this runtime: the local runner when one is registered, else Step Functions. */
 export const workflowStarter = (): WorkflowStarter => {
   if (local) return local;
-  shared ??= new StepFunctionsWorkflowStarter(
-    awsJsonClient(STEP_FUNCTIONS),
-    requiredEnv('STATE_MACHINE_ARN'),
-  );
+  shared ??= new StepFunctionsWorkflowStarter(stepFunctionsClient(), requiredEnv('STATE_MACHINE_ARN'));
   return shared;
 };

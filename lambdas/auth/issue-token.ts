@@ -8,6 +8,7 @@ import { signerFromEnvironment } from '#adapters/signer';
 import { authenticationThrottlePolicy } from '#domain/client';
 import { systemClock } from '#domain/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
+import { deadlineBound } from '#shared/deadline';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
 import { problemResponses, unambiguousRequest } from '#shared/middleware';
@@ -72,4 +73,4 @@ export const createIssueTokenHandler = (dependencies: () => TokenIssuerDependenc
     .use(unambiguousRequest())
     .handler(issueToken(dependencies));
 
-export const handler = createIssueTokenHandler(tokenIssuerDependencies);
+export const handler = deadlineBound(createIssueTokenHandler(tokenIssuerDependencies));

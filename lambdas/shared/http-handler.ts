@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { deadlineBound } from './deadline.ts';
 import { type JsonEvent, jsonBody, problemResponses, unambiguousRequest } from './middleware.ts';
 import { observedHttp } from './observability.ts';
 
@@ -10,17 +11,21 @@ type Handler<E> = (event: E) => Promise<APIGatewayProxyResult>;
  * which runs before the request log on the way out.
  */
 export const httpHandler = (handler: Handler<APIGatewayProxyEvent>) =>
-  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(observedHttp())
-    .use(problemResponses())
-    .use(unambiguousRequest())
-    .handler(handler);
+  deadlineBound(
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(observedHttp())
+      .use(problemResponses())
+      .use(unambiguousRequest())
+      .handler(handler),
+  );
 
 /** As httpHandler, for operations with a JSON body (`optional` when it may be absent). */
 export const jsonHttpHandler = (handler: Handler<JsonEvent>, options: { optional?: boolean } = {}) =>
-  middy<JsonEvent, APIGatewayProxyResult>()
-    .use(observedHttp<JsonEvent>())
-    .use(problemResponses<JsonEvent>())
-    .use(unambiguousRequest<JsonEvent>())
-    .use(jsonBody(options))
-    .handler(handler);
+  deadlineBound(
+    middy<JsonEvent, APIGatewayProxyResult>()
+      .use(observedHttp<JsonEvent>())
+      .use(problemResponses<JsonEvent>())
+      .use(unambiguousRequest<JsonEvent>())
+      .use(jsonBody(options))
+      .handler(handler),
+  );

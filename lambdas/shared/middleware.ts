@@ -10,6 +10,7 @@ import { firstDuplicateKey } from './duplicate-keys.ts';
 import { headerValue, SINGLE_VALUE_HEADERS, singleHeaderValue } from './http-event.ts';
 import { logger } from './logger.ts';
 import { problemResponse } from './problem.ts';
+import { RETRY_AFTER_SECONDS, ServiceUnavailableError } from './service-unavailable.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -41,6 +42,18 @@ export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
   if (error instanceof PayloadTooLargeError) return problemResponse(413, 'payload_too_large', error.message);
   if (error instanceof UnsupportedMediaTypeError) {
     return problemResponse(415, 'unsupported_media_type', error.message);
+  }
+  if (error instanceof ServiceUnavailableError) {
+    // Logged with the AWS request id; the client is told only to come back.
+    logger.error('A service the request needs is unavailable', { error, requestId: error.requestId });
+    return problemResponse(
+      503,
+      'service_unavailable',
+      'The service is briefly unavailable; retry the request',
+      {
+        headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+      },
+    );
   }
   logger.error('Unhandled error', { error: error as Error });
   return problemResponse(500, 'internal_error', 'An internal error occurred; the request may be retried');

@@ -2,6 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type LambdaTimeLeft, withInvocationDeadline } from './deadline.ts';
 import { logger } from './logger.ts';
 import { flushMetrics } from './metrics.ts';
 import { tracer } from './tracer.ts';
@@ -65,27 +66,35 @@ export const observedHttp = <E extends APIGatewayProxyEvent>(): MiddlewareObj<E,
  */
 export const observed =
   <E, R>(handler: (event: E) => Promise<R>, keys: (event: E) => Record<string, unknown> = () => ({})) =>
-  async (event: E, context?: { awsRequestId?: string }): Promise<R> => {
-    logger.resetKeys();
-    if (context !== undefined) logger.addContext(context as Parameters<typeof logger.addContext>[0]);
-    logger.appendKeys(keys(event) as Parameters<typeof logger.appendKeys>[0]);
-    // The function's own segment is Lambda's; the handler gets a subsegment, as captureLambdaHandler does.
-    const segment = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
-    const subsegment = segment?.addNewSubsegment(`## ${process.env._HANDLER ?? 'handler'}`);
-    if (subsegment) {
-      tracer.setSegment(subsegment);
-      tracer.annotateColdStart();
+  (event: E, context?: { awsRequestId?: string } & LambdaTimeLeft): Promise<R> =>
+    withInvocationDeadline(context, () => observedRun(handler, keys, event, context));
+
+const observedRun = async <E, R>(
+  handler: (event: E) => Promise<R>,
+  keys: (event: E) => Record<string, unknown>,
+  event: E,
+  context: { awsRequestId?: string } | undefined,
+): Promise<R> => {
+  logger.resetKeys();
+  if (context !== undefined) logger.addContext(context as Parameters<typeof logger.addContext>[0]);
+  logger.appendKeys(keys(event) as Parameters<typeof logger.appendKeys>[0]);
+  // The function's own segment is Lambda's; the handler gets a subsegment, as captureLambdaHandler does.
+  const segment = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
+  const subsegment = segment?.addNewSubsegment(`## ${process.env._HANDLER ?? 'handler'}`);
+  if (subsegment) {
+    tracer.setSegment(subsegment);
+    tracer.annotateColdStart();
+  }
+  try {
+    return await handler(event);
+  } catch (error) {
+    subsegment?.addError(error as Error);
+    throw error;
+  } finally {
+    flushMetrics();
+    if (segment && subsegment) {
+      subsegment.close();
+      tracer.setSegment(segment);
     }
-    try {
-      return await handler(event);
-    } catch (error) {
-      subsegment?.addError(error as Error);
-      throw error;
-    } finally {
-      flushMetrics();
-      if (segment && subsegment) {
-        subsegment.close();
-        tracer.setSegment(segment);
-      }
-    }
-  };
+  }
+};

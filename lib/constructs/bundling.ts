@@ -10,18 +10,22 @@ import type { StaticAsset } from '#shared/static-asset';
  */
 
 /**
- * Nothing is left to the runtime: the functions call AWS through lambdas/adapters/aws-json.ts,
- * not the AWS SDK the runtime ships, whose clients alone take 80-120 ms to load.
+ * Nothing is left to the runtime: the AWS SDK v3 clients are bundled and tree-shaken with the
+ * function (the runtime's own copy loads slower than a bundle of what the function uses).
  */
 export const EXTERNAL_MODULES: readonly string[] = [];
 
 const SHIMS = fileURLToPath(new URL('../bundle-shims/', import.meta.url));
 
 /**
- * Module substitutions, each worth a measured part of every cold start: imports of node:http and
- * node:https resolve to Node's CommonJS modules (on Node 24 the ES namespace of node:http reads
- * its lazy WebSocket getter and loads undici), and semver, which the X-Ray SDK uses only for AWS
- * SDK v2 clients, to a stub.
+ * Module substitutions, each worth a measured part of every cold start:
+ * - the SDK's default credential chain, to the two providers a Lambda function meets
+ *   (environment, container); scripts people run keep the whole chain, since they are not bundled;
+ * - node:http and node:https, to Node's CommonJS modules (on Node 24 the ES namespace of
+ *   node:http reads its lazy WebSocket getter and loads undici); the SDK's NodeHttpHandler
+ *   imports both;
+ * - semver, which the X-Ray SDK needs only to patch AWS SDK v2 clients, to a stub (v3 clients
+ *   are captured without it).
  */
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(
@@ -31,6 +35,7 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
     ]),
   ),
   semver: join(SHIMS, 'semver.cjs'),
+  '@aws-sdk/credential-provider-node': join(SHIMS, 'credential-provider-node.mjs'),
 };
 
 export const BUNDLE_OPTIONS = {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
 import { toCreditTransferItem } from '#adapters/credit-transfer-store';
@@ -203,17 +204,17 @@ const measureProjections = async (
 
   const tableName = `bench-all-projection-${randomUUID().slice(0, 8)}`;
   const input = createTableInput(tableName);
-  await client.call('CreateTable', {
-    ...input,
-    GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) => ({
-      ...index,
-      Projection: { ProjectionType: 'ALL' },
-    })),
-  });
+  await client.send(
+    new CreateTableCommand({
+      ...input,
+      GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) => ({
+        ...index,
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    }),
+  );
   for (let attempt = 0; attempt < 100; attempt++) {
-    const { Table } = await client.call<{ Table?: { TableStatus?: string } }>('DescribeTable', {
-      TableName: tableName,
-    });
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (Table?.TableStatus === 'ACTIVE') break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

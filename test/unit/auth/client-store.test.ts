@@ -20,12 +20,12 @@ const fakeTable = () => {
       commands.push(input);
       const item = input.Item as Record<string, unknown>;
       items.set(`${item.pk}|${item.sk}`, item);
-      return {};
+      return { $metadata: {} };
     },
     get: async (input: GetCommandInput) => {
       commands.push(input);
       const key = input.Key as Record<string, unknown>;
-      return { Item: items.get(`${key.pk}|${key.sk}`) };
+      return { Item: items.get(`${key.pk}|${key.sk}`), $metadata: {} };
     },
   };
   return {

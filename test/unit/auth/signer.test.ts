@@ -2,10 +2,10 @@ import { constants, createPublicKey, type JsonWebKey, privateEncrypt, verify } f
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AwsJsonCall } from '#adapters/aws-json';
 import { signerFromEnvironment } from '#adapters/signer';
-import { kmsSigner } from '#adapters/signer-kms';
+import { type KmsSend, kmsSigner } from '#adapters/signer-kms';
 import { ensureLocalSigningKey, localFileSigner } from '#adapters/signer-local';
 import { signJwt } from '#auth/jwt';
 import type { TokenSigner } from '#domain/ports';
@@ -77,33 +77,33 @@ describe('the KMS signer', () => {
 
   const fakeKms = (keyDescription: Record<string, unknown> = {}) => {
     const calls: string[] = [];
-    // KMS's JSON protocol: binary fields travel in base64.
-    const kms = async (operation: string, input: Readonly<Record<string, unknown>>) => {
-      if (operation === 'GetPublicKey') {
+    // The SDK's commands: binary fields are bytes.
+    const send = async (command: unknown) => {
+      if (command instanceof GetPublicKeyCommand) {
+        const { input } = command;
         calls.push(`GetPublicKey ${input.KeyId}`);
         return {
           KeyId: input.KeyId,
           KeySpec: 'RSA_2048',
           KeyUsage: 'SIGN_VERIFY',
           SigningAlgorithms: ['RSASSA_PKCS1_V1_5_SHA_256', 'RSASSA_PSS_SHA_256'],
-          PublicKey: publicKeyDer.toString('base64'),
+          PublicKey: new Uint8Array(publicKeyDer),
           ...keyDescription,
         };
       }
-      if (operation === 'Sign') {
-        const { KeyId, Message, MessageType, SigningAlgorithm } = input;
+      if (command instanceof SignCommand) {
+        const { KeyId, Message, MessageType, SigningAlgorithm } = command.input;
         calls.push(`Sign ${KeyId} ${MessageType} ${SigningAlgorithm}`);
-        const digestInfo = Buffer.concat([SHA256_DIGEST_INFO, Buffer.from(String(Message), 'base64')]);
+        const digestInfo = Buffer.concat([SHA256_DIGEST_INFO, Buffer.from(Message ?? new Uint8Array())]);
         return {
-          Signature: privateEncrypt(
-            { key: privateKey, padding: constants.RSA_PKCS1_PADDING },
-            digestInfo,
-          ).toString('base64'),
+          Signature: new Uint8Array(
+            privateEncrypt({ key: privateKey, padding: constants.RSA_PKCS1_PADDING }, digestInfo),
+          ),
         };
       }
       throw new Error('unexpected operation');
     };
-    return { kms: kms as AwsJsonCall, calls };
+    return { kms: { send } as KmsSend, calls };
   };
 
   it('signs the SHA-256 digest with RSASSA_PKCS1_V1_5_SHA_256, verifiable as RS256', async () => {
@@ -143,10 +143,12 @@ describe('the KMS signer', () => {
   it('tries again after a failed public key read', async () => {
     const { kms } = fakeKms();
     let failures = 1;
-    const flaky = (async (operation: string, input: Readonly<Record<string, unknown>>) => {
-      if (failures-- > 0) throw new Error('ThrottlingException');
-      return kms(operation, input);
-    }) as AwsJsonCall;
+    const flaky = {
+      send: async (command: unknown) => {
+        if (failures-- > 0) throw new Error('ThrottlingException');
+        return kms.send(command as SignCommand);
+      },
+    } as KmsSend;
     const signer = kmsSigner('key-1', flaky);
 
     await expect(signer.keyId()).rejects.toThrow('ThrottlingException');

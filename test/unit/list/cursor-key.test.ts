@@ -1,8 +1,8 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GenerateMacCommand } from '@aws-sdk/client-kms';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AwsJsonCall } from '#adapters/aws-json';
 import { ensureLocalCursorSecret, kmsDerivedCursorKey, secretCursorKey } from '#adapters/cursor-key';
 
 const folders: string[] = [];
@@ -12,14 +12,16 @@ afterEach(async () => {
 
 /** A KMS that answers GenerateMac with a MAC of the message, failing the first `failures` calls. */
 const fakeKms = (failures = 0) => {
-  const calls: { operation: string; input: Readonly<Record<string, unknown>> }[] = [];
-  // KMS's JSON protocol: binary fields travel in base64.
-  const kms = (async (operation: string, input: Readonly<Record<string, unknown>>) => {
-    calls.push({ operation, input });
-    if (calls.length <= failures) throw new Error('throttled');
-    const firstByte = Buffer.from(String(input.Message), 'base64')[0] ?? 0;
-    return { Mac: Buffer.alloc(32, firstByte).toString('base64') };
-  }) as AwsJsonCall;
+  const calls: { operation: string; input: GenerateMacCommand['input'] }[] = [];
+  const kms = {
+    send: async (command: GenerateMacCommand) => {
+      if (!(command instanceof GenerateMacCommand)) throw new Error('unexpected command');
+      calls.push({ operation: 'GenerateMac', input: command.input });
+      if (calls.length <= failures) throw new Error('throttled');
+      const firstByte = command.input.Message?.[0] ?? 0;
+      return { Mac: new Uint8Array(Buffer.alloc(32, firstByte)), $metadata: {} };
+    },
+  } as Parameters<typeof kmsDerivedCursorKey>[1];
   return { kms, calls };
 };
 
@@ -33,7 +35,7 @@ describe('cursor key', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]?.operation).toBe('GenerateMac');
     expect(calls[0]?.input).toMatchObject({ KeyId: 'alias/cursor', MacAlgorithm: 'HMAC_SHA_256' });
-    expect(Buffer.from(String(calls[0]?.input.Message), 'base64').toString()).toMatch(/cursor/);
+    expect(Buffer.from(calls[0]?.input.Message ?? new Uint8Array()).toString()).toMatch(/cursor/);
   });
 
   it('does not keep a failed derivation: the next request tries KMS again', async () => {
