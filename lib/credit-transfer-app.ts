@@ -1,5 +1,6 @@
-import { App, type AppProps, Validations } from 'aws-cdk-lib';
+import { App, type AppProps, Aspects, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { SdkEndpointSettings } from './constructs/function-defaults.ts';
 import { CreditTransferStack } from './credit-transfer-stack.ts';
 import { stageConfig } from './stage-config.ts';
 
@@ -21,6 +22,7 @@ export const createApp = (props: AppProps = {}): { app: App; stack: CreditTransf
     config,
   });
 
+  Aspects.of(stack).add(new SdkEndpointSettings(config.awsEndpoints));
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stack };
 };

@@ -86,6 +86,13 @@ export class CreditTransferStack extends Stack {
       setAccountCloudWatchRole: config.apiGatewayCloudWatchRole,
       webAcl: config.waf,
       ...(config.customDomain && { customDomain: config.customDomain }),
+      provisionedConcurrency: {
+        authorizer: config.provisionedConcurrency.authorizer,
+        routes: {
+          initiateCreditTransfer: config.provisionedConcurrency.initiation,
+          getCreditTransferStatus: config.provisionedConcurrency.status,
+        },
+      },
     });
     if (config.waf) {
       this.webAcl = new ApiWebAcl(this, 'WebAcl', {

@@ -31,7 +31,25 @@ export interface StageConfig {
   readonly apiGatewayCloudWatchRole: boolean;
   /** Raising it replaces the token signing key (the old one is retained): the key rotation. */
   readonly signingKeyGeneration: number;
+  /** The AWS SDK's FIPS and dual-stack endpoints for every function's AWS calls (docs/aws-sdk.md). */
+  readonly awsEndpoints: AwsEndpointSettings;
+  /** Warm instances per latency-critical function group; 0 (the default) is none (docs/aws-sdk.md). */
+  readonly provisionedConcurrency: ProvisionedConcurrency;
 }
+
+export interface AwsEndpointSettings {
+  readonly fips: boolean;
+  readonly dualStack: boolean;
+}
+
+/** The function groups a client waits on first: the authorizer, the initiation, the status read. */
+export const PROVISIONED_CONCURRENCY_GROUPS = ['authorizer', 'initiation', 'status'] as const;
+export type ProvisionedConcurrencyGroup = (typeof PROVISIONED_CONCURRENCY_GROUPS)[number];
+export type ProvisionedConcurrency = Readonly<Record<ProvisionedConcurrencyGroup, number>>;
+
+/** The context value of a group: `provisionedConcurrencyAuthorizer`, and so on. */
+export const provisionedConcurrencyContext = (group: ProvisionedConcurrencyGroup): string =>
+  `provisionedConcurrency${group.charAt(0).toUpperCase()}${group.slice(1)}`;
 
 export const PRODUCTION_STAGE = 'prod';
 export const DEFAULT_STAGE = 'dev';
@@ -153,6 +171,13 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
     signingKeyGeneration: wholeNumber(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
+    awsEndpoints: { fips: flag('fipsEndpoints', false), dualStack: flag('dualStackEndpoints', false) },
+    provisionedConcurrency: Object.fromEntries(
+      PROVISIONED_CONCURRENCY_GROUPS.map((group) => {
+        const name = provisionedConcurrencyContext(group);
+        return [group, instanceCount(text(name) ?? '0', name)];
+      }),
+    ) as ProvisionedConcurrency,
   };
 };
 
@@ -166,6 +191,12 @@ export const defaultIssuer = (stage: string, domainName?: string): string =>
 const wholeNumber = (value: string, name: string): number => {
   if (!/^[1-9]\d{0,3}$/.test(value))
     throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
+  return Number(value);
+};
+
+const instanceCount = (value: string, name: string): number => {
+  if (!/^(0|[1-9]\d{0,3})$/.test(value))
+    throw new Error(`Context ${name} must be a whole number from 0 (off) to 9999; got ${value}`);
   return Number(value);
 };
 

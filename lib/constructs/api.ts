@@ -49,6 +49,11 @@ export interface CreditTransferApiProps {
   readonly throttlingBurstLimit?: number;
   /** @default three months */
   readonly logRetention?: RetentionDays;
+  /** Provisioned concurrency of the authorizer and of routes by operationId; none by default. */
+  readonly provisionedConcurrency?: {
+    readonly authorizer?: number;
+    readonly routes?: Readonly<Record<string, number>>;
+  };
 }
 
 /**
@@ -112,10 +117,11 @@ export class CreditTransferApi extends Construct {
       entry: AUTHORIZER_ENTRY,
       description: 'Verifies bearer access tokens for the credit transfer API',
       logRetention,
+      provisionedConcurrency: props.provisionedConcurrency?.authorizer ?? 0,
     });
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       authorizerName: 'bearer-token',
-      handler: this.authorizerFunction.function,
+      handler: this.authorizerFunction.invocable,
       identitySource: IdentitySource.header('Authorization'),
       // A cached Allow outlives the token's exp by at most this long.
       resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
@@ -129,6 +135,7 @@ export class CreditTransferApi extends Construct {
         entry: route.entry,
         description: `${route.method} ${route.path}: ${route.summary}`,
         logRetention,
+        provisionedConcurrency: props.provisionedConcurrency?.routes?.[route.operationId] ?? 0,
       });
       this.routeFunctions.set(route.operationId, routeFunction);
 
@@ -136,7 +143,7 @@ export class CreditTransferApi extends Construct {
         .resourceForPath(route.path)
         .addMethod(
           route.method,
-          new LambdaIntegration(routeFunction.function, { proxy: true, allowTestInvoke: false }),
+          new LambdaIntegration(routeFunction.invocable, { proxy: true, allowTestInvoke: false }),
           route.scope === undefined
             ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
             : { operationName: route.operationId, authorizationType: AuthorizationType.CUSTOM, authorizer },

@@ -1,11 +1,18 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, type IAspect, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { type IGrantable, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Alias,
+  Architecture,
+  type IFunction,
+  type Function as LambdaFunction,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { BUNDLE_OPTIONS, routeAssets, staticAssetHooks } from './bundling.ts';
 
 /** The repository root: handler entries in the route table are relative to it. */
@@ -24,6 +31,11 @@ export interface ServiceFunctionProps {
   readonly timeout?: Duration;
   /** @default three months */
   readonly logRetention?: RetentionDays;
+  /**
+   * Instances kept initialised, through an alias that callers invoke instead of the function.
+   * @default 0 (none: every instance starts cold on demand)
+   */
+  readonly provisionedConcurrency?: number;
 }
 
 /**
@@ -35,6 +47,8 @@ export interface ServiceFunctionProps {
 export class ServiceFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
+  /** What callers invoke: the alias with provisioned concurrency, or else the function itself. */
+  readonly invocable: IFunction;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
@@ -82,6 +96,16 @@ export class ServiceFunction extends Construct {
       },
     });
 
+    const provisioned = props.provisionedConcurrency ?? 0;
+    this.invocable =
+      provisioned > 0
+        ? new Alias(this, 'Live', {
+            aliasName: 'live',
+            version: this.function.currentVersion,
+            provisionedConcurrentExecutions: provisioned,
+          })
+        : this.function;
+
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
@@ -110,3 +134,24 @@ export const bind = (target: LambdaFunction, ...bindings: readonly Binding[]): v
     binding.grant?.(target);
   }
 };
+
+/** The AWS SDK's own variables for its endpoint variants (docs/aws-sdk.md). */
+export const sdkEndpointEnvironment = (settings: {
+  readonly fips: boolean;
+  readonly dualStack: boolean;
+}): Record<string, string> => ({
+  ...(settings.fips && { AWS_USE_FIPS_ENDPOINT: 'true' }),
+  ...(settings.dualStack && { AWS_USE_DUALSTACK_ENDPOINT: 'true' }),
+});
+
+/** Sets the SDK's endpoint variables on every function of the scope, whoever made it. */
+export class SdkEndpointSettings implements IAspect {
+  constructor(private readonly settings: { readonly fips: boolean; readonly dualStack: boolean }) {}
+
+  visit(node: IConstruct): void {
+    if (!(node instanceof ServiceFunction)) return;
+    for (const [name, value] of Object.entries(sdkEndpointEnvironment(this.settings))) {
+      node.function.addEnvironment(name, value);
+    }
+  }
+}
