@@ -294,7 +294,7 @@ const statusCacheHeaders: Headers = {
   },
 };
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 502 | 504;
+type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 502 | 503 | 504;
 
 interface ErrorResponse {
   description: string;
@@ -348,13 +348,19 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponse> = {
   502: {
     description: `${gatewayResponse('INTEGRATION_FAILURE').description} (\`internal_error\`).`,
   },
+  503: {
+    description:
+      'A service the operation depends on did not answer in time (`service_unavailable`); nothing is ' +
+      'known to be wrong with the request: retry it after the number of seconds in `Retry-After`.',
+    headers: { 'Retry-After': RETRY_AFTER },
+  },
   504: {
     description: `${gatewayResponse('INTEGRATION_TIMEOUT').description} (\`internal_error\`).`,
   },
 };
 
 /** Statuses any operation can answer: the gateway and the server in front of every handler. */
-const ALWAYS: readonly ErrorStatus[] = [408, 429, 431, 500, 502, 504];
+const ALWAYS: readonly ErrorStatus[] = [408, 429, 431, 500, 502, 503, 504];
 
 interface ErrorOverride {
   description?: string;
