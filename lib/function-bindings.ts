@@ -100,8 +100,7 @@ export const railAccess = (
  * calls the rail too (lib/constructs/lifecycle-workflow.ts).
  */
 export const TASKS_CALLING_THE_RAIL: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, boolean>> = {
-  validateTechnically: false,
-  checkCustomerProfile: true,
+  validateCheckAndSubmit: true,
   submitToClearing: true,
   // Clearing outcomes, and the recall of a cancelled transfer.
   pollClearing: true,

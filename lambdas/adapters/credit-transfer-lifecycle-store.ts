@@ -78,23 +78,38 @@ export class DynamoDbLifecycleStore
   async transition(
     tenant: string,
     paymentId: string,
-    { from, change, unlessCancellationRequested, submission, nextCheckAt }: StatusTransition,
+    {
+      from,
+      change,
+      unlessCancellationRequested,
+      submission,
+      nextCheckAt,
+      claimSubmissionAt,
+      publishedCount,
+    }: StatusTransition,
   ): Promise<CreditTransferRecord | undefined> {
     // A defect, not a race: refused before anything is written.
     if (!canTransition(from, change.status)) throw new IllegalStatusTransitionError(from, change.status);
+    if (claimSubmissionAt !== undefined && (!unlessCancellationRequested || submission === 'claimed'))
+      throw new Error('A submission is claimed only while no cancellation is requested and none is claimed');
     const hasReason = change.statusReason !== undefined;
+    // The status, its history entry, the recovery entry and the bookkeeping: one conditional write.
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
       UpdateExpression: [
         'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
+        claimSubmissionAt !== undefined ? ', submittedAt = :claimedAt' : '',
+        publishedCount !== undefined ? ', publishedCount = :published' : '',
         hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
       ].join(''),
       ConditionExpression: [
         '#status = :from',
         ...(unlessCancellationRequested ? ['attribute_not_exists(cancellation)'] : []),
         ...(submission === 'claimed' ? ['attribute_exists(submittedAt)'] : []),
-        ...(submission === 'unclaimed' ? ['attribute_not_exists(submittedAt)'] : []),
+        ...(submission === 'unclaimed' || claimSubmissionAt !== undefined
+          ? ['attribute_not_exists(submittedAt)']
+          : []),
       ].join(' AND '),
       ExpressionAttributeNames: NAMES,
       ExpressionAttributeValues: {
@@ -103,6 +118,8 @@ export class DynamoDbLifecycleStore
         ':date': change.date,
         ':entry': [change],
         ...(hasReason && { ':reason': change.statusReason }),
+        ...(claimSubmissionAt !== undefined && { ':claimedAt': claimSubmissionAt.toISOString() }),
+        ...(publishedCount !== undefined && { ':published': publishedCount }),
         ...this.recoveryValues(tenant, paymentId, nextCheckAt),
       },
     });
@@ -163,8 +180,8 @@ export class DynamoDbLifecycleStore
     );
   }
 
-  async markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<void> {
-    await conditionally(() =>
+  async markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<boolean> {
+    return conditionally(() =>
       this.client.update({
         TableName: this.tableName,
         Key: creditTransferKey(tenant, paymentId),

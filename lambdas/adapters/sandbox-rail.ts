@@ -90,27 +90,25 @@ export class SandboxRail implements Rail {
   }
 
   async clearingStatus(payment: RailPayment): Promise<ClearingStatus> {
-    const item = await this.read(payment);
-    if (item.recalledAt !== undefined) return { state: 'recalled' };
-    if (item.settledAt !== undefined) return { state: 'settled' };
     const now = this.clock.now().toISOString();
-    if (now < String(item.settlesAt)) return { state: 'pending' };
     try {
-      // Settlement is a write, conditional on no recall: a recall and a settlement never both happen.
+      // Settlement is a write, conditional on no recall: a recall and a settlement never both
+      // happen. Tried first, so a payment due to settle costs one call; a settled one stays settled.
       await this.client.update({
         TableName: this.tableName,
         Key: sandboxClearingKey(payment.tenant, payment.paymentId),
-        UpdateExpression: 'SET settledAt = :now',
-        ConditionExpression: 'attribute_not_exists(recalledAt) AND attribute_not_exists(settledAt)',
+        UpdateExpression: 'SET settledAt = if_not_exists(settledAt, :now)',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(recalledAt) AND settlesAt <= :now',
         ExpressionAttributeValues: { ':now': now },
       });
       return { state: 'settled' };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      return (await this.read(payment)).recalledAt !== undefined
-        ? { state: 'recalled' }
-        : { state: 'settled' };
     }
+    const item = await this.read(payment);
+    if (item.recalledAt !== undefined) return { state: 'recalled' };
+    return item.settledAt !== undefined ? { state: 'settled' } : { state: 'pending' };
   }
 
   async recall(payment: RailPayment): Promise<'recalled' | 'settled'> {

@@ -75,6 +75,13 @@ export interface StatusTransition {
   submission?: 'claimed' | 'unclaimed';
   /** The next recovery check; ignored once every change of a final transfer is published. */
   nextCheckAt: Date;
+  /**
+   * Claims the submission to clearing in the same write (see `claimSubmission`), for a transfer
+   * that goes to clearing right after this change; needs `unlessCancellationRequested`.
+   */
+  claimSubmissionAt?: Date;
+  /** How many history entries are published by now, noted in the same write (a publish step wrote nothing). */
+  publishedCount?: number;
 }
 
 /** The writes of the lifecycle; every one is conditional, so a re-run after a crash is harmless. */
@@ -101,8 +108,12 @@ export interface LifecycleStore {
   ): Promise<CreditTransferRecord | undefined>;
   /** Moves the next recovery check, while the transfer waits for something known (a value date, clearing). */
   scheduleCheck(tenant: string, paymentId: string, nextCheckAt: Date): Promise<void>;
-  /** Notes that the first `count` history entries are published; a final transfer fully published leaves recovery. */
-  markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<void>;
+  /**
+   * Notes that the first `count` history entries are published; a final transfer fully published
+   * leaves recovery. False when the transfer is not as the caller saw it (a later count noted, or
+   * not final with exactly `count` entries when `final`).
+   */
+  markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<boolean>;
 }
 
 /** A transfer the reconciler should look at: not final (or not fully published) and due. */
@@ -139,9 +150,11 @@ export interface StatusChangedEvent {
   eventId: string;
   tenant: string;
   paymentId: string;
-  /** Position of the change in the transfer's history, from 0 (Received). */
+  /** Position of the change in the transfer's history, from 0 (Received): grows with every change. */
   sequence: number;
   status: CreditTransferStatus;
+  /** The status the change left (none for Received). */
+  previousStatus?: CreditTransferStatus;
   statusReason?: string;
   date: string;
   actor: string;

@@ -18,20 +18,15 @@ export interface WorkflowFunction {
 
 /** Every Task resource of the ASL file, and the handler that serves it. */
 export const WORKFLOW_FUNCTIONS = {
-  validateTechnically: {
-    substitution: 'ValidateTechnicallyFunctionArn',
-    entry: 'lambdas/workflow/validate-technically.ts',
-    description: 'Lifecycle: technical validation of a credit transfer',
-  },
-  checkCustomerProfile: {
-    substitution: 'CheckCustomerProfileFunctionArn',
-    entry: 'lambdas/workflow/check-customer-profile.ts',
-    description: 'Lifecycle: customer profile checks on the rail',
+  validateCheckAndSubmit: {
+    substitution: 'ValidateCheckAndSubmitFunctionArn',
+    entry: 'lambdas/workflow/validate-check-and-submit.ts',
+    description: 'Lifecycle: technical validation, customer profile checks and submission to clearing',
   },
   submitToClearing: {
     substitution: 'SubmitToClearingFunctionArn',
     entry: 'lambdas/workflow/submit-to-clearing.ts',
-    description: 'Lifecycle: submission to clearing',
+    description: 'Lifecycle: submission to clearing after a value-date hold',
   },
   pollClearing: {
     substitution: 'PollClearingFunctionArn',

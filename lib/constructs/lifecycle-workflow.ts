@@ -89,8 +89,7 @@ export class CreditTransferLifecycle extends Construct {
       return fn;
     };
     this.taskFunctions = {
-      validateTechnically: taskFunction('validateTechnically'),
-      checkCustomerProfile: taskFunction('checkCustomerProfile'),
+      validateCheckAndSubmit: taskFunction('validateCheckAndSubmit'),
       submitToClearing: taskFunction('submitToClearing'),
       pollClearing: taskFunction('pollClearing'),
       publishStatusEvents: taskFunction('publishStatusEvents'),

@@ -7,6 +7,7 @@ import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
 import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, fixed, requestToken } from './support.ts';
+import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
 
 /**
  * `npm run bench`: figures measured side by side in one run, on a fresh local service per
@@ -127,6 +128,22 @@ await withService({}, async (lifecycleService, api) => {
   });
 });
 
+await report.write();
+
+// Table calls, capacity units and CPU per settled transfer, counted inside dynalite: a service of
+// its own, so the counter weighs on no other figure.
+const counting = await tableCallCounting(process.env.NODE_OPTIONS);
+try {
+  await withService(counting.env, async (service, api) => {
+    const happy = await benchHappyPathTableCalls(service, api, counting.directory);
+    report.section({
+      title: 'Table calls per settled transfer',
+      lines: preformatted(formatHappyPath(happy)),
+    });
+  });
+} finally {
+  await counting.remove();
+}
 await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first

@@ -1,13 +1,23 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalService } from '#local/service-process';
 import type { TrafficOptions, TrafficResult } from './load-traffic.ts';
-import { type ServiceProcess, serviceProcesses } from './processes.ts';
-import { fixed, requestToken } from './support.ts';
+import { serviceProcesses } from './processes.ts';
+import { benchClient, fixed, requestToken } from './support.ts';
+import {
+  benchHappyPathTableCalls,
+  cpuOf,
+  formatHappyPath,
+  formatTableFigures,
+  perTransfer,
+  readTableFigures,
+  type TableFigures,
+  tableCallCounting,
+} from './table-figures.ts';
 
 /**
  * `npx tsx scripts/bench/settle.ts`: how fast the local runtime settles a backlog, and what each settled
@@ -17,7 +27,11 @@ import { fixed, requestToken } from './support.ts';
  *
  *   npx tsx scripts/bench/settle.ts --seconds 20
  *   npx tsx scripts/bench/settle.ts --seconds 20 --profile DIR   also writes .cpuprofile files into DIR
- *   npx tsx scripts/bench/settle.ts --count-calls                 also counts DynamoDB calls per settled transfer
+ *   npx tsx scripts/bench/settle.ts --count-calls                 also counts table calls and capacity units
+ *
+ * With --count-calls it first settles `--happy` ordinary transfers (50) on the quiet service and
+ * reports what each cost from initiation to its last status event: table calls, read and write
+ * units (table-call-counter.mjs), CPU per process; then the backlog's figures include them too.
  */
 const { values: flags } = parseArgs({
   options: {
@@ -26,27 +40,13 @@ const { values: flags } = parseArgs({
     'settle-seconds': { type: 'string', default: '600' },
     profile: { type: 'string' },
     'count-calls': { type: 'boolean', default: false },
+    happy: { type: 'string', default: '50' },
   },
 });
 const SECONDS = Number(flags.seconds);
 const SETTLE_SECONDS = Number(flags['settle-seconds']);
 const TRAFFIC_SCRIPT = fileURLToPath(new URL('./load-traffic.ts', import.meta.url));
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
-/** Linux clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat times. */
-const TICKS_PER_SECOND = 100;
-
-const cpuSeconds = async (pid: number): Promise<number> => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name.
-  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-};
-
-const cpuOf = async (processes: readonly ServiceProcess[]) =>
-  Object.fromEntries(
-    await Promise.all(processes.map(async (p) => [p.role, await cpuSeconds(p.pid)] as const)),
-  );
-
 const finalsIn = async (eventsFile: string, finals: Set<string>, from: number): Promise<number> => {
   const file = await open(eventsFile, 'r').catch(() => undefined);
   if (!file) return from;
@@ -70,41 +70,39 @@ const finalsIn = async (eventsFile: string, finals: Set<string>, from: number): 
   return offset;
 };
 
-const COUNTER = fileURLToPath(new URL('./table-call-counter.mjs', import.meta.url));
-const countsDir = flags['count-calls'] ? await mkdtemp(join(tmpdir(), 'table-calls-')) : undefined;
+const counting = flags['count-calls'] ? await tableCallCounting() : undefined;
 const nodeOptions = [
   process.env.NODE_OPTIONS ?? '',
   flags.profile ? `--cpu-prof --cpu-prof-dir=${flags.profile}` : '',
-  countsDir ? `--import ${COUNTER}` : '',
+  counting?.env.NODE_OPTIONS ?? '',
 ].join(' ');
 const service = await startLocalService({
-  env: { NODE_OPTIONS: nodeOptions.trim(), ...(countsDir && { TABLE_CALL_COUNTS_DIR: countsDir }) },
+  env: { ...counting?.env, NODE_OPTIONS: nodeOptions.trim() },
 });
 
-/** DynamoDB calls by operation, of every process of the service, so far. */
-const tableCalls = async (): Promise<Record<string, number>> => {
-  if (!countsDir) return {};
-  const total: Record<string, number> = {};
-  for (const { pid } of processes) {
-    process.kill(pid, 'SIGUSR2');
-  }
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  for (const { pid } of processes) {
-    const counts = JSON.parse(await readFile(join(countsDir, `${pid}.json`), 'utf8').catch(() => '{}'));
-    for (const [operation, count] of Object.entries(counts as Record<string, number>))
-      total[operation] = (total[operation] ?? 0) + count;
-  }
-  return total;
-};
+const noFigures: TableFigures = { calls: {}, readUnits: {}, writeUnits: {}, conditionFailures: 0 };
+/** Table figures of the service so far. */
+const tableFigures = async (): Promise<TableFigures> =>
+  counting ? readTableFigures(processes, counting.directory) : noFigures;
 const processes = await serviceProcesses(service.pid);
 const eventsFile = join(service.dataDir, 'events.jsonl');
 const finals = new Set<string>();
 let offset = 0;
 try {
   const resultFile = join(tmpdir(), `bench-settle-${process.pid}.json`);
+  const token = await requestToken(service.baseUrl);
+  if (counting) {
+    const happy = await benchHappyPathTableCalls(
+      service,
+      benchClient(service.baseUrl, token),
+      counting.directory,
+      Number(flags.happy),
+    );
+    for (const line of formatHappyPath(happy)) console.log(line.replace(/^\n/, ''));
+  }
   const options: TrafficOptions = {
     baseUrl: service.baseUrl,
-    token: await requestToken(service.baseUrl),
+    token,
     seconds: SECONDS,
     concurrency: Number(flags.concurrency),
     resultFile,
@@ -122,7 +120,7 @@ try {
   offset = await finalsIn(eventsFile, finals, offset);
   const settledUnderLoad = accepted.filter((id) => finals.has(id)).length;
   const quietCpu = await cpuOf(processes);
-  const quietCalls = await tableCalls();
+  const quietCalls = await tableFigures();
   const loadSeconds = (result.stoppedAt - result.startedAt) / 1000;
   const quietStarted = Date.now();
   let open = accepted.length - settledUnderLoad;
@@ -133,9 +131,9 @@ try {
   }
   const quietSeconds = (Date.now() - quietStarted) / 1000;
   const endCpu = await cpuOf(processes);
-  const endCalls = await tableCalls();
+  const endCalls = await tableFigures();
   const settledQuiet = accepted.length - settledUnderLoad - open;
-  const perTransfer = (from: Record<string, number>, to: Record<string, number>, settled: number) =>
+  const cpuPerTransfer = (from: Record<string, number>, to: Record<string, number>, settled: number) =>
     processes
       .map(
         (p) =>
@@ -151,16 +149,14 @@ try {
     `under load: ${fixed(loadSeconds)} s, ${result.requests.length} requests (${fixed(result.requests.length / loadSeconds)}/s), ${accepted.length} accepted, ${settledUnderLoad} settled (${fixed(settledUnderLoad / loadSeconds)}/s); CPU ${busy(loadCpu, quietCpu, loadSeconds)}`,
   );
   console.log(
-    `quiet: ${settledQuiet} settled in ${fixed(quietSeconds)} s (${fixed(settledQuiet / quietSeconds)}/s), ${open} left; CPU ${busy(quietCpu, endCpu, quietSeconds)}; CPU per settled transfer: ${perTransfer(quietCpu, endCpu, settledQuiet)}`,
+    `quiet: ${settledQuiet} settled in ${fixed(quietSeconds)} s (${fixed(settledQuiet / quietSeconds)}/s), ${open} left; CPU ${busy(quietCpu, endCpu, quietSeconds)}; CPU per settled transfer: ${cpuPerTransfer(quietCpu, endCpu, settledQuiet)}`,
   );
-  if (countsDir) {
-    const calls = Object.entries(endCalls).map(
-      ([op, n]) => [op, (n - (quietCalls[op] ?? 0)) / Math.max(1, settledQuiet)] as const,
-    );
-    const total = calls.reduce((sum, [, n]) => sum + n, 0);
+  if (counting) {
     console.log(
-      `DynamoDB calls per settled transfer (quiet): ${fixed(total, 2)} (${calls.map(([op, n]) => `${op} ${fixed(n, 2)}`).join(', ')})`,
+      'Table figures per settled transfer of the backlog (quiet; its initiations ran under load, so no PutItem):',
     );
+    for (const line of formatTableFigures(perTransfer(quietCalls, endCalls, settledQuiet)))
+      console.log(`  ${line}`);
   }
   const executions = (await readFile(join(service.dataDir, 'executions.jsonl'), 'utf8').catch(() => ''))
     .split('\n')
@@ -172,6 +168,6 @@ try {
   );
 } finally {
   await service.stop();
-  if (countsDir) await rm(countsDir, { recursive: true, force: true });
+  await counting?.remove();
   await rm(service.dataDir, { recursive: true, force: true });
 }

@@ -71,7 +71,7 @@ const roleOf = (template: Template, functionId: string): string => {
 
 /** The rail callers by their handler files: they, and only they, may read the connector secret. */
 const RAIL_CALLER_ENTRIES = [
-  WORKFLOW_FUNCTIONS.checkCustomerProfile.entry,
+  WORKFLOW_FUNCTIONS.validateCheckAndSubmit.entry,
   WORKFLOW_FUNCTIONS.submitToClearing.entry,
   WORKFLOW_FUNCTIONS.pollClearing.entry,
   RECONCILER_ENTRY,

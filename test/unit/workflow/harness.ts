@@ -29,8 +29,7 @@ export const CLIENT = 'client-a';
 
 /** Task states of the ASL file, for retry overrides. */
 export const TASK_STATES = [
-  'ValidateTechnically',
-  'CheckCustomerProfile',
+  'ValidateCheckAndSubmit',
   'PublishBeforeHold',
   'SubmitToClearing',
   'PublishSubmission',
@@ -137,7 +136,14 @@ export const reach = async (
 export interface PublishedEvent {
   id: string;
   'detail-type': string;
-  detail: { eventId: string; paymentId: string; sequence: number; status: string; statusReason?: string };
+  detail: {
+    eventId: string;
+    paymentId: string;
+    sequence: number;
+    status: string;
+    previousStatus?: string;
+    statusReason?: string;
+  };
 }
 
 export const publishedEvents = async (paymentId: string): Promise<PublishedEvent[]> => {

@@ -12,14 +12,13 @@ import { SandboxRail } from '#adapters/sandbox-rail';
 import { cancelCreditTransfer } from '#domain/cancel-credit-transfer';
 import { PaymentNotCancellableError } from '#domain/errors';
 import { IllegalStatusTransitionError } from '#domain/lifecycle';
-import { submitToClearing, toStatusChangedEvent } from '#domain/lifecycle-steps';
+import { toStatusChangedEvent, validateCheckAndSubmit } from '#domain/lifecycle-steps';
 import { type Rail, type RailPayment, systemClock } from '#domain/ports';
 import { lifecycleSettings } from '#workflow/dependencies';
 import { handler as pollClearingHandler } from '#workflow/poll-clearing';
 import { handler as publishHandler } from '#workflow/publish-status-events';
-import { handler as submitHandler } from '#workflow/submit-to-clearing';
 import { lifecycleTask } from '#workflow/task';
-import { handler as validateHandler } from '#workflow/validate-technically';
+import { handler as validateHandler } from '#workflow/validate-check-and-submit';
 import { markApiRequest } from '../../../scripts/local/api-activity.ts';
 import type { ExecutionSummary } from '../../../scripts/local/workflow-runner.ts';
 import {
@@ -86,23 +85,44 @@ const cancellationFinished = (executions: ExecutionSummary[], paymentId: string)
     executionsOf(executions, paymentId).some((execution) => execution.trigger === 'cancellation'),
   );
 
-/** The sandbox rail, running `beforeSubmit` once, just before the first submission reaches clearing. */
-const railWithHook = (beforeSubmit: (payment: RailPayment) => Promise<void>): Rail => {
+/**
+ * The sandbox rail, running `hook` once, just before the first customer-profile check or the first
+ * submission (`at`) reaches the rail.
+ */
+const railWithHook = (
+  at: 'checkCustomerProfile' | 'submit',
+  hook: (payment: RailPayment) => Promise<void>,
+): Rail => {
   const sandbox = new SandboxRail(documentClient(), TABLE, systemClock);
   let hooked = false;
+  const once = async (payment: RailPayment) => {
+    if (!hooked) {
+      hooked = true;
+      await hook(payment);
+    }
+  };
   return {
-    checkCustomerProfile: (payment) => sandbox.checkCustomerProfile(payment),
+    checkCustomerProfile: async (payment) => {
+      if (at === 'checkCustomerProfile') await once(payment);
+      return sandbox.checkCustomerProfile(payment);
+    },
     clearingStatus: (payment) => sandbox.clearingStatus(payment),
     recall: (payment) => sandbox.recall(payment),
     submit: async (payment) => {
-      if (!hooked) {
-        hooked = true;
-        await beforeSubmit(payment);
-      }
+      if (at === 'submit') await once(payment);
       return sandbox.submit(payment);
     },
   };
 };
+
+/** The first Task state's handler, with the given rail. */
+const firstStepWith = (rail: Rail) =>
+  lifecycleTask('validateCheckAndSubmit', (state) =>
+    validateCheckAndSubmit(
+      { store: lifecycleStore(), clock: systemClock, settings: lifecycleSettings(), rail },
+      state,
+    ),
+  );
 
 const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 
@@ -115,7 +135,7 @@ const SETTLED = [
 ];
 
 describe('the lifecycle ASL, run with its real task handlers', () => {
-  it('settles an ordinary transfer through every status, in 10 state transitions, publishing each change once', async () => {
+  it('settles an ordinary transfer through every status, in 7 state transitions, publishing each change once', async () => {
     const { runner, executions } = await startRunner();
     const paymentId = await initiate(runner);
     await runner.idle();
@@ -130,6 +150,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const events = await publishedEvents(paymentId);
     expect(events.map((event) => event.detail.status)).toEqual(SETTLED);
     expect(events.map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
+    expect(events.map((event) => event.detail.previousStatus)).toEqual([undefined, ...SETTLED.slice(0, 4)]);
     expect(new Set(events.map((event) => event.id)).size).toBe(5);
     expect(events.every((event) => event['detail-type'] === 'CreditTransferStatusChanged')).toBe(true);
 
@@ -137,7 +158,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(record.publishedCount).toBe(5);
     expect(record.nextCheckAt).toBeUndefined();
     expect(executionsOf(executions, paymentId)).toMatchObject([
-      { status: 'SUCCEEDED', transitions: 10, retries: 0 },
+      { status: 'SUCCEEDED', transitions: 7, retries: 0 },
     ]);
   });
 
@@ -161,7 +182,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       statusesOf(record),
     );
     expect(record.nextCheckAt).toBeUndefined();
-    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', transitions: 4 }]);
+    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', transitions: 3 }]);
   });
 
   it('rejects at technical validation a stored transfer that cannot be processed', async () => {
@@ -249,26 +270,19 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     ['its own execution', true],
     ['the submission step', false],
   ])(
-    'cancels a transfer whose cancellation arrives between the customer-profile check and submission, applied by %s',
+    'cancels a transfer whose cancellation arrives during the customer-profile check, before the write that claims the submission, applied by %s',
     async (_, ownExecution) => {
-      let injected = false;
+      const rail = railWithHook('checkCustomerProfile', async (payment) => {
+        await cancel(payment.paymentId, ownExecution ? runner : undefined);
+        if (ownExecution) await cancellationFinished(executions, payment.paymentId);
+      });
       const { runner, executions } = await startRunner({
-        taskOverrides: {
-          SubmitToClearing: async (input) => {
-            const { paymentId } = input as { paymentId: string };
-            if (!injected) {
-              injected = true;
-              await cancel(paymentId, ownExecution ? runner : undefined);
-              if (ownExecution) await cancellationFinished(executions, paymentId);
-            }
-            return submitHandler(input);
-          },
-        },
+        taskOverrides: { ValidateCheckAndSubmit: firstStepWith(rail) },
       });
       const paymentId = await initiate(runner);
       await runner.idle();
 
-      expect(statusesOf(await stored(paymentId))).toEqual([...SETTLED.slice(0, 3), 'Cancelled']);
+      expect(statusesOf(await stored(paymentId))).toEqual([...SETTLED.slice(0, 2), 'Cancelled']);
       expect(await clearingState(paymentId)).toBe('never submitted');
       expectAllSucceeded(
         executions,
@@ -285,19 +299,12 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     'a cancellation of %s arriving once submission is claimed goes through clearing: %s, clearing %s',
     async (debtorAccountId, status, clearing) => {
       // The cancellation is recorded, and its execution runs, right before the payment reaches clearing.
-      const rail = railWithHook(async (payment) => {
+      const rail = railWithHook('submit', async (payment) => {
         await cancel(payment.paymentId, runner);
         await cancellationFinished(executions, payment.paymentId);
       });
       const { runner, executions } = await startRunner({
-        taskOverrides: {
-          SubmitToClearing: lifecycleTask('submitToClearing', (state) =>
-            submitToClearing(
-              { store: lifecycleStore(), clock: systemClock, settings: lifecycleSettings(), rail },
-              state,
-            ),
-          ),
-        },
+        taskOverrides: { ValidateCheckAndSubmit: firstStepWith(rail) },
       });
       const paymentId = await initiate(runner, { debtorAccountId });
       await runner.idle();
@@ -361,12 +368,12 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     let failures = 0;
     const { runner, executions } = await startRunner({
       taskOverrides: {
-        SubmitToClearing: async (input) => {
+        ValidateCheckAndSubmit: async (input) => {
           if (failures < 2) {
             failures += 1;
             throw Object.assign(new Error('clearing gateway timed out'), { name: 'TimeoutError' });
           }
-          return submitHandler(input);
+          return validateHandler(input);
         },
       },
     });
@@ -374,7 +381,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     await runner.idle();
     expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
     expect(executionsOf(executions, paymentId)).toMatchObject([
-      { status: 'SUCCEEDED', retries: 2, transitions: 12 },
+      { status: 'SUCCEEDED', retries: 2, transitions: 9 },
     ]);
   });
 
@@ -427,11 +434,17 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
   });
 
   it('fails the execution when a task keeps failing, leaving the transfer due for recovery', async () => {
+    const rail = new SandboxRail(documentClient(), TABLE, systemClock);
     const { runner, executions } = await startRunner({
       taskOverrides: {
-        CheckCustomerProfile: async () => {
-          throw new Error('rail unavailable');
-        },
+        ValidateCheckAndSubmit: firstStepWith({
+          checkCustomerProfile: async () => {
+            throw new Error('rail unavailable');
+          },
+          submit: (payment) => rail.submit(payment),
+          clearingStatus: (payment) => rail.clearingStatus(payment),
+          recall: (payment) => rail.recall(payment),
+        }),
       },
     });
     const paymentId = await initiate(runner);
@@ -478,10 +491,10 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const record = await stored(paymentId);
     expect(record.status).toBe('AcceptedSettlementInProcess');
     expect(record.nextCheckAt).toBeDefined();
-    // 6 states to the first wait (its route included), 3 per poll (Wait, Poll, Choice) for 4
+    // 3 states to the first wait (its route included), 3 per poll (Wait, Poll, Choice) for 4
     // polls, then the final publish.
     expect(executionsOf(executions, paymentId)).toMatchObject([
-      { status: 'SUCCEEDED', transitions: 6 + 3 * 4 + 1 },
+      { status: 'SUCCEEDED', transitions: 3 + 3 * 4 + 1 },
     ]);
   });
 
@@ -531,7 +544,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       maxActiveTasks: 2,
       maxActiveTasksWhenQuiet: 2,
       taskOverrides: {
-        ValidateTechnically: async (input) => {
+        ValidateCheckAndSubmit: async (input) => {
           tasksNow++;
           tasksMost = Math.max(tasksMost, tasksNow);
           runningMost = Math.max(runningMost, runner.inFlight);
@@ -573,7 +586,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
         maxActiveTasksWhenQuiet: 5,
         apiQuietAfterMs: 1000,
         taskOverrides: {
-          ValidateTechnically: async (input) => {
+          ValidateCheckAndSubmit: async (input) => {
             tasksNow++;
             tasksMost = Math.max(tasksMost, tasksNow);
             runningMost = Math.max(runningMost, runner.inFlight);

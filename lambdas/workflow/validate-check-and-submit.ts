@@ -1,0 +1,11 @@
+import { validateCheckAndSubmit } from '#domain/lifecycle-steps';
+import { workflowDependencies } from './dependencies.ts';
+import { lifecycleTask } from './task.ts';
+
+/**
+ * Task state: Received -> AcceptedTechnicalValidation -> AcceptedCustomerProfile ->
+ * AcceptedSettlementInProcess (unless the value date is ahead), or Rejected, or Cancelled.
+ */
+export const handler = lifecycleTask('validateCheckAndSubmit', (state) =>
+  validateCheckAndSubmit(workflowDependencies(), state),
+);

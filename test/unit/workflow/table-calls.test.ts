@@ -1,0 +1,185 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.hoisted(() => {
+  // Injected crashes are logged by the task wrapper; the assertions say what matters.
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+});
+
+import { type DocumentClient, documentClient } from '#adapters/dynamodb-client';
+import { workflowDependencies } from '#workflow/dependencies';
+import { reconcile } from '#workflow/reconcile';
+import {
+  clearingRecord,
+  initiate,
+  publishedEvents,
+  startRunner,
+  startWorkflowEnvironment,
+  statusesOf,
+  stored,
+} from './harness.ts';
+
+/**
+ * What one settled transfer costs the table, counted at the document client every store and the
+ * sandbox rail share, and what a crash after any one of those calls leaves behind.
+ */
+
+const SETTLED = [
+  'Received',
+  'AcceptedTechnicalValidation',
+  'AcceptedCustomerProfile',
+  'AcceptedSettlementInProcess',
+  'AcceptedSettlementCompleted',
+];
+/** The issue's bound: table calls of the service per settled transfer, initiation included. */
+const MOST_SERVICE_CALLS = 8;
+
+const OPERATIONS = ['get', 'put', 'update', 'delete', 'query', 'scan', 'batchGet', 'batchWrite'] as const;
+type Operation = (typeof OPERATIONS)[number];
+
+interface Call {
+  operation: Operation;
+  /** `service`, or `sandbox clearing` (clearing's own record, kept in the same table by the sandbox rail). */
+  owner: string;
+  input: Record<string, unknown>;
+}
+
+/**
+ * Counts every call of the shared document client; `afterCall`, when set, runs after a call
+ * returned and may throw in its place (the write was made, its answer lost).
+ */
+const countCalls = (client: DocumentClient) => {
+  const calls: Call[] = [];
+  const hooks: { afterCall?: (call: Call, index: number) => void } = {};
+  for (const operation of OPERATIONS) {
+    const original = client[operation].bind(client) as (input: object) => Promise<unknown>;
+    vi.spyOn(client, operation).mockImplementation((async (input: Record<string, unknown>) => {
+      const key = (input.Key ?? input.Item) as { pk?: string } | undefined;
+      const call: Call = {
+        operation,
+        owner: String(key?.pk ?? '').startsWith('SANDBOX_CLEARING#') ? 'sandbox clearing' : 'service',
+        input,
+      };
+      calls.push(call);
+      const answer = await original(input);
+      hooks.afterCall?.(call, calls.length - 1);
+      return answer;
+    }) as never);
+  }
+  return { calls, hooks };
+};
+
+let environment: Awaited<ReturnType<typeof startWorkflowEnvironment>>;
+
+beforeAll(async () => {
+  environment = await startWorkflowEnvironment();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+afterAll(async () => {
+  await environment?.close();
+});
+
+const statusWritesOf = (calls: readonly Call[]) =>
+  calls.filter(
+    (call) => call.operation === 'update' && String(call.input.UpdateExpression).includes('#status = :to'),
+  );
+
+describe('table calls per settled transfer', () => {
+  it(`settles a transfer in at most ${MOST_SERVICE_CALLS} calls of the service, initiation included, each status change a conditional write naming the status it leaves`, async () => {
+    const { runner } = await startRunner();
+    const { calls } = countCalls(documentClient());
+    const paymentId = await initiate(runner);
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(statusesOf(record)).toEqual(SETTLED);
+    const service = calls.filter((call) => call.owner === 'service').slice(0, -1); // less the test's own read
+    const shape = service.map((call) => call.operation);
+    expect(service.length, `service calls: ${shape.join(', ')}`).toBeLessThanOrEqual(MOST_SERVICE_CALLS);
+    // Initiation, one read in each step that needs the payment, the status writes and the last bookkeeping.
+    expect(shape).toEqual(['put', 'get', 'update', 'update', 'update', 'get', 'update', 'update']);
+    expect(calls.filter((call) => call.owner === 'sandbox clearing').map((call) => call.operation)).toEqual([
+      'update',
+      'update',
+    ]);
+
+    // Every change: one conditional write leaving exactly the status before it.
+    const writes = statusWritesOf(service);
+    expect(
+      writes.map((call) => (call.input.ExpressionAttributeValues as Record<string, unknown>)[':to']),
+    ).toEqual(SETTLED.slice(1));
+    for (const [index, write] of writes.entries()) {
+      expect(String(write.input.ConditionExpression)).toMatch(/^#status = :from\b/);
+      expect((write.input.ExpressionAttributeValues as Record<string, unknown>)[':from']).toBe(
+        SETTLED[index],
+      );
+    }
+    // Every change published once, the history kept whole, and the transfer out of recovery.
+    const events = await publishedEvents(paymentId);
+    expect(events.map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
+    expect(record.publishedCount).toBe(5);
+    expect(record.nextCheckAt).toBeUndefined();
+  });
+});
+
+describe('a crash after any one table call of a settling transfer', () => {
+  /** The calls of one undisturbed settlement after its initiation: where a crash can fall. */
+  const callsAfterInitiation = async () => {
+    const { runner } = await startRunner();
+    const { calls } = countCalls(documentClient());
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    await stored(paymentId);
+    vi.restoreAllMocks();
+    // Less the initiation's write and the test's own read.
+    return calls.length - 2;
+  };
+
+  it('leaves every transfer recoverable: settled once, every change published, out of recovery', async () => {
+    const crashPoints = await callsAfterInitiation();
+    expect(crashPoints).toBeGreaterThanOrEqual(8);
+    for (let crashAt = 1; crashAt <= crashPoints; crashAt++) {
+      const { runner, executions } = await startRunner();
+      const { calls, hooks } = countCalls(documentClient());
+      let crashed: Call | undefined;
+      hooks.afterCall = (call, index) => {
+        if (index === crashAt && crashed === undefined) {
+          crashed = call;
+          // The process dies: the call was made, nothing after it runs, and no retry follows
+          // (an error the ASL never retries ends the execution).
+          throw Object.assign(new Error('the process died'), { name: 'InvalidLifecycleInputError' });
+        }
+      };
+      const paymentId = await initiate(runner);
+      await runner.idle();
+      const where = `crash after call ${crashAt} (${crashed?.owner} ${crashed?.operation})`;
+      expect(crashed, where).toBeDefined();
+      expect(calls.length, where).toBe(crashAt + 1);
+      vi.restoreAllMocks();
+
+      // What a restart runs: the reconciler over every unfinished transfer, then the executions it starts.
+      const recovery = await startRunner();
+      await reconcile(() => ({ ...workflowDependencies(), workflow: recovery.runner }))({ everything: true });
+      await recovery.runner.idle();
+
+      const record = await stored(paymentId);
+      expect(statusesOf(record), where).toEqual(SETTLED);
+      const sequences = new Set((await publishedEvents(paymentId)).map((event) => event.detail.sequence));
+      expect([...sequences].sort(), where).toEqual([0, 1, 2, 3, 4]);
+      expect({ published: record.publishedCount, nextCheckAt: record.nextCheckAt }, where).toEqual({
+        published: 5,
+        nextCheckAt: undefined,
+      });
+      expect((await clearingRecord(paymentId))?.settledAt, where).toBeDefined();
+      // The crash did end the first execution: the reconciler's did the rest.
+      expect(
+        executions.map((execution) => execution.status),
+        where,
+      ).toEqual(['FAILED']);
+    }
+  }, 300_000);
+});
