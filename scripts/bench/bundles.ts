@@ -65,10 +65,10 @@ const httpEvent = (method: string, path: string, extra: Record<string, unknown> 
   ...extra,
 });
 
-const initiationEvent = () =>
+const initiationEvent = (fields: Record<string, unknown> = {}) =>
   httpEvent('POST', '/v1/payments/credit-transfers', {
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(minimalCreditTransfer()),
+    body: JSON.stringify({ ...minimalCreditTransfer(), ...fields }),
   });
 
 type Handler = (event: unknown, context: unknown) => Promise<unknown>;
@@ -87,8 +87,8 @@ const inProcess = async (entry: string, event: unknown): Promise<unknown> => {
 };
 
 /** A new transfer of the bench tenant, initiated from source in this process. */
-const newTransfer = async (): Promise<string> => {
-  const result = (await inProcess('lambdas/api/initiate-credit-transfer.ts', initiationEvent())) as {
+const newTransfer = async (fields: Record<string, unknown> = {}): Promise<string> => {
+  const result = (await inProcess('lambdas/api/initiate-credit-transfer.ts', initiationEvent(fields))) as {
     statusCode: number;
     body: string;
   };
@@ -97,22 +97,20 @@ const newTransfer = async (): Promise<string> => {
   return (JSON.parse(result.body) as { paymentId: string }).paymentId;
 };
 
-const WORKFLOW_ORDER = [
-  'validateTechnically',
-  'checkCustomerProfile',
-  'submitToClearing',
-  'pollClearing',
-] as const;
+const tomorrow = (): string => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 
-/** The state a workflow step gets: a new transfer, brought there by the steps before it. */
+/**
+ * The state a workflow step gets: a new transfer, brought there by the steps before it. The
+ * submission step on its own follows a value-date hold, so its transfer has tomorrow's date.
+ */
 const stateFor = async (step: keyof typeof WORKFLOW_FUNCTIONS): Promise<unknown> => {
-  let state: unknown = { tenant: TENANT, paymentId: await newTransfer(), trigger: 'initiation' };
-  const before =
-    step === 'publishStatusEvents'
-      ? ['validateTechnically']
-      : WORKFLOW_ORDER.slice(0, WORKFLOW_ORDER.indexOf(step));
+  const held = step === 'submitToClearing';
+  const paymentId = await newTransfer(held ? { valueDate: tomorrow() } : {});
+  let state: unknown = { tenant: TENANT, paymentId, trigger: 'initiation' };
+  const before: (keyof typeof WORKFLOW_FUNCTIONS)[] =
+    step === 'validateCheckAndSubmit' ? [] : ['validateCheckAndSubmit'];
   for (const previous of before) {
-    state = await inProcess(WORKFLOW_FUNCTIONS[previous as keyof typeof WORKFLOW_FUNCTIONS].entry, state);
+    state = await inProcess(WORKFLOW_FUNCTIONS[previous].entry, state);
   }
   return state;
 };
