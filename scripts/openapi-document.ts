@@ -25,7 +25,7 @@ import { POLL_AFTER_SECONDS } from '#domain/get-credit-transfer-status';
 import { DEFAULT_MAX_VALUE_DATE_DAYS } from '#domain/initiate-credit-transfer';
 import { CURSOR_MAX_LENGTH, listCreditTransfersQuerySchema, MAX_LIMIT } from '#domain/list-filters';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/scopes';
-import { atMostCharacters, boundedText, described, optionalField, patternLength } from '#domain/text';
+import { atMostCharacters, described, lengthBoundedText, optionalField, patternLength } from '#domain/text';
 import type { JsonWebKeySet } from '#domain/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { gatewayResponse } from '#shared/gateway-responses';
@@ -52,7 +52,10 @@ export const API_VERSION = '0.7.0';
 
 export type OpenApiDocument = oas31.OpenAPIObject;
 
-const text = boundedText;
+// Answers and the token endpoint's fields are bounded by length only: an error names whatever
+// field a client sent, and the token endpoint reads no text beyond comparing it. Request schemas
+// from the domain carry their own rules (no control characters in text).
+const text = lengthBoundedText;
 const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
 
 // ---------------------------------------------------------------------------------------------

@@ -27,6 +27,13 @@ export const FREE_TEXT_WITHOUT_CONTROL_CHARACTERS = /^[^\u0000-\u0008\u000B-\u00
 const lengthChecks = (minimum: number, maximum: number) =>
   minimum > 0 ? [z.minLength(minimum), atMostCharacters(maximum)] : [atMostCharacters(maximum)];
 
+/**
+ * A string bounded by length only: for what the service writes (an error may name a field the
+ * client misspelt, control characters and all) and for input the service does not read as text.
+ */
+export const lengthBoundedText = (minimum: number, maximum: number) =>
+  z.string().check(...lengthChecks(minimum, maximum));
+
 /** A string of `minimum` to `maximum` characters (code points), without control characters. */
 export const boundedText = (minimum: number, maximum: number) =>
   z
