@@ -290,7 +290,7 @@ export interface components {
       paymentMethod: string;
       /** @description e.g. LiquidityTransfer, OnUs, On-Us, ACH, Wire, NotOnUs. */
       paymentType?: string;
-      /** @description Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8. */
+      /** @description Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent. */
       amount: string;
       /** @description Underlying reason for the payment. */
       paymentReason?: string;
@@ -318,7 +318,7 @@ export interface components {
       };
       check?: {
         checkType?: string;
-        /** @description Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8. */
+        /** @description Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent. */
         amount?: string;
         /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
         currency?: string;

@@ -210,6 +210,27 @@ export const partyIdentificationSchema = named(
 const optional = <T extends z.ZodMiniType>(schema: T, description?: string) =>
   description === undefined ? z.optional(schema) : described(z.optional(schema), description);
 
+/**
+ * An amount as the service may answer it: the spec's own pattern, `5.` included, since transfers
+ * accepted before amounts had to end in a digit are listed and reported as they were sent.
+ */
+export const storedAmountSchema = z
+  .string()
+  .check(
+    atMostCharacters(23),
+    z.regex(/^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/),
+    z.describe('Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent.'),
+  );
+
+const checkFields = (amount: z.ZodMiniString) => ({
+  checkType: nestedText(),
+  amount,
+  currency: currencySchema,
+  checkNumber: nestedText(),
+  availabilityDate: isoDateTime(),
+  availabilityFloat: nestedText(),
+});
+
 /** Fields a client sends; also the first part of every credit transfer response. */
 export const creditTransferFields = {
   identifiers: optional(list(paymentIdentification)),
@@ -248,16 +269,7 @@ export const creditTransferFields = {
       ),
     }),
   ),
-  check: optional(
-    partialObject({
-      checkType: nestedText(),
-      amount: amountSchema,
-      currency: currencySchema,
-      checkNumber: nestedText(),
-      availabilityDate: isoDateTime(),
-      availabilityFloat: nestedText(),
-    }),
-  ),
+  check: optional(partialObject(checkFields(amountSchema))),
   valueDate: optional(
     isoDate(),
     'Date (UTC) on which the payment must be executed: today or later, and at most 365 days after today ' +
@@ -284,6 +296,8 @@ export const creditTransferStatusSchema = named(z.enum(CREDIT_TRANSFER_STATUSES)
 export const creditTransferSchema = named(
   z.strictObject({
     ...creditTransferFields,
+    amount: storedAmountSchema,
+    check: optional(partialObject(checkFields(storedAmountSchema))),
     paymentId: paymentIdSchema,
     status: creditTransferStatusSchema,
     statusReason: optional(text(1, 35), 'Reason attached to the status, e.g. BlockedAccount.'),
