@@ -22,13 +22,14 @@ import {
   servicerHeadersSchema,
 } from '#domain/credit-transfer';
 import { POLL_AFTER_SECONDS } from '#domain/get-credit-transfer-status';
+import { DEFAULT_MAX_VALUE_DATE_DAYS } from '#domain/initiate-credit-transfer';
 import { CURSOR_MAX_LENGTH, listCreditTransfersQuerySchema, MAX_LIMIT } from '#domain/list-filters';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/scopes';
-import { atMostCharacters, boundedText, described, optionalField, patternLength } from '#domain/text';
+import { atMostCharacters, described, lengthBoundedText, optionalField, patternLength } from '#domain/text';
 import type { JsonWebKeySet } from '#domain/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { gatewayResponse } from '#shared/gateway-responses';
-import { MAX_BODY_BYTES } from '#shared/middleware';
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '#shared/middleware';
 import {
   type ErrorCode,
   MAX_INVALID_PARAM_TEXT,
@@ -51,7 +52,10 @@ export const API_VERSION = '0.7.0';
 
 export type OpenApiDocument = oas31.OpenAPIObject;
 
-const text = boundedText;
+// Answers and the token endpoint's fields are bounded by length only: an error names whatever
+// field a client sent, and the token endpoint reads no text beyond comparing it. Request schemas
+// from the domain carry their own rules (no control characters in text).
+const text = lengthBoundedText;
 const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +255,9 @@ type Headers = Record<string, Header>;
 const acceptedHeaders = (request: string, compared: string): Headers => ({
   Location: {
     schema: text(1, 512),
-    description: 'The status operation of this credit transfer.',
+    description:
+      'The status operation of this credit transfer: an absolute URL under the public URL the service is ' +
+      'configured with (never one taken from the request).',
     required: true,
   },
   'Idempotent-Replayed': {
@@ -538,9 +544,12 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     description:
       'Instruction to pay an amount to an ultimate beneficiary on behalf of an originator. The answer is an ' +
       'asynchronous acceptance: 202 with the credit transfer, its `paymentId` and its first status; follow it ' +
-      'with the status operation (the `Location` header). The amount must be above zero. A `valueDate` before ' +
-      'today (UTC) is refused; a later one holds the transfer until that date. Amounts and all other values ' +
-      'are stored and echoed exactly as sent.\n\n' +
+      'with the status operation (the `Location` header). The amount must be above zero and have no more ' +
+      "fractional digits than its currency's ISO 4217 minor unit (`check.amount` likewise with " +
+      '`check.currency`); every currency must be an active ISO 4217 code. A `valueDate` before today (UTC), or ' +
+      `more than ${DEFAULT_MAX_VALUE_DATE_DAYS} days after it (the default of the service's \`MAX_VALUE_DATE_DAYS\`), ` +
+      'is refused; a later one holds the transfer until that date. Amounts and all other values are stored ' +
+      'and echoed exactly as sent.\n\n' +
       'Idempotency: with `idempotencyId` (or `Idempotency-Key`), a repeat with the same body and servicer ' +
       'headers answers 202 with the same paymentId, its current status and `Idempotent-Replayed: true`, however ' +
       'often and however concurrently it is sent; a repeat with anything different answers 422. A refused ' +
@@ -720,7 +729,12 @@ OAuth 2.0 clients expect.
 
 **Values.** Amounts are decimal strings; they and every other value are stored and echoed exactly as sent. \
 Lengths count characters (Unicode code points), as JSON Schema's \`maxLength\` does. Header names are \
-case-insensitive.`;
+case-insensitive. An amount ends in a digit (\`1.\` is refused) and, with a currency, has at most as many \
+fractional digits as the currency's ISO 4217 minor unit (EUR 2, JPY 0, BHD 3); a currency without one (XAU, \
+XDR) and an amount without a currency keep the 8 the pattern allows. Text fields refuse control characters \
+(U+0000-U+001F, U+007F-U+009F), each field named in \`invalidParams\`; only the free text of \`purpose\` and \
+\`cancellationReason\` may hold line feed and tab. A JSON body nests objects and arrays at most \
+${MAX_JSON_DEPTH} levels deep; deeper is a 400.`;
 
 const INT32 = 2 ** 31;
 
@@ -779,11 +793,18 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
       info: { title: API_TITLE, version: API_VERSION, description: DOCUMENT_DESCRIPTION },
       servers: [
         {
-          // Relative to this document, which the service serves at its root: the same origin locally
-          // (npm start), behind a custom domain, and under the stage path of the execute-api URL.
-          url: '.',
+          // The service serves this document with `url` set to its configured public URL
+          // (lambdas/api/openapi-document.ts); the committed copy names npm start's address.
+          url: '{publicUrl}',
           description:
-            'The deployment that serves this document: local (npm start), sandbox and test stages, or production.',
+            'The deployment that serves this document, at the public URL it is configured with: local (npm ' +
+            'start), sandbox and test stages, or production.',
+          variables: {
+            publicUrl: {
+              default: 'http://127.0.0.1:3000',
+              description: 'The public URL of the deployment; `npm start` listens on http://127.0.0.1:3000.',
+            },
+          },
           'x-internal': false,
         },
       ],

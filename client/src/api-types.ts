@@ -106,7 +106,7 @@ export interface paths {
     put?: never;
     /**
      * Credit transfer initiation
-     * @description Instruction to pay an amount to an ultimate beneficiary on behalf of an originator. The answer is an asynchronous acceptance: 202 with the credit transfer, its `paymentId` and its first status; follow it with the status operation (the `Location` header). The amount must be above zero. A `valueDate` before today (UTC) is refused; a later one holds the transfer until that date. Amounts and all other values are stored and echoed exactly as sent.
+     * @description Instruction to pay an amount to an ultimate beneficiary on behalf of an originator. The answer is an asynchronous acceptance: 202 with the credit transfer, its `paymentId` and its first status; follow it with the status operation (the `Location` header). The amount must be above zero and have no more fractional digits than its currency's ISO 4217 minor unit (`check.amount` likewise with `check.currency`); every currency must be an active ISO 4217 code. A `valueDate` before today (UTC), or more than 365 days after it (the default of the service's `MAX_VALUE_DATE_DAYS`), is refused; a later one holds the transfer until that date. Amounts and all other values are stored and echoed exactly as sent.
      *
      *     Idempotency: with `idempotencyId` (or `Idempotency-Key`), a repeat with the same body and servicer headers answers 202 with the same paymentId, its current status and `Idempotent-Replayed: true`, however often and however concurrently it is sent; a repeat with anything different answers 422. A refused request claims no key. Without the header, every request is a new payment.
      *
@@ -239,7 +239,7 @@ export interface components {
   schemas: {
     Account: {
       name?: string;
-      /** @description ISO 4217 alphabetic currency code. */
+      /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
       currency?: string;
       accountBranchId?: string;
       accountNumber?: string;
@@ -274,7 +274,7 @@ export interface components {
       taxIDIndicator?: boolean;
     };
     CancellationRequest: {
-      /** @description Why the cancellation is requested. */
+      /** @description Why the cancellation is requested; line feed and tab are allowed. */
       cancellationReason?: string;
     };
     CreditTransfer: {
@@ -290,7 +290,7 @@ export interface components {
       paymentMethod: string;
       /** @description e.g. LiquidityTransfer, OnUs, On-Us, ACH, Wire, NotOnUs. */
       paymentType?: string;
-      /** @description Decimal number as a string, up to 13 integer and 8 fractional digits. */
+      /** @description Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent. */
       amount: string;
       /** @description Underlying reason for the payment. */
       paymentReason?: string;
@@ -298,7 +298,7 @@ export interface components {
       debtorAccountId: string;
       /** @description Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number. */
       creditorAccountId?: string;
-      /** @description Free-text description. */
+      /** @description Free-text description; line feed and tab are allowed. */
       purpose?: string;
       paymentProcessing?: {
         instructionPriority?: string;
@@ -309,18 +309,18 @@ export interface components {
       };
       /** @description e.g. BorneByDebtor, BorneByCreditor, Shared, FollowingServiceLevel. */
       chargeBearerType?: string;
-      /** @description ISO 4217 alphabetic currency code. */
+      /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
       currency?: string;
       exchange?: {
-        /** @description ISO 4217 alphabetic currency code. */
+        /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
         currency?: string;
         exchangeFactor?: string;
       };
       check?: {
         checkType?: string;
-        /** @description Decimal number as a string, up to 13 integer and 8 fractional digits. */
+        /** @description Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent. */
         amount?: string;
-        /** @description ISO 4217 alphabetic currency code. */
+        /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
         currency?: string;
         checkNumber?: string;
         /** Format: date-time */
@@ -329,7 +329,7 @@ export interface components {
       };
       /**
        * Format: date
-       * @description Date (UTC) on which the payment must be executed.
+       * @description Date (UTC) on which the payment must be executed: today or later, and at most 365 days after today (a setting of the service, `MAX_VALUE_DATE_DAYS`).
        */
       valueDate?: string;
       creditor?: components['schemas']['PartyIdentification'];
@@ -362,7 +362,7 @@ export interface components {
       paymentMethod: string;
       /** @description e.g. LiquidityTransfer, OnUs, On-Us, ACH, Wire, NotOnUs. */
       paymentType?: string;
-      /** @description Decimal number as a string, up to 13 integer and 8 fractional digits. */
+      /** @description Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8. */
       amount: string;
       /** @description Underlying reason for the payment. */
       paymentReason?: string;
@@ -370,7 +370,7 @@ export interface components {
       debtorAccountId: string;
       /** @description Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number. */
       creditorAccountId?: string;
-      /** @description Free-text description. */
+      /** @description Free-text description; line feed and tab are allowed. */
       purpose?: string;
       paymentProcessing?: {
         instructionPriority?: string;
@@ -381,18 +381,18 @@ export interface components {
       };
       /** @description e.g. BorneByDebtor, BorneByCreditor, Shared, FollowingServiceLevel. */
       chargeBearerType?: string;
-      /** @description ISO 4217 alphabetic currency code. */
+      /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
       currency?: string;
       exchange?: {
-        /** @description ISO 4217 alphabetic currency code. */
+        /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
         currency?: string;
         exchangeFactor?: string;
       };
       check?: {
         checkType?: string;
-        /** @description Decimal number as a string, up to 13 integer and 8 fractional digits. */
+        /** @description Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8. */
         amount?: string;
-        /** @description ISO 4217 alphabetic currency code. */
+        /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
         currency?: string;
         checkNumber?: string;
         /** Format: date-time */
@@ -401,7 +401,7 @@ export interface components {
       };
       /**
        * Format: date
-       * @description Date (UTC) on which the payment must be executed.
+       * @description Date (UTC) on which the payment must be executed: today or later, and at most 365 days after today (a setting of the service, `MAX_VALUE_DATE_DAYS`).
        */
       valueDate?: string;
       creditor?: components['schemas']['PartyIdentification'];
@@ -1221,7 +1221,7 @@ export interface operations {
       /** @description Accepted: the credit transfer with its paymentId and status. */
       202: {
         headers: {
-          /** @description The status operation of this credit transfer. */
+          /** @description The status operation of this credit transfer: an absolute URL under the public URL the service is configured with (never one taken from the request). */
           Location: string;
           /** @description Present (`true`) when this answer replays an earlier initiation with the same idempotency key and body. */
           'Idempotent-Replayed'?: 'true';
@@ -1556,7 +1556,7 @@ export interface operations {
       /** @description Accepted: the credit transfer as it is now. */
       202: {
         headers: {
-          /** @description The status operation of this credit transfer. */
+          /** @description The status operation of this credit transfer: an absolute URL under the public URL the service is configured with (never one taken from the request). */
           Location: string;
           /** @description Present (`true`) when this answer replays an earlier cancellation with the same idempotency key and cancellationReason. */
           'Idempotent-Replayed'?: 'true';

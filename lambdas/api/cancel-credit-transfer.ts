@@ -3,6 +3,7 @@ import {
   type CancellationDependencies,
   cancelCreditTransfer as cancel,
 } from '#domain/cancel-credit-transfer';
+import { publicUrl } from '#shared/config';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import type { JsonEvent } from '#shared/middleware';
@@ -11,8 +12,10 @@ import { idempotencyKey, servicerHeaders } from './request-headers.ts';
 import { cancellationDependencies } from './starting-dependencies.ts';
 
 export const cancelCreditTransfer =
-  (dependencies: () => CancellationDependencies) =>
+  (dependencies: () => CancellationDependencies, baseUrl: () => string = publicUrl) =>
   async (event: JsonEvent): Promise<APIGatewayProxyResult> => {
+    // Read first: a missing PUBLIC_URL must fail the request before anything is written.
+    const location = baseUrl();
     const { tenant, clientId } = callerOf(event);
     const key = idempotencyKey(event);
     const { creditTransfer, replayed } = await cancel(dependencies(), {
@@ -23,7 +26,7 @@ export const cancelCreditTransfer =
       ...(key !== undefined && { idempotencyKey: key }),
       servicer: servicerHeaders(event),
     });
-    return acceptedResponse(event, creditTransfer, replayed);
+    return acceptedResponse(location, creditTransfer, replayed);
   };
 
 // The body is optional: a cancellation without a reason is a complete request.

@@ -1,8 +1,10 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import {
+  DEFAULT_MAX_VALUE_DATE_DAYS,
   type InitiationDependencies,
   initiateCreditTransfer as initiate,
 } from '#domain/initiate-credit-transfer';
+import { publicUrl, wholeNumberEnv } from '#shared/config';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import { logger } from '#shared/logger';
@@ -13,8 +15,10 @@ import { idempotencyKey, servicerHeaders } from './request-headers.ts';
 import { initiationDependencies } from './starting-dependencies.ts';
 
 export const initiateCreditTransfer =
-  (dependencies: () => InitiationDependencies) =>
+  (dependencies: () => InitiationDependencies, baseUrl: () => string = publicUrl) =>
   async (event: JsonEvent): Promise<APIGatewayProxyResult> => {
+    // Read first: a missing PUBLIC_URL must fail the request before anything is written.
+    const location = baseUrl();
     const { tenant, clientId } = callerOf(event);
     const key = idempotencyKey(event);
     const { creditTransfer, replayed } = await initiate(dependencies(), {
@@ -26,7 +30,13 @@ export const initiateCreditTransfer =
     });
     logger.appendKeys({ paymentId: creditTransfer.paymentId });
     if (!replayed) countTransferInitiated();
-    return acceptedResponse(event, creditTransfer, replayed);
+    return acceptedResponse(location, creditTransfer, replayed);
   };
 
-export const handler = jsonHttpHandler(initiateCreditTransfer(initiationDependencies));
+/** MAX_VALUE_DATE_DAYS: how far ahead a valueDate may be (default a year; at most ten). */
+const withValueDateHorizon = (): InitiationDependencies => ({
+  ...initiationDependencies(),
+  maxValueDateDays: wholeNumberEnv('MAX_VALUE_DATE_DAYS', DEFAULT_MAX_VALUE_DATE_DAYS, { min: 0, max: 3650 }),
+});
+
+export const handler = jsonHttpHandler(initiateCreditTransfer(withValueDateHorizon));

@@ -1,7 +1,7 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { SCOPES } from '#domain/scopes';
-import { requiredEnv } from '#shared/config';
-import { calledBaseUrlOf, jsonResponse } from '#shared/http-event';
+import { publicUrl, requiredEnv } from '#shared/config';
+import { jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 
 const DISCOVERY_MAX_AGE_SECONDS = 300;
@@ -9,11 +9,12 @@ const DISCOVERY_MAX_AGE_SECONDS = 300;
 /**
  * Authorization server metadata (RFC 8414), served at the OpenID discovery path that OAuth
  * client libraries try first. `issuer` is ISSUER exactly as the tokens' `iss` carries it; the
- * endpoints are under the URL the client called, since a stable issuer (a name that outlives
- * stages and domains) need not be an address anyone can reach.
+ * endpoints are under the configured public URL (PUBLIC_URL), since a stable issuer (a name that
+ * outlives stages and domains) need not be an address anyone can reach. Nothing comes from the
+ * request: a forged Host header is never reflected.
  */
-export const authorizationServerMetadata = (issuer: string, calledBaseUrl: string = issuer) => {
-  const base = calledBaseUrl.replace(/\/+$/, '');
+export const authorizationServerMetadata = (issuer: string, baseUrl: string = issuer) => {
+  const base = baseUrl.replace(/\/+$/, '');
   return {
     issuer,
     token_endpoint: `${base}/oauth/token`,
@@ -27,12 +28,15 @@ export const authorizationServerMetadata = (issuer: string, calledBaseUrl: strin
   };
 };
 
-/** GET /.well-known/openid-configuration */
+/**
+ * GET /.well-known/openid-configuration. The answer is the same for every request, so shared
+ * caches may keep it (and need no `Vary`) for five minutes.
+ */
 export const getOpenIdConfiguration =
-  (issuer: () => string) =>
-  async (event?: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> =>
-    jsonResponse(200, authorizationServerMetadata(issuer(), (event && calledBaseUrlOf(event)) ?? issuer()), {
+  (issuer: () => string, baseUrl: () => string = issuer) =>
+  async (): Promise<APIGatewayProxyResult> =>
+    jsonResponse(200, authorizationServerMetadata(issuer(), baseUrl()), {
       'Cache-Control': `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`,
     });
 
-export const handler = httpHandler(getOpenIdConfiguration(() => requiredEnv('ISSUER')));
+export const handler = httpHandler(getOpenIdConfiguration(() => requiredEnv('ISSUER'), publicUrl));

@@ -22,7 +22,10 @@ import { parseOrThrow } from './validation.ts';
 
 /** Spec 2.1: the cancellation request body, every field optional. */
 export const cancellationRequestSchema = z.strictObject({
-  cancellationReason: described(z.optional(descriptionSchema), 'Why the cancellation is requested.'),
+  cancellationReason: described(
+    z.optional(descriptionSchema),
+    'Why the cancellation is requested; line feed and tab are allowed.',
+  ),
 });
 
 export interface CancellationDependencies {

@@ -1,10 +1,9 @@
 import * as z from 'zod/mini';
 import { CREDIT_TRANSFER_STATUSES } from './credit-transfer-status.ts';
-import { ISO_4217_CODES } from './currency-codes.ts';
 
 export { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
 
-import { atMostCharacters, boundedText, described, patternLength } from './text.ts';
+import { atMostCharacters, boundedText, described, freeText, patternLength } from './text.ts';
 
 /**
  * The credit transfer of spec section 2, as zod schemas: the single source of request
@@ -12,8 +11,11 @@ import { atMostCharacters, boundedText, described, patternLength } from './text.
  * Every object is strict: a misspelt field on a payment is an error, never ignored.
  */
 
-/** Spec 2.1 amount pattern: up to 13 integer and 8 fractional digits, as a string. */
-export const AMOUNT_PATTERN = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/;
+/**
+ * Spec 2.1 amount pattern (up to 13 integer and 8 fractional digits, as a string), except that
+ * an amount ends in a digit: the spec's `{0,8}` lets `1.` through, which no bank writes.
+ */
+export const AMOUNT_PATTERN = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{1,8})?$/;
 
 const text = boundedText;
 /** Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. */
@@ -38,15 +40,25 @@ export const amountSchema = z
   .string()
   .check(
     atMostCharacters(23),
-    z.regex(AMOUNT_PATTERN, 'must be a decimal with up to 13 integer and 8 fractional digits'),
-    z.describe('Decimal number as a string, up to 13 integer and 8 fractional digits.'),
+    z.regex(
+      AMOUNT_PATTERN,
+      'must be a decimal with up to 13 integer and 8 fractional digits, ending in a digit',
+    ),
+    z.describe(
+      'Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is ' +
+        "refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 " +
+        'minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8.',
+    ),
   );
 
 export const currencySchema = z.string().check(
   z.length(3),
   z.regex(/^([A-Z]{3})?$/, 'must be three upper-case letters'),
-  z.refine((code) => ISO_4217_CODES.has(code), 'must be an active ISO 4217 currency code'),
-  z.describe('ISO 4217 alphabetic currency code.'),
+  // Whether it is an active code is a rule of the initiation (money-rules.ts): only that
+  // function carries the ISO 4217 data.
+  z.describe(
+    'Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused.',
+  ),
 );
 
 export const countryCodeSchema = z
@@ -62,7 +74,8 @@ export const accountIdSchema = described(
   'Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number.',
 );
 export const paymentIdSchema = described(text(1, 36), 'Identification of the payment.');
-export const descriptionSchema = text(1, 1025);
+/** Free text a person writes: the one kind of text where line feed and tab are allowed. */
+export const descriptionSchema = freeText(1, 1025);
 
 const paymentIdentification = named(
   partialObject({ number: nestedText(), schemeName: nestedText(), issuer: nestedText() }),
@@ -197,6 +210,27 @@ export const partyIdentificationSchema = named(
 const optional = <T extends z.ZodMiniType>(schema: T, description?: string) =>
   description === undefined ? z.optional(schema) : described(z.optional(schema), description);
 
+/**
+ * An amount as the service may answer it: the spec's own pattern, `5.` included, since transfers
+ * accepted before amounts had to end in a digit are listed and reported as they were sent.
+ */
+export const storedAmountSchema = z
+  .string()
+  .check(
+    atMostCharacters(23),
+    z.regex(/^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/),
+    z.describe('Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent.'),
+  );
+
+const checkFields = (amount: z.ZodMiniString) => ({
+  checkType: nestedText(),
+  amount,
+  currency: currencySchema,
+  checkNumber: nestedText(),
+  availabilityDate: isoDateTime(),
+  availabilityFloat: nestedText(),
+});
+
 /** Fields a client sends; also the first part of every credit transfer response. */
 export const creditTransferFields = {
   identifiers: optional(list(paymentIdentification)),
@@ -210,7 +244,7 @@ export const creditTransferFields = {
   paymentReason: optional(text(1, 60), 'Underlying reason for the payment.'),
   debtorAccountId: accountIdSchema,
   creditorAccountId: optional(accountIdSchema),
-  purpose: optional(descriptionSchema, 'Free-text description.'),
+  purpose: optional(descriptionSchema, 'Free-text description; line feed and tab are allowed.'),
   paymentProcessing: optional(
     partialObject({
       instructionPriority: nestedText(),
@@ -235,17 +269,12 @@ export const creditTransferFields = {
       ),
     }),
   ),
-  check: optional(
-    partialObject({
-      checkType: nestedText(),
-      amount: amountSchema,
-      currency: currencySchema,
-      checkNumber: nestedText(),
-      availabilityDate: isoDateTime(),
-      availabilityFloat: nestedText(),
-    }),
+  check: optional(partialObject(checkFields(amountSchema))),
+  valueDate: optional(
+    isoDate(),
+    'Date (UTC) on which the payment must be executed: today or later, and at most 365 days after today ' +
+      '(a setting of the service, `MAX_VALUE_DATE_DAYS`).',
   ),
-  valueDate: optional(isoDate(), 'Date (UTC) on which the payment must be executed.'),
   creditor: optional(partyIdentificationSchema),
   debtor: optional(partyIdentificationSchema),
   remittanceInformation: optional(
@@ -267,6 +296,8 @@ export const creditTransferStatusSchema = named(z.enum(CREDIT_TRANSFER_STATUSES)
 export const creditTransferSchema = named(
   z.strictObject({
     ...creditTransferFields,
+    amount: storedAmountSchema,
+    check: optional(partialObject(checkFields(storedAmountSchema))),
     paymentId: paymentIdSchema,
     status: creditTransferStatusSchema,
     statusReason: optional(text(1, 35), 'Reason attached to the status, e.g. BlockedAccount.'),

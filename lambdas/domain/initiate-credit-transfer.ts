@@ -9,6 +9,7 @@ import {
 import { toCreditTransfer } from './credit-transfer-view.ts';
 import { IdempotencyKeyReusedError, type InvalidParam, InvalidRequestError } from './errors.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
+import { moneyRuleViolations } from './money-rules.ts';
 import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
 import type { Clock, CreditTransferRecord, CreditTransferStore, WorkflowStarter } from './ports.ts';
 import { startLifecycle } from './start-lifecycle.ts';
@@ -19,7 +20,14 @@ export interface InitiationDependencies {
   clock: Clock;
   /** Starts the lifecycle after the write; without one, the reconciler starts it once due. */
   workflow?: WorkflowStarter;
+  /** How many days after today a valueDate may be at most; DEFAULT_MAX_VALUE_DATE_DAYS without it. */
+  maxValueDateDays?: number;
 }
+
+/** A year: a payment is not instructed further ahead, and a date far beyond it is a typo. */
+export const DEFAULT_MAX_VALUE_DATE_DAYS = 365;
+
+const DAY_MS = 86_400_000;
 
 export interface InitiationCommand {
   tenant: string;
@@ -37,19 +45,30 @@ export interface InitiationResult {
 
 const isAboveZero = (amount: string): boolean => !amount.startsWith('-') && /[1-9]/.test(amount);
 
-/** Rules of an initiation beyond the shape of the fields; they depend on the day it arrives. */
-const initiationRuleViolations = (transfer: CreditTransferRequest, now: Date): InvalidParam[] => {
+/** Rules of an initiation beyond the shape of the fields; some depend on the day it arrives. */
+const initiationRuleViolations = (
+  transfer: CreditTransferRequest,
+  now: Date,
+  maxValueDateDays: number,
+): InvalidParam[] => {
   const violations: InvalidParam[] = [];
   if (!isAboveZero(transfer.amount)) violations.push({ name: 'amount', reason: 'must be greater than zero' });
+  violations.push(...moneyRuleViolations(transfer));
   const today = now.toISOString().slice(0, 10);
+  const latest = new Date(Date.parse(today) + maxValueDateDays * DAY_MS).toISOString().slice(0, 10);
   if (transfer.valueDate !== undefined && transfer.valueDate < today) {
     violations.push({ name: 'valueDate', reason: `must be today (${today}, UTC) or later` });
+  } else if (transfer.valueDate !== undefined && transfer.valueDate > latest) {
+    violations.push({
+      name: 'valueDate',
+      reason: `must be at most ${maxValueDateDays} days ahead (${latest}, UTC, or earlier)`,
+    });
   }
   return violations;
 };
 
 export const initiateCreditTransfer = async (
-  { store, clock, workflow }: InitiationDependencies,
+  { store, clock, workflow, maxValueDateDays = DEFAULT_MAX_VALUE_DATE_DAYS }: InitiationDependencies,
   command: InitiationCommand,
 ): Promise<InitiationResult> => {
   const { tenant, clientId, idempotencyKey, servicer } = command;
@@ -79,7 +98,7 @@ export const initiateCreditTransfer = async (
   };
 
   const now = clock.now();
-  const violations = initiationRuleViolations(transfer, now);
+  const violations = initiationRuleViolations(transfer, now, maxValueDateDays);
   if (violations.length > 0) {
     // A retry of yesterday's accepted payment still replays, though its valueDate has passed.
     const replay = await replayOf();

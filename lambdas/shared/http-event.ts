@@ -77,27 +77,3 @@ export const jsonResponse = (
   headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers },
   body: JSON.stringify(body),
 });
-
-/**
- * What precedes the resource path in the URL the client called: `/live` on the stage's
- * execute-api URL, a base path behind a custom domain, nothing locally.
- */
-export const basePathOf = (event: Pick<APIGatewayProxyEvent, 'path' | 'requestContext'>): string => {
-  const requested = event.requestContext.path ?? '';
-  return requested.endsWith(event.path) ? requested.slice(0, requested.length - event.path.length) : '';
-};
-
-/**
- * The URL the client called, up to the resource path (`https://host/stage` on the execute-api
- * URL, the custom domain and its base path, the local address): somewhere it can reach, whatever
- * the tokens' issuer is named. API Gateway names the host in `requestContext.domainName` and the
- * scheme in `X-Forwarded-Proto`.
- */
-export const calledBaseUrlOf = (
-  event: Pick<APIGatewayProxyEvent, 'headers' | 'path' | 'requestContext'>,
-): string | undefined => {
-  const host = event.requestContext?.domainName ?? headerValue(event, 'host');
-  if (host === undefined || host === '') return undefined;
-  const scheme = headerValue(event, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
-  return `${scheme}://${host}${basePathOf(event)}`;
-};

@@ -87,23 +87,31 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const isUnfaithfulText = (text: string): boolean =>
   text.includes('\uFFFD') || LONE_SURROGATE.test(text);
 
-/** The path of the first string (key or value) in a parsed JSON value that is not faithful text. */
-export const firstUnfaithfulString = (value: unknown, path = ''): string | undefined => {
-  if (typeof value === 'string') return isUnfaithfulText(value) ? path || '(body)' : undefined;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = firstUnfaithfulString(item, `${path}[${index}]`);
-      if (found !== undefined) return found;
+/**
+ * The path of the first string (key or value) in a parsed JSON value that is not faithful text.
+ * It walks with its own stack, not by recursion: however deep a value, no call stack runs out.
+ */
+export const firstUnfaithfulString = (value: unknown): string | undefined => {
+  const pending: [path: string, value: unknown][] = [['', value]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [path, item] = next;
+    if (typeof item === 'string') {
+      if (isUnfaithfulText(item)) return path || '(body)';
+      continue;
     }
-    return undefined;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const itemPath = path === '' ? key : `${path}.${key}`;
-      if (isUnfaithfulText(key)) return itemPath;
-      const found = firstUnfaithfulString(item, itemPath);
-      if (found !== undefined) return found;
+    if (item === null || typeof item !== 'object') continue;
+    const children: [string, unknown][] = [];
+    if (Array.isArray(item)) {
+      for (const [index, child] of item.entries()) children.push([`${path}[${index}]`, child]);
+    } else {
+      for (const [key, child] of Object.entries(item)) {
+        const childPath = path === '' ? key : `${path}.${key}`;
+        if (isUnfaithfulText(key)) return childPath;
+        children.push([childPath, child]);
+      }
     }
+    // Last pushed is first taken: reversed, the first field is looked at first.
+    pending.push(...children.reverse());
   }
   return undefined;
 };
@@ -180,11 +188,43 @@ export const boundedRawBody = (
 };
 
 /**
- * JSON.parse, refusing a key repeated in one object (two amounts on a payment must not become
+ * How deep objects and arrays nest in a JSON text (brackets inside strings do not count), read
+ * in one pass without recursion: any text, valid JSON or not, is measured without a stack to overflow.
+ */
+export const jsonNestingDepth = (text: string): number => {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let position = 0; position < text.length; position++) {
+    const character = text[position];
+    if (inString) {
+      if (character === '\\') position++;
+      else if (character === '"') inString = false;
+    } else if (character === '"') inString = true;
+    else if (character === '{' || character === '[') deepest = Math.max(deepest, ++depth);
+    else if (character === '}' || character === ']') depth--;
+  }
+  return deepest;
+};
+
+/**
+ * The deepest nesting a body may have. A credit transfer nests 6 levels at most
+ * (debtor.agent.identifiers[0].number); the rest is margin. Deeper is refused before JSON.parse,
+ * so no check that walks a body ever sees more.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * JSON.parse, refusing a body nested more than MAX_JSON_DEPTH levels, a key repeated in one object (two amounts on a payment must not become
  * one) and a string that is not faithful text: `"\ud800"` parses to a lone surrogate that no
  * filter could ever match and no other system could store.
  */
 export const parseJsonObjectText = (raw: string): unknown => {
+  if (jsonNestingDepth(raw) > MAX_JSON_DEPTH) {
+    throw new InvalidRequestError('The request body is nested too deeply', [
+      { name: '(body)', reason: `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep` },
+    ]);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

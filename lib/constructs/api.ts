@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -65,6 +65,8 @@ export class CreditTransferApi extends Construct {
   readonly restApi: RestApi;
   readonly authorizerFunction: ServiceFunction;
   readonly stageName: string;
+  /** The URL clients call: the custom domain, else the stage's execute-api URL. */
+  readonly publicUrl: string;
   readonly domain?: DomainName;
   private readonly routeFunctions = new Map<string, ServiceFunction>();
 
@@ -193,6 +195,15 @@ export class CreditTransferApi extends Construct {
       });
       // The domain's root is the stage: the issuer and every URL under it carry no stage path.
       this.domain.addBasePathMapping(this.restApi, { stage: this.restApi.deploymentStage });
+    }
+    // Every absolute URL a function writes (discovery, Location, the document's server) starts
+    // with this, never with the request's Host. The stage name is the literal one: a reference to
+    // the stage would make each function depend on the deployment that depends on it.
+    this.publicUrl = props.customDomain
+      ? `https://${props.customDomain.domainName}`
+      : `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${props.stageName}`;
+    for (const routeFunction of this.routeFunctions.values()) {
+      routeFunction.function.addEnvironment('PUBLIC_URL', this.publicUrl);
     }
     const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {

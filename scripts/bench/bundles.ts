@@ -287,6 +287,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       AWS_ENDPOINT_URL_EVENTBRIDGE: stub.endpoint,
       TABLE_NAME: tableName,
       ISSUER: 'http://127.0.0.1',
+      PUBLIC_URL: 'http://127.0.0.1',
       AUDIENCE: 'credit-transfers',
       LOCAL_SIGNING_KEY_FILE: keyFile,
       LIST_CURSOR_SECRET: randomBytes(32).toString('base64url'),

@@ -37,6 +37,9 @@ export interface LocalRuntime {
 }
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** The operator's PUBLIC_URL, read before a start sets it: a second start keeps its own default. */
+const configuredPublicUrl = process.env.PUBLIC_URL;
+const publicUrl = (baseUrl: string): string => configuredPublicUrl || baseUrl;
 export const AUDIENCE = 'credit-transfers';
 
 const importHandler = async <T>(entry: string): Promise<T> => {
@@ -118,8 +121,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
       DYNAMODB_ENDPOINT: dynalite.endpoint,
-      // PUBLIC_URL: the address clients use when something (a proxy) stands in front of this server.
-      ISSUER: process.env.PUBLIC_URL || baseUrl,
+      // PUBLIC_URL: the address clients use when something (a proxy) stands in front of this
+      // server; every absolute URL the service writes starts with it, never with the Host header.
+      PUBLIC_URL: publicUrl(baseUrl),
+      ISSUER: publicUrl(baseUrl),
       AUDIENCE,
       LOCAL_SIGNING_KEY_FILE: files.signingKey,
       // Kept under DATA_DIR, so cursors stay valid across restarts.

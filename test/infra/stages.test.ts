@@ -1,5 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '#routes';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { type Synthesized, synthesize } from './synth.ts';
 import {
@@ -251,6 +252,22 @@ describe('stages', () => {
         'issuer',
       );
       expect(withDomain).toBe('https://payments.bank.example');
+    });
+
+    it('tells every route function the public URL: the custom domain, else the stage URL', () => {
+      const publicUrls = (template: Template) =>
+        ROUTES.map(
+          (route) =>
+            environmentOf(functionsOf(template).get(routeFunction(template, route.method, route.path)))
+              .PUBLIC_URL,
+        );
+      for (const url of publicUrls(everything.template)) expect(url).toBe('https://payments.bank.example');
+      for (const url of publicUrls(dev.template)) {
+        // The stage URL of this REST API: its id, the region, and the stage name as a literal.
+        expect(JSON.stringify(url)).toMatch(
+          /"https:\/\/".*"Ref":"[^"]*RestApi[^"]*".*\.execute-api\..*"Ref":"AWS::Region".*\/dev"/,
+        );
+      }
     });
 
     it('serves a custom domain, TLS 1.2, mapped to the stage at its root', () => {

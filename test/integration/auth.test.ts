@@ -12,6 +12,7 @@ import {
   requestToken,
   startLocalService,
 } from './support/local-service.ts';
+import { rawRequest } from './support/raw-http.ts';
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 
@@ -268,6 +269,56 @@ describe('discovery and unknown routes', () => {
       token_endpoint: `${service.baseUrl}/oauth/token`,
       jwks_uri: `${service.baseUrl}/.well-known/jwks.json`,
     });
+  });
+
+  it('never reflects a forged Host: discovery, the document and Location come from PUBLIC_URL', async () => {
+    const token = await requestToken(service.baseUrl, 'transactions:write');
+    // Straight to the service, not through the proxy: the Host line is exactly the forged one.
+    const forged = (method: string, path: string, headers: string[] = [], body = '') =>
+      rawRequest(service.serviceUrl, [
+        [
+          `${method} ${path} HTTP/1.1`,
+          'Host: attacker.example',
+          'X-Forwarded-Host: attacker.example',
+          'X-Forwarded-Proto: https',
+          'Forwarded: host=attacker.example;proto=https',
+          'Connection: close',
+          ...headers,
+          ...(body === '' ? [] : [`Content-Length: ${Buffer.byteLength(body)}`]),
+          '',
+          body,
+        ].join('\r\n'),
+      ]);
+
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const metadata = await forged('GET', path);
+      expect(metadata.status, metadata.body).toBe(200);
+      expect(metadata.body).not.toContain('attacker');
+      expect(metadata.json).toMatchObject({
+        issuer: service.baseUrl,
+        token_endpoint: `${service.baseUrl}/oauth/token`,
+        jwks_uri: `${service.baseUrl}/.well-known/jwks.json`,
+        service_documentation: `${service.baseUrl}/docs`,
+      });
+      // The same answer for every request: cacheable, with nothing to vary on.
+      expect(metadata.headers['cache-control']?.[0]).toBe('public, max-age=300');
+    }
+
+    const document = await forged('GET', '/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body).not.toContain('attacker');
+    expect(document.json.servers).toEqual([expect.objectContaining({ url: service.baseUrl })]);
+
+    const initiated = await forged(
+      'POST',
+      TRANSFERS,
+      [`Authorization: Bearer ${token}`, 'Content-Type: application/json'],
+      JSON.stringify(minimalCreditTransfer()),
+    );
+    expect(initiated.status, initiated.body).toBe(202);
+    expect(initiated.headers.location).toEqual([
+      `${service.baseUrl}${TRANSFERS}/${initiated.json.paymentId}/status`,
+    ]);
   });
 
   it('answers an unknown path or method with 404 in the problem shape', async () => {

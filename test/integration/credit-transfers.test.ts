@@ -67,7 +67,8 @@ describe('credit transfer initiation', () => {
     expect(paymentId).toMatch(UUID);
     expect(state).toBe('Received');
     expect(Date.parse(date)).not.toBeNaN();
-    expect(reply.headers.get('location')).toBe(`${TRANSFERS}/${paymentId}/status`);
+    // Absolute, under the public URL the service is configured with (here the proxy in front of it).
+    expect(reply.headers.get('location')).toBe(`${service.baseUrl}${TRANSFERS}/${paymentId}/status`);
   });
 
   it('stores the servicer headers, whatever the case of their names', async () => {
@@ -132,6 +133,17 @@ describe('credit transfer initiation', () => {
         'creditor.account.accountNumber',
         minimalCreditTransfer({ creditor: { account: { accountNumber: '1'.repeat(31) } } }),
       ],
+      // Money rules and hostile text (issue 18).
+      ['amount', minimalCreditTransfer({ amount: '1.005', currency: 'EUR' })],
+      ['amount', minimalCreditTransfer({ amount: '1.50', currency: 'JPY' })],
+      ['amount', minimalCreditTransfer({ amount: '1.' })],
+      ['check.amount', minimalCreditTransfer({ check: { amount: '2.5', currency: 'JPY' } })],
+      ['currency', minimalCreditTransfer({ currency: 'XTS' })],
+      ['valueDate', minimalCreditTransfer({ valueDate: '9999-12-31' })],
+      ['purpose', minimalCreditTransfer({ purpose: 'rent\u0000' })],
+      ['purpose', minimalCreditTransfer({ purpose: 'rent\r\nMay' })],
+      ['debtor.name', minimalCreditTransfer({ debtor: { name: 'Example\u0085Corp' } })],
+      ['paymentMethod', minimalCreditTransfer({ paymentMethod: 'Credit\tTransfer' })],
     ];
     for (const [field, body] of cases) {
       const reply = await initiate(body);
@@ -143,6 +155,27 @@ describe('credit transfer initiation', () => {
           field,
         )
         .toContain(field);
+    }
+  });
+
+  it('says how many decimals the currency allows, and accepts what fits it', async () => {
+    const refused = await initiate(minimalCreditTransfer({ amount: '1.005', currency: 'EUR' }));
+    expect(refused.status).toBe(400);
+    expect(refused.body.invalidParams).toEqual([
+      {
+        name: 'amount',
+        reason: 'must have at most 2 decimals in EUR (ISO 4217 minor unit 2); it has 3 decimals',
+      },
+    ]);
+    for (const [amount, currency] of [
+      ['1.005', 'BHD'],
+      ['150', 'JPY'],
+      ['0.12345678', 'XAU'],
+    ]) {
+      const accepted = await initiate(
+        minimalCreditTransfer({ amount, currency, purpose: 'Invoice 118\n\tlines 1-3' }),
+      );
+      expect(accepted.status, `${amount} ${currency}: ${JSON.stringify(accepted.body)}`).toBe(202);
     }
   });
 

@@ -220,6 +220,54 @@ describe('text that cannot be stored exactly as sent', () => {
   });
 });
 
+describe('JSON nested without bound', () => {
+  const arrays = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+  const objects = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  /** Bodies within the 64 KiB limit, so the nesting is what is refused, not the size. */
+  const deepBodies = [
+    arrays(20_000),
+    objects(10_000),
+    `{"paymentMethod":"CreditTransfer","amount":"1","debtorAccountId":"d","identifiers":${arrays(20_000)}}`,
+    `{"grant_type":"client_credentials","client_id":"x","client_secret":"y","scope":${objects(10_000)}}`,
+  ];
+  const STACK_TRACE = /Maximum call stack|RangeError|\n\s+at \S+ \(/;
+
+  it('answers initiation with 400 and the error body, stores nothing, logs no stack trace', async () => {
+    const logged = service.output().length;
+    for (const body of deepBodies) {
+      const reply = await refusedWithoutWrite(() => post([authorized(), json], body), 400, 'invalid_request');
+      expect(reply.json.invalidParams).toEqual([
+        { name: '(body)', reason: expect.stringMatching(/levels deep/) },
+      ]);
+    }
+    // Past the size limit too: 413 with the error body, never 500.
+    await refusedWithoutWrite(() => post([authorized(), json], objects(20_000)), 413, 'payload_too_large');
+    expect(service.output().slice(logged)).not.toMatch(STACK_TRACE);
+  });
+
+  it('answers /oauth/token without authentication with 400 invalid_request, and logs no stack trace', async () => {
+    const logged = service.output().length;
+    for (const body of deepBodies) {
+      const reply = await post([json], body, '/oauth/token');
+      expect(reply.status, reply.body).toBe(400);
+      expect(reply.headers['content-type']?.[0]).toMatch(/^application\/json/);
+      expect(reply.json).toMatchObject({ error: 'invalid_request', error_description: expect.any(String) });
+    }
+    expect(service.output().slice(logged)).not.toMatch(STACK_TRACE);
+  });
+
+  it('answers a deep cancellation body with 400 too', async () => {
+    const created = await callApi(service.baseUrl, TRANSFERS, { token, body: minimalCreditTransfer() });
+    expect(created.status).toBe(202);
+    const reply = await post(
+      [authorized(), json],
+      `{"cancellationReason":${arrays(20_000)}}`,
+      `${TRANSFERS}/${created.body.paymentId}/cancellation`,
+    );
+    expectProblem(reply, 400, 'invalid_request');
+  });
+});
+
 describe('ambiguous requests', () => {
   it('refuses two Authorization headers, equal or not, in either order, before any payment', async () => {
     for (const second of [`Bearer ${token}`, 'Bearer not-a-token', 'Basic eDp5']) {

@@ -1,7 +1,7 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { getKeySet } from '#auth/key-set';
-import { authorizationServerMetadata, getOpenIdConfiguration } from '#auth/openid-configuration';
+import { authorizationServerMetadata, getOpenIdConfiguration, handler } from '#auth/openid-configuration';
 import { SCOPES } from '#domain/scopes';
 import { testSigner } from './fakes.ts';
 
@@ -40,22 +40,59 @@ describe('GET /.well-known/openid-configuration', () => {
     });
   });
 
-  it('names endpoints under the URL the client called, not under an issuer nobody can reach', async () => {
-    const event = {
-      path: '/.well-known/openid-configuration',
-      headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'X-Forwarded-Proto': 'https' },
-      requestContext: {
-        domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
-        path: '/live/.well-known/openid-configuration',
-      },
-    } as unknown as APIGatewayProxyEvent;
-    const result = await getOpenIdConfiguration(() => 'https://credit-transfers-dev.invalid')(event);
+  it('names endpoints under the configured public URL, not under an issuer nobody can reach', async () => {
+    const result = await getOpenIdConfiguration(
+      () => 'https://credit-transfers-dev.invalid',
+      () => 'https://abc123.execute-api.eu-west-1.amazonaws.com/live',
+    )();
 
     expect(JSON.parse(result.body)).toMatchObject({
       issuer: 'https://credit-transfers-dev.invalid',
       token_endpoint: 'https://abc123.execute-api.eu-west-1.amazonaws.com/live/oauth/token',
       jwks_uri: 'https://abc123.execute-api.eu-west-1.amazonaws.com/live/.well-known/jwks.json',
     });
+  });
+
+  it('never reflects a forged Host: every URL comes from ISSUER and PUBLIC_URL', async () => {
+    const saved = { ISSUER: process.env.ISSUER, PUBLIC_URL: process.env.PUBLIC_URL };
+    Object.assign(process.env, {
+      ISSUER: 'https://credit-transfers.example.com',
+      PUBLIC_URL: 'https://api.example.com/live',
+    });
+    try {
+      const forged = {
+        httpMethod: 'GET',
+        path: '/.well-known/openid-configuration',
+        resource: '/.well-known/openid-configuration',
+        headers: {
+          Host: 'attacker.example',
+          'X-Forwarded-Proto': 'http',
+          'X-Forwarded-Host': 'attacker.example',
+        },
+        multiValueHeaders: { Host: ['attacker.example'] },
+        queryStringParameters: null,
+        multiValueQueryStringParameters: null,
+        pathParameters: null,
+        requestContext: { domainName: 'attacker.example', path: '/evil/.well-known/openid-configuration' },
+        body: null,
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyEvent;
+      const result = await handler(forged, {} as Context);
+
+      expect(result.statusCode).toBe(200);
+      expect(result.body).not.toMatch(/attacker|evil/);
+      expect(JSON.parse(result.body)).toMatchObject({
+        issuer: 'https://credit-transfers.example.com',
+        token_endpoint: 'https://api.example.com/live/oauth/token',
+        jwks_uri: 'https://api.example.com/live/.well-known/jwks.json',
+        service_documentation: 'https://api.example.com/live/docs',
+      });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it('keeps the issuer exactly as configured and builds endpoints under its path', () => {

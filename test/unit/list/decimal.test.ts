@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AMOUNT_PATTERN } from '#domain/credit-transfer';
 import { compareDecimals } from '#domain/decimal';
 
 const digits = (maxLength: number, minLength = 0) =>
@@ -70,7 +69,10 @@ describe('compareDecimals', () => {
   });
 
   it('generates only amounts the spec pattern accepts', () => {
-    fc.assert(fc.property(amount, (value) => AMOUNT_PATTERN.test(value)));
+    // The spec's own pattern: stored amounts may end in '.' (accepted before the service's
+    // AMOUNT_PATTERN required a digit), and the list still compares them.
+    const specPattern = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/;
+    fc.assert(fc.property(amount, (value) => specPattern.test(value)));
   });
 
   it('orders every pair of spec amounts as exact decimal arithmetic does', () => {

@@ -74,7 +74,7 @@ const initiationHandler = async () => {
     clock: { now: () => new Date() },
     workflow: { start: async () => undefined },
   });
-  return jsonHttpHandler(initiateCreditTransfer(dependencies));
+  return jsonHttpHandler(initiateCreditTransfer(dependencies, () => 'http://127.0.0.1:3000'));
 };
 
 const transfer = () => {

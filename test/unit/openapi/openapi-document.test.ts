@@ -37,10 +37,15 @@ const parameter = (operationId: string, name: string, doc = document) => {
 };
 
 describe('the OpenAPI document', () => {
-  it('is an OpenAPI 3.1 document of version 0.7.0 with a relative server', () => {
+  it("is an OpenAPI 3.1 document of version 0.7.0 whose server is the public URL, npm start's by default", () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info).toMatchObject({ title: 'Credit Transfers API', version: '0.7.0' });
-    expect(document.servers).toEqual([expect.objectContaining({ url: '.' })]);
+    expect(document.servers).toEqual([
+      expect.objectContaining({
+        url: '{publicUrl}',
+        variables: { publicUrl: expect.objectContaining({ default: 'http://127.0.0.1:3000' }) },
+      }),
+    ]);
   });
 
   it.each([
@@ -346,7 +351,9 @@ describe('the credit transfer schemas', () => {
       maxLength: 23,
       pattern: AMOUNT_PATTERN.source,
     });
-    expect(AMOUNT_PATTERN.source).toBe('^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$');
+    // The spec's pattern, except that an amount ends in a digit (`{1,8}`, not `{0,8}`).
+    expect(AMOUNT_PATTERN.source).toBe('^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{1,8})?$');
+    expect(AMOUNT_PATTERN.test('1.')).toBe(false);
     expect(propertyAt(document, request, 'currency')).toMatchObject({
       minLength: 3,
       maxLength: 3,
@@ -585,8 +592,26 @@ describe('the committed document', () => {
     expect(JSON.parse(committed)).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
   });
 
-  it('is what /openapi.json serves', async () => {
-    const served = await getOpenApiDocument();
-    expect(JSON.parse(served.body)).toEqual(JSON.parse(await readFile(committedPath, 'utf8')));
+  it('is what /openapi.json serves, with the configured public URL as its server and token URL', async () => {
+    const served = await getOpenApiDocument(() => 'https://api.example.com/live')();
+    const committed = JSON.parse(await readFile(committedPath, 'utf8'));
+    const document = JSON.parse(served.body);
+    expect(document.servers).toEqual([
+      {
+        url: 'https://api.example.com/live',
+        description: committed.servers[0].description,
+        'x-internal': false,
+      },
+    ]);
+    expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(
+      'https://api.example.com/live/oauth/token',
+    );
+    const withoutUrls = (value: typeof committed) => {
+      const copy = structuredClone(value);
+      delete copy.servers;
+      delete copy.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl;
+      return copy;
+    };
+    expect(withoutUrls(document)).toEqual(withoutUrls(committed));
   });
 });
