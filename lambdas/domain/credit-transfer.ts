@@ -219,7 +219,9 @@ export const storedAmountSchema = z
   .check(
     atMostCharacters(23),
     z.regex(/^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/),
-    z.describe('Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent.'),
+    z.describe(
+      'Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent.',
+    ),
   );
 
 const checkFields = (amount: z.ZodMiniString) => ({
