@@ -29,8 +29,10 @@ export interface StageConfig {
   readonly logRetention: RetentionDays;
   /** Set the account's API Gateway CloudWatch role (an account-wide setting) from this stack. */
   readonly apiGatewayCloudWatchRole: boolean;
-  /** Raising it replaces the token signing key (the old one is retained): the key rotation. */
+  /** Raising it adds a new token signing key (and drops the one two generations back, retained); see docs/keys.md. */
   readonly signingKeyGeneration: number;
+  /** A second region for copies (`-c backupRegion=...`): the signing keys are replicated there. */
+  readonly backupRegion?: string;
 }
 
 export const PRODUCTION_STAGE = 'prod';
@@ -134,6 +136,13 @@ export const stageConfig = (context: ContextReader): StageConfig => {
         : RetentionDays.THREE_MONTHS
       : retentionDays(retentionText);
 
+  const backupRegion = text('backupRegion');
+  if (backupRegion !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(backupRegion)) {
+    throw new Error(
+      `Context backupRegion must be an AWS region name such as eu-central-1; got ${backupRegion}`,
+    );
+  }
+
   return {
     stage,
     rail: sandbox
@@ -153,6 +162,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
     signingKeyGeneration: wholeNumber(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
+    ...(backupRegion !== undefined && { backupRegion }),
   };
 };
 
