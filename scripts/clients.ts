@@ -250,9 +250,7 @@ export const clientsProgram = (): Command => {
   targetOptions(
     program
       .command('disable')
-      .description(
-        'Disable a client: its secret is refused from now on, its live tokens within 30 s',
-      )
+      .description('Disable a client: its secret is refused from now on, its live tokens within 30 s')
       .requiredOption('--client-id <id>', 'the client to disable'),
   ).action(async (options: TargetOptions & { clientId: string }) => {
     await withTarget(options, true, async (administration) => {
