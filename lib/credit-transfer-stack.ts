@@ -9,7 +9,7 @@ import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
 import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
 import { Monitoring } from './constructs/monitoring.ts';
-import { TokenSigningKey } from './constructs/signing-key.ts';
+import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
@@ -32,7 +32,7 @@ export interface CreditTransferStackProps extends StackProps {
  */
 export class CreditTransferStack extends Stack {
   readonly table: CreditTransferTable;
-  readonly signingKey: TokenSigningKey;
+  readonly signingKey: TokenSigningKeys;
   readonly cursorKey: ListCursorKey;
   readonly api: CreditTransferApi;
   readonly lifecycle: CreditTransferLifecycle;
@@ -48,11 +48,11 @@ export class CreditTransferStack extends Stack {
     this.table = new CreditTransferTable(this, 'CreditTransfers', {
       customerManagedKey: config.tableCustomerManagedKey,
     });
-    // A new generation is a new key resource; the previous one is retained, not deleted.
-    this.signingKey = new TokenSigningKey(
-      this,
-      config.signingKeyGeneration === 1 ? 'TokenSigningKey' : `TokenSigningKey${config.signingKeyGeneration}`,
-    );
+    // The generation's key and the one before it; `npm run keys -- rotate` moves between them.
+    this.signingKey = new TokenSigningKeys(this, 'TokenSigningKeys', {
+      generation: config.signingKeyGeneration,
+      ...(config.backupRegion !== undefined && { backupRegion: config.backupRegion }),
+    });
     this.cursorKey = new ListCursorKey(this, 'ListCursorKey');
 
     if (config.rail.kind === 'connector') {
@@ -159,8 +159,13 @@ export class CreditTransferStack extends Stack {
       description: 'The example consumer: every status change, as an SQS message',
     });
     new CfnOutput(this, 'SigningKeyId', {
-      value: this.signingKey.key.keyId,
-      description: 'KMS key that signs the access tokens',
+      value: this.signingKey.newest.keyId,
+      description: "The newest KMS key for the access tokens (the signing key generation's)",
+    });
+    new CfnOutput(this, 'SigningKeyIds', {
+      value: this.signingKey.keyIds,
+      description:
+        'The KMS keys for the access tokens, oldest first: npm run keys -- rotate --signing-key-ids',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     if (this.connectorSecret) {

@@ -6,12 +6,12 @@ import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { LIST_INDEXES } from '#adapters/table-definition';
 import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import type { Binding } from './constructs/function-defaults.ts';
-import type { TokenSigningKey } from './constructs/signing-key.ts';
+import type { TokenSigningKeys } from './constructs/signing-key.ts';
 
 /** What the functions may be bound to. */
 export interface ServiceResources {
   readonly table: ITable;
-  readonly signingKey: TokenSigningKey;
+  readonly signingKey: TokenSigningKeys;
   /** The HMAC key the list cursors' secret is derived from. */
   readonly cursorKey: IKey;
   /** The credit transfer lifecycle workflow. */
@@ -59,14 +59,26 @@ export const tableAccess = (
   },
 });
 
-/** Signing is granted in the key policy itself, which the account's IAM policies cannot widen. */
-export const signingKeyAccess = (key: TokenSigningKey, actions: readonly SigningKeyAction[]): Binding => ({
-  environment: { KMS_KEY_ID: key.key.keyId },
-  grant: (grantee) => {
-    key.key.grant(grantee, ...actions.map((action) => `kms:${action}`));
-    if (actions.includes('Sign')) key.allowSigning(grantee.grantPrincipal);
+/**
+ * Every key of the stack (the current and the next or previous one; which signs is in the signing
+ * key schedule, an item of the table). Signing is granted in the key policies themselves, which
+ * the account's IAM policies cannot widen.
+ */
+export const signingKeyAccess = (
+  keys: TokenSigningKeys,
+  table: ITable,
+  actions: readonly SigningKeyAction[],
+): Binding[] => [
+  {
+    environment: { SIGNING_KEY_IDS: keys.keyIds },
+    grant: (grantee) => {
+      keys.grant(grantee, ...actions.map((action) => `kms:${action}`));
+      if (actions.includes('Sign')) keys.allowSigning(grantee.grantPrincipal);
+    },
   },
-});
+  // The schedule item (SIGNING_KEYS / SCHEDULE).
+  tableAccess(table, ['GetItem']),
+];
 
 /** The rail the workflow runs on, as the functions read it: RAIL, and for the connector its URL and key. */
 export interface RailBinding {
@@ -135,14 +147,15 @@ type Bindings = (resources: ServiceResources) => readonly Binding[];
  * A route missing here fails synthesis: a new route adds one line.
  */
 export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
-  // Sign, and read the public key once per container for the tokens' `kid`. UpdateItem: the
-  // failed-authentication counts (CLIENT#<id> / AUTHENTICATION_FAILURES, TTL attribute expiresAt).
+  // Sign, and read the public key once per container for the tokens' `kid`. GetItem: the client
+  // (CLIENT#<id>), the schedule (SIGNING_KEYS) and the failed-authentication counts, which
+  // UpdateItem writes (AUTHENTICATION_FAILURES#<id> / SOURCE#<address>, TTL attribute expiresAt).
   issueToken: (r) => [
     tableAccess(r.table, ['GetItem', 'UpdateItem']),
-    signingKeyAccess(r.signingKey, ['Sign', 'GetPublicKey']),
+    ...signingKeyAccess(r.signingKey, r.table, ['Sign', 'GetPublicKey']),
     tokenClaims(r),
   ],
-  getJsonWebKeySet: (r) => [signingKeyAccess(r.signingKey, ['GetPublicKey']), tokenClaims(r)],
+  getJsonWebKeySet: (r) => [...signingKeyAccess(r.signingKey, r.table, ['GetPublicKey']), tokenClaims(r)],
   // The discovery document only names URLs under the issuer: no key.
   getOpenIdConfiguration: (r) => [tokenClaims(r)],
   getAuthorizationServerMetadata: (r) => [tokenClaims(r)],
@@ -164,9 +177,12 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   getReferencePageScript: () => [],
 };
 
-/** The authorizer verifies tokens: the public key, and the issuer and audience they must name. */
+/**
+ * The authorizer verifies tokens: the public keys, the issuer and audience they must name, and
+ * the client's record (CLIENT#<id>, GetItem), so a disabled client's tokens stop.
+ */
 export const AUTHORIZER_BINDINGS: Bindings = (r) => [
-  signingKeyAccess(r.signingKey, ['GetPublicKey']),
+  ...signingKeyAccess(r.signingKey, r.table, ['GetPublicKey']),
   tokenClaims(r),
 ];
 

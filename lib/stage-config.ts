@@ -29,12 +29,14 @@ export interface StageConfig {
   readonly logRetention: RetentionDays;
   /** Set the account's API Gateway CloudWatch role (an account-wide setting) from this stack. */
   readonly apiGatewayCloudWatchRole: boolean;
-  /** Raising it replaces the token signing key (the old one is retained): the key rotation. */
+  /** Raising it adds a new token signing key (and drops the one two generations back, retained); see docs/keys.md. */
   readonly signingKeyGeneration: number;
   /** The AWS SDK's FIPS and dual-stack endpoints for every function's AWS calls (docs/aws-sdk.md). */
   readonly awsEndpoints: AwsEndpointSettings;
   /** Warm instances per latency-critical function group; 0 (the default) is none (docs/aws-sdk.md). */
   readonly provisionedConcurrency: ProvisionedConcurrency;
+  /** A second region for copies (`-c backupRegion=...`): the signing keys are replicated there. */
+  readonly backupRegion?: string;
 }
 
 export interface AwsEndpointSettings {
@@ -152,6 +154,13 @@ export const stageConfig = (context: ContextReader): StageConfig => {
         : RetentionDays.THREE_MONTHS
       : retentionDays(retentionText);
 
+  const backupRegion = text('backupRegion');
+  if (backupRegion !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(backupRegion)) {
+    throw new Error(
+      `Context backupRegion must be an AWS region name such as eu-central-1; got ${backupRegion}`,
+    );
+  }
+
   return {
     stage,
     rail: sandbox
@@ -178,6 +187,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
         return [group, instanceCount(text(name) ?? '0', name)];
       }),
     ) as ProvisionedConcurrency,
+    ...(backupRegion !== undefined && { backupRegion }),
   };
 };
 

@@ -253,16 +253,14 @@ export const clientsProgram = (): Command => {
   targetOptions(
     program
       .command('disable')
-      .description(
-        'Disable a client: its secret is refused from now on; tokens already issued last until they expire',
-      )
+      .description('Disable a client: its secret is refused from now on, its live tokens within 30 s')
       .requiredOption('--client-id <id>', 'the client to disable'),
   ).action(async (options: TargetOptions & { clientId: string }) => {
     await withTarget(options, true, async (administration) => {
       const { client, changed } = await disableClient(administration, options.clientId);
       console.log(
         changed
-          ? `Disabled client ${client.clientId} at ${client.disabledAt}`
+          ? `Disabled client ${client.clientId} at ${client.disabledAt}; its live tokens are refused within 30 s`
           : `Client ${client.clientId} was disabled already, at ${client.disabledAt}`,
       );
     });
@@ -275,7 +273,10 @@ export const clientsProgram = (): Command => {
       .requiredOption('--client-id <id>', 'the client')
       .option('--client-secret <secret>', 'use this secret (16 to 256 characters) instead of a generated one')
       .addOption(
-        new Option('--grace <duration>', 'how long the old secret keeps working: 0, 90s, 15m, 24h, 7d')
+        new Option(
+          '--grace <duration>',
+          'how long the old secret keeps working: 0 (also revokes the live tokens), 90s, 15m, 24h, 7d',
+        )
           .default(DEFAULT_ROTATION_GRACE_SECONDS, '24h')
           .argParser(parseDuration),
       ),
@@ -289,7 +290,7 @@ export const clientsProgram = (): Command => {
       console.log(
         client.previousSecretExpiresAt
           ? `  the previous secret works until ${client.previousSecretExpiresAt}`
-          : '  the previous secret no longer works',
+          : '  the previous secret no longer works, nor do the tokens issued before (within 30 s)',
       );
       if (options.clientSecret === undefined) printSecret(secret);
     });

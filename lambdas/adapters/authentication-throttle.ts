@@ -1,21 +1,22 @@
 import type { AuthenticationThrottlePolicy } from '#domain/client';
-import type { AuthenticationAttempt, AuthenticationThrottle } from '#domain/ports';
+import type { AuthenticationAttempt, AuthenticationCaller, AuthenticationThrottle } from '#domain/ports';
 import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import { authenticationFailuresKey } from './keys.ts';
 
 /** The TTL attribute (epoch seconds) DynamoDB deletes the item by; also the end of the window. */
 export const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
 
-/** Races between parallel requests settle in a round or two; beyond that the attempt is refused. */
+/** Two requests failing at once settle in a round or two; the count is never lost, only retried. */
 const MAX_ROUNDS = 4;
 
 const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /**
- * Counts attempts per client id in one item with atomic, conditional updates: one adds an attempt
- * to a live window under the limit, another starts a window where there is none or it has ended.
- * A window past `expiresAt` counts as absent whether or not TTL has deleted it yet (TTL deletes
- * within days, and dynalite never).
+ * Counts failed authentications per client id and source address, one item each: a read before
+ * the secret is checked, an atomic conditional update once it is known to be wrong (one adds to a
+ * live window, another starts a window where there is none or it has ended). A window past
+ * `expiresAt` counts as absent whether or not TTL has deleted it yet (TTL deletes within days,
+ * and dynalite never).
  */
 export class DynamoDbAuthenticationThrottle implements AuthenticationThrottle {
   constructor(
@@ -24,8 +25,28 @@ export class DynamoDbAuthenticationThrottle implements AuthenticationThrottle {
     private readonly policy: AuthenticationThrottlePolicy,
   ) {}
 
-  async attempt(clientId: string, now: Date): Promise<AuthenticationAttempt> {
-    const Key = authenticationFailuresKey(clientId);
+  async check(
+    caller: AuthenticationCaller,
+    now: Date,
+  ): Promise<AuthenticationAttempt & { failures: number }> {
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: authenticationFailuresKey(caller),
+      ConsistentRead: true,
+    });
+    const nowSeconds = epochSeconds(now);
+    const expiresAt = Number(Item?.[EXPIRES_AT_ATTRIBUTE] ?? 0);
+    const failures = expiresAt > nowSeconds ? Number(Item?.failures ?? 0) : 0;
+    if (failures < this.policy.maxFailures) return { allowed: true, failures };
+    return {
+      allowed: false,
+      failures,
+      retryAfterSeconds: Math.min(expiresAt - nowSeconds, this.policy.windowSeconds),
+    };
+  }
+
+  async failed(caller: AuthenticationCaller, now: Date): Promise<void> {
+    const Key = authenticationFailuresKey(caller);
     const nowSeconds = epochSeconds(now);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       try {
@@ -33,23 +54,14 @@ export class DynamoDbAuthenticationThrottle implements AuthenticationThrottle {
           TableName: this.tableName,
           Key,
           UpdateExpression: 'SET failures = failures + :one',
-          ConditionExpression: '#expiresAt > :now AND failures < :max',
+          ConditionExpression: '#expiresAt > :now',
           ExpressionAttributeNames: { '#expiresAt': EXPIRES_AT_ATTRIBUTE },
-          ExpressionAttributeValues: { ':one': 1, ':now': nowSeconds, ':max': this.policy.maxFailures },
+          ExpressionAttributeValues: { ':one': 1, ':now': nowSeconds },
         });
-        return { allowed: true };
+        return;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
       }
-      const { Item } = await this.client.get({ TableName: this.tableName, Key, ConsistentRead: true });
-      const expiresAt = Number(Item?.[EXPIRES_AT_ATTRIBUTE] ?? 0);
-      if (expiresAt > nowSeconds && Number(Item?.failures) >= this.policy.maxFailures) {
-        return {
-          allowed: false,
-          retryAfterSeconds: Math.min(expiresAt - nowSeconds, this.policy.windowSeconds),
-        };
-      }
-      if (expiresAt > nowSeconds) continue; // a window another request just started: count in it
       try {
         await this.client.update({
           TableName: this.tableName,
@@ -64,20 +76,21 @@ export class DynamoDbAuthenticationThrottle implements AuthenticationThrottle {
             ':type': 'AuthenticationFailures',
           },
         });
-        return { allowed: true };
+        return;
       } catch (error) {
+        // Another failure just started the window: count in it, next round.
         if (!isConditionFailure(error)) throw error;
       }
     }
-    return { allowed: false, retryAfterSeconds: 1 };
+    throw new Error('The failed authentication could not be counted: the count kept changing');
   }
 
-  async succeeded(clientId: string): Promise<void> {
+  async succeeded(caller: AuthenticationCaller): Promise<void> {
     try {
       // The item stays with its expiresAt, so TTL still removes it.
       await this.client.update({
         TableName: this.tableName,
-        Key: authenticationFailuresKey(clientId),
+        Key: authenticationFailuresKey(caller),
         UpdateExpression: 'SET failures = :zero',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':zero': 0 },

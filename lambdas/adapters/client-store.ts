@@ -17,7 +17,8 @@ const fromClientItem = (item: Record<string, unknown>): ClientRecord => {
     typeof tenant !== 'string' ||
     typeof createdAt !== 'string' ||
     !Array.isArray(scopes) ||
-    (revision !== undefined && !Number.isSafeInteger(revision))
+    (revision !== undefined && !Number.isSafeInteger(revision)) ||
+    (item.tokenGeneration !== undefined && !Number.isSafeInteger(item.tokenGeneration))
   ) {
     throw new Error(`The stored client ${String(clientId)} is malformed`);
   }
@@ -35,6 +36,7 @@ const fromClientItem = (item: Record<string, unknown>): ClientRecord => {
     ...(previousSecretExpiresAt !== undefined && { previousSecretExpiresAt }),
     ...(disabledAt !== undefined && { disabledAt }),
     ...(revision !== undefined && { revision: revision as number }),
+    ...(item.tokenGeneration !== undefined && { tokenGeneration: item.tokenGeneration as number }),
   };
 };
 

@@ -122,12 +122,21 @@ export const sandboxClearingKey = (tenant: string, paymentId: string): TableKey 
   sk: 'CLEARING',
 });
 
+const hashed = (value: string): string => `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+
+/** An IPv4 or IPv6 address as API Gateway or Node gives it; anything else is counted under its hash. */
+const SOURCE_ADDRESS_PATTERN = /^[0-9A-Fa-f:.]{2,45}$/;
+
 /**
- * The failed-authentication count of a client id, known or not, beside the client's own item. An
- * id no client can have (outside CLIENT_ID_PATTERN, which has no ':') is counted under its hash,
- * so no sent id can reach another key or make one arbitrarily long.
+ * The failed-authentication count of one client id (known or not) from one source address, in a
+ * partition of its own (never the client's: whoever counts failures cannot touch a client record).
+ * An id no client can have (outside CLIENT_ID_PATTERN, which has no ':' or '#') and an address that
+ * is not one are counted under their hashes, so nothing sent can reach another key or make one long.
  */
-export const authenticationFailuresKey = (clientId: string): TableKey => ({
-  pk: `CLIENT#${CLIENT_ID_PATTERN.test(clientId) ? clientId : `sha256:${createHash('sha256').update(clientId).digest('base64url')}`}`,
-  sk: 'AUTHENTICATION_FAILURES',
+export const authenticationFailuresKey = (caller: { clientId: string; sourceAddress: string }): TableKey => ({
+  pk: `AUTHENTICATION_FAILURES#${CLIENT_ID_PATTERN.test(caller.clientId) ? caller.clientId : hashed(caller.clientId)}`,
+  sk: `SOURCE#${SOURCE_ADDRESS_PATTERN.test(caller.sourceAddress) ? caller.sourceAddress : hashed(caller.sourceAddress)}`,
 });
+
+/** The signing key schedule (AWS): which KMS key signs, and which the key set publishes. */
+export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 'SCHEDULE' });

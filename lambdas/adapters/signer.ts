@@ -1,27 +1,46 @@
-import type { TokenSigner } from '#domain/ports';
+import type { TokenKeys } from '#domain/ports';
 import { optionalEnv } from '#shared/config';
+import { documentClient, tableName } from './dynamodb-client.ts';
 import { kmsSigner } from './signer-kms.ts';
-import { localFileSigner } from './signer-local.ts';
+import { localKeyFiles } from './signer-local.ts';
+import { DynamoDbSigningKeyScheduleStore } from './signing-key-schedule.ts';
+import { scheduledKeys } from './signing-keys-kms.ts';
 
-const signers = new Map<string, TokenSigner>();
+let keys: { source: string; keys: TokenKeys } | undefined;
 
 /**
- * KMS when KMS_KEY_ID is set (AWS), else the key file LOCAL_SIGNING_KEY_FILE (local runtime).
- * One signer per key source, so its public key is read once per container or process.
+ * On AWS (SIGNING_KEY_IDS: the stack's KMS keys, oldest first) the keys follow the schedule in
+ * the table; locally (LOCAL_SIGNING_KEY_FILE, and LOCAL_PREVIOUS_SIGNING_KEY_FILE beside it) the
+ * key files. One instance per source, so public keys are read once per container or process.
  */
-export const signerFromEnvironment = (): TokenSigner => {
-  const kmsKeyId = optionalEnv('KMS_KEY_ID');
+export const tokenKeysFromEnvironment = (): TokenKeys => {
+  const heldKeyIds = optionalEnv('SIGNING_KEY_IDS');
   const keyFile = optionalEnv('LOCAL_SIGNING_KEY_FILE');
-  const source = kmsKeyId ? `kms:${kmsKeyId}` : keyFile ? `file:${keyFile}` : undefined;
+  const previousKeyFile = optionalEnv('LOCAL_PREVIOUS_SIGNING_KEY_FILE');
+  const source = heldKeyIds
+    ? `kms:${heldKeyIds}`
+    : keyFile
+      ? `file:${keyFile}:${previousKeyFile ?? ''}`
+      : undefined;
   if (source === undefined) {
     throw new Error(
-      'No token signing key: set KMS_KEY_ID (on AWS) or LOCAL_SIGNING_KEY_FILE (local runtime)',
+      'No token signing key: set SIGNING_KEY_IDS (on AWS) or LOCAL_SIGNING_KEY_FILE (local runtime)',
     );
   }
-  let signer = signers.get(source);
-  if (signer === undefined) {
-    signer = kmsKeyId ? kmsSigner(kmsKeyId) : localFileSigner(keyFile as string);
-    signers.set(source, signer);
+  if (keys?.source !== source) {
+    keys = {
+      source,
+      keys: heldKeyIds
+        ? scheduledKeys({
+            schedule: new DynamoDbSigningKeyScheduleStore(documentClient(), tableName()),
+            heldKeyIds: heldKeyIds.split(',').map((keyId) => keyId.trim()),
+            signerFor: (keyId) => kmsSigner(keyId),
+          })
+        : localKeyFiles({
+            current: keyFile as string,
+            ...(previousKeyFile !== undefined && { previous: previousKeyFile }),
+          }),
+    };
   }
-  return signer;
+  return keys.keys;
 };

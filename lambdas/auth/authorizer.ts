@@ -1,9 +1,12 @@
 import { JwtVerifier } from 'aws-jwt-verify';
 import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { DynamoDbClientStore } from '#adapters/client-store';
+import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { TENANT_ID_PATTERN } from '#adapters/keys';
-import { signerFromEnvironment } from '#adapters/signer';
-import type { TokenSigner } from '#domain/ports';
+import { tokenKeysFromEnvironment } from '#adapters/signer';
+import { TOKEN_GENERATION_CLAIM, tokenRevocationReason } from '#domain/client';
+import type { ClientStore, TokenKeys } from '#domain/ports';
 import { splitScopes } from '#domain/scopes';
 import type { JsonWebKeySet } from '#domain/token-signer';
 import { ROUTES, type Route } from '#routes';
@@ -13,7 +16,9 @@ import { observed } from '#shared/observability';
 import { routePolicy } from './policy.ts';
 
 export interface AuthorizerDependencies {
-  signer: TokenSigner;
+  keys: TokenKeys;
+  /** Read once per invocation (API Gateway caches the result): a disabled client's tokens stop. */
+  clients: Pick<ClientStore, 'get'>;
   issuer: string;
   audience: string;
   routes: readonly Route[];
@@ -43,18 +48,26 @@ const checkClaims = ({ header, payload }: { header: { alg?: string }; payload: J
     throw new Error('The token has no valid tenant claim');
   }
   if (typeof payload.scope !== 'string') throw new Error('The token has no scope claim');
+  const generation = payload[TOKEN_GENERATION_CLAIM];
+  // Tokens issued before generations existed carry none: generation 0.
+  if (generation !== undefined && !Number.isSafeInteger(generation)) {
+    throw new Error(`The token's ${TOKEN_GENERATION_CLAIM} claim is not a whole number`);
+  }
 };
 
 const fromEnvironment = (): AuthorizerDependencies => ({
-  signer: signerFromEnvironment(),
+  keys: tokenKeysFromEnvironment(),
+  clients: new DynamoDbClientStore(documentClient(), tableName()),
   issuer: requiredEnv('ISSUER'),
   audience: requiredEnv('AUDIENCE'),
   routes: ROUTES,
 });
 
 /**
- * API Gateway REST TOKEN authorizer. The key set comes straight from the signer (KMS public
- * key or the local key file), handed to aws-jwt-verify so it never fetches over the network.
+ * API Gateway REST TOKEN authorizer. The key set (KMS public keys or the local key files, the
+ * current and the previous or next one) is handed to aws-jwt-verify, which picks the key by the
+ * token's `kid` and never fetches over the network. A verified token is then checked against its
+ * client's record: a disabled client, or one whose tokens were revoked, is refused.
  */
 export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => {
   const verifiers = new Map<string, { verifier: ReturnType<typeof createVerifier>; jwks?: JsonWebKeySet }>();
@@ -81,9 +94,9 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
   };
 
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<AuthorizerResult> => {
-    const { signer, issuer, audience, routes } = dependencies();
+    const { keys, clients, issuer, audience, routes } = dependencies();
     // Outside the try: a key that cannot be read is a fault (500), not a bad token (401).
-    const verifier = verifierFor(issuer, audience, await signer.publicJwks());
+    const verifier = verifierFor(issuer, audience, await keys.publicJwks());
     let payload: JwtPayload;
     try {
       const token = BEARER.exec(event.authorizationToken?.trim() ?? '')?.[1];
@@ -95,6 +108,15 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
     }
     const clientId = payload.sub as string;
     const scope = payload.scope as string;
+    // Outside the try as well: a table that cannot be read is a fault, not a bad token.
+    const revoked = tokenRevocationReason(await clients.get(clientId), {
+      tenant: payload.tenant as string,
+      generation: (payload[TOKEN_GENERATION_CLAIM] as number | undefined) ?? 0,
+    });
+    if (revoked !== undefined) {
+      logger.info('Access token refused', { reason: revoked, clientId });
+      throw unauthorized();
+    }
     return {
       principalId: clientId,
       policyDocument: routePolicy(event.methodArn, splitScopes(scope), routes),

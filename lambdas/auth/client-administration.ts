@@ -103,8 +103,12 @@ export const createClient = async (
     {
       put: async (record) => {
         if (options.replace) {
-          replaced = (await administration.clients.get(record.clientId)) !== undefined;
-          await administration.clients.put(record);
+          const before = await administration.clients.get(record.clientId);
+          replaced = before !== undefined;
+          // A replaced client is a new one: the tokens of the one it replaces stop.
+          await administration.clients.put(
+            before === undefined ? record : { ...record, tokenGeneration: (before.tokenGeneration ?? 0) + 1 },
+          );
           created = true;
         } else {
           created = await administration.clients.create(record);
@@ -141,9 +145,9 @@ const save = async (administration: ClientAdministration, before: ClientRecord, 
 };
 
 /**
- * Disables a client: from now on its secret gets 401 invalid_client, as for an unknown id.
- * Tokens issued before stay valid until they expire (at most an hour). Disabling a disabled
- * client changes nothing and publishes nothing.
+ * Disables a client: from now on its secret gets 401 invalid_client, as for an unknown id, and
+ * its live tokens are refused once the authorizer's cached answers (30 s) run out. Disabling a
+ * disabled client changes nothing and publishes nothing.
  */
 export const disableClient = async (
   administration: ClientAdministration,
@@ -157,7 +161,10 @@ export const disableClient = async (
   return { client, changed: true };
 };
 
-/** A new secret (given or generated); the old one keeps working for `graceSeconds` (0: stops at once). */
+/**
+ * A new secret (given or generated); the old one keeps working for `graceSeconds`. With 0 it stops
+ * at once, and the client's live tokens with it (within the authorizer's cache time).
+ */
 export const rotateClientSecret = async (
   administration: ClientAdministration,
   clientId: string,

@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { acceptedSecretHashes, CLIENT_ID_PATTERN, type ClientRecord } from '#domain/client';
-import type { AuthenticationThrottle, ClientStore, Clock, TokenSigner } from '#domain/ports';
+import {
+  acceptedSecretHashes,
+  CLIENT_ID_PATTERN,
+  type ClientRecord,
+  TOKEN_GENERATION_CLAIM,
+} from '#domain/client';
+import type {
+  AuthenticationCaller,
+  AuthenticationThrottle,
+  ClientStore,
+  Clock,
+  TokenKeys,
+} from '#domain/ports';
 import { isScope, type Scope, splitScopes } from '#domain/scopes';
 import { verifyClientSecretAgainst } from './client-secret.ts';
 import { signJwt } from './jwt.ts';
@@ -11,7 +22,7 @@ export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
 
 export interface TokenIssuerDependencies {
   clients: ClientStore;
-  signer: TokenSigner;
+  keys: TokenKeys;
   /** The `iss` claim; also the discovery document's issuer. */
   issuer: string;
   /** The `aud` claim the authorizer demands. */
@@ -33,20 +44,25 @@ export interface AccessTokenClaims {
   scope: string;
   tenant: string;
   client_id: string;
+  /** The client's token generation when issued: the authorizer refuses the token once it has moved on. */
+  [TOKEN_GENERATION_CLAIM]: number;
 }
 
 /**
  * Checks the client's secret. Every refusal takes the same path and time: an unknown id, a
- * disabled client and a wrong secret each cost one throttle attempt, one store read and two scrypt
- * derivations (the current hash, and the previous one or a stand-in), so nothing tells which ids exist.
+ * disabled client and a wrong secret each cost one throttle read, one store read, two scrypt
+ * derivations (the current hash, and the previous one or a stand-in) and one counted failure, so
+ * nothing tells which ids exist. Only a failure counts, after the secret is known to be wrong:
+ * a correct secret is never refused for requests still in flight or sent from elsewhere.
  */
 const authenticateClient = async (
   { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
   credentials: ClientCredentials,
+  caller: AuthenticationCaller,
 ): Promise<ClientRecord> => {
   const now = clock.now();
-  // Before the scrypt: a throttled id costs no CPU, whoever sends it.
-  const attempt = await throttle.attempt(credentials.clientId, now);
+  // Before anything else: a throttled caller costs no read and no CPU.
+  const attempt = await throttle.check(caller, now);
   if (!attempt.allowed) {
     throw new ClientAuthenticationThrottledError(
       `Too many failed client authentications; retry after ${attempt.retryAfterSeconds} seconds`,
@@ -61,9 +77,11 @@ const authenticateClient = async (
     client === undefined ? [] : acceptedSecretHashes(client, now),
   );
   if (client === undefined || client.disabledAt !== undefined || !secretMatches) {
+    // Counted before the answer: a caller learns of a failure only once it is counted.
+    await throttle.failed(caller, now);
     throw new InvalidClientError('Client authentication failed');
   }
-  await throttle.succeeded(credentials.clientId);
+  if (attempt.failures > 0) await throttle.succeeded(caller);
   return client;
 };
 
@@ -96,7 +114,10 @@ export const issueAccessToken = async (
   dependencies: TokenIssuerDependencies,
   request: TokenRequest,
 ): Promise<{ response: TokenResponse; claims: AccessTokenClaims }> => {
-  const client = await authenticateClient(dependencies, request.credentials);
+  const client = await authenticateClient(dependencies, request.credentials, {
+    clientId: request.credentials.clientId,
+    sourceAddress: request.sourceAddress,
+  });
   const scope = grantedScopes(client, request.scope).join(' ');
   const issuedAt = Math.floor(dependencies.clock.now().getTime() / 1000);
   const lifetime = dependencies.lifetimeSeconds ?? ACCESS_TOKEN_LIFETIME_SECONDS;
@@ -110,8 +131,9 @@ export const issueAccessToken = async (
     scope,
     tenant: client.tenant,
     client_id: client.clientId,
+    [TOKEN_GENERATION_CLAIM]: client.tokenGeneration ?? 0,
   };
-  const accessToken = await signJwt(claims, dependencies.signer);
+  const accessToken = await signJwt(claims, await dependencies.keys.signingKey());
   return {
     response: {
       access_token: accessToken,

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { signerFromEnvironment } from '#adapters/signer';
+import { tokenKeysFromEnvironment } from '#adapters/signer';
 import { authenticationThrottlePolicy } from '#domain/client';
 import { systemClock } from '#domain/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
@@ -37,7 +37,7 @@ const tokenIssuerDependencies = (): TokenIssuerDependencies => {
   const lifetimeSeconds = localTokenLifetime();
   return {
     clients: new DynamoDbClientStore(documentClient(), tableName()),
-    signer: signerFromEnvironment(),
+    keys: tokenKeysFromEnvironment(),
     issuer: requiredEnv('ISSUER'),
     audience: requiredEnv('AUDIENCE'),
     throttle: new DynamoDbAuthenticationThrottle(documentClient(), tableName(), throttlePolicy),
@@ -58,6 +58,7 @@ export const issueToken =
       scope: claims.scope,
       jti: claims.jti,
       authentication: request.credentials.method,
+      sourceAddress: request.sourceAddress,
     });
     // RFC 6749 5.1: token responses are never cached.
     return jsonResponse(200, response, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });

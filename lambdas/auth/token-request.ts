@@ -44,6 +44,8 @@ export interface TokenRequest {
   credentials: ClientCredentials;
   /** The scope parameter as sent, or undefined when absent. */
   scope: string | undefined;
+  /** Where the request came from, as the gateway saw it (failed authentications are counted by it). */
+  sourceAddress: string;
 }
 
 type Parameters = Record<string, unknown>;
@@ -167,5 +169,10 @@ export const parseTokenRequest = (event: APIGatewayProxyEvent): TokenRequest => 
       toInvalidParams(result.error.issues),
     );
   }
-  return { credentials: credentialsOf(event, result.data), scope: result.data.scope };
+  return {
+    credentials: credentialsOf(event, result.data),
+    scope: result.data.scope,
+    // Set by API Gateway (and the local gateway) from the connection, never from a header.
+    sourceAddress: event.requestContext?.identity?.sourceIp ?? 'unknown',
+  };
 };

@@ -17,7 +17,33 @@ export interface ClientRecord {
   disabledAt?: string;
   /** Counts the changes made through administration, so two operators never overwrite each other. */
   revision?: number;
+  /**
+   * Tokens carry the generation they were issued in (claim `client_generation`); raising it revokes
+   * every live token of the client. Absent: 0.
+   */
+  tokenGeneration?: number;
 }
+
+/** The claim of an access token that names the client's token generation. */
+export const TOKEN_GENERATION_CLAIM = 'client_generation';
+
+/** A client whose live tokens are no longer accepted: every token from before this change is refused. */
+export const withTokensRevoked = (client: ClientRecord): ClientRecord => ({
+  ...client,
+  tokenGeneration: (client.tokenGeneration ?? 0) + 1,
+});
+
+/** Why an access token of this client is no longer accepted, or undefined when it is. */
+export const tokenRevocationReason = (
+  client: ClientRecord | undefined,
+  claims: { tenant: string; generation: number },
+): string | undefined => {
+  if (client === undefined) return 'the client no longer exists';
+  if (client.disabledAt !== undefined) return 'the client is disabled';
+  if (client.tenant !== claims.tenant) return 'the client belongs to another tenant now';
+  if ((client.tokenGeneration ?? 0) !== claims.generation) return "the client's tokens were revoked";
+  return undefined;
+};
 
 /** RFC 3986 unreserved characters only, so an id reads the same in JSON, forms and Basic credentials. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
@@ -35,7 +61,10 @@ export const acceptedSecretHashes = (client: ClientRecord, now: Date): string[] 
     ? [client.secretHash, client.previousSecretHash]
     : [client.secretHash];
 
-/** The client after a rotation: the new hash, the old one kept until `now` + grace (none with grace 0). */
+/**
+ * The client after a rotation: the new hash, the old one kept until `now` + grace. With grace 0
+ * the old secret stops at once, and so does every token issued with it.
+ */
 export const withRotatedSecret = (
   client: ClientRecord,
   secretHash: string,
@@ -44,7 +73,7 @@ export const withRotatedSecret = (
 ): ClientRecord => {
   const { previousSecretHash: _hash, previousSecretExpiresAt: _expiry, ...rest } = client;
   return {
-    ...rest,
+    ...(graceSeconds > 0 ? rest : withTokensRevoked(rest)),
     secretHash,
     ...(graceSeconds > 0 && {
       previousSecretHash: client.secretHash,
@@ -53,13 +82,11 @@ export const withRotatedSecret = (
   };
 };
 
-/** The client disabled at `now`; disabling twice keeps the first time. */
-export const withDisabled = (client: ClientRecord, now: Date): ClientRecord => ({
-  ...client,
-  disabledAt: client.disabledAt ?? now.toISOString(),
-});
+/** The client disabled at `now`, its live tokens revoked; disabling twice keeps the first time. */
+export const withDisabled = (client: ClientRecord, now: Date): ClientRecord =>
+  client.disabledAt !== undefined ? client : { ...withTokensRevoked(client), disabledAt: now.toISOString() };
 
-/** Limits on failed client authentication at the token endpoint, counted per client id. */
+/** Limits on failed client authentication at the token endpoint, counted per client id and source address. */
 export interface AuthenticationThrottlePolicy {
   /** Failed attempts allowed in one window; the next one is refused until the window ends. */
   maxFailures: number;

@@ -1,7 +1,7 @@
 import type { ClientRecord } from './client.ts';
 import type { CreditTransferRequest, CreditTransferStatus, ServicerHeaders } from './credit-transfer.ts';
 import type { LifecycleStart } from './lifecycle.ts';
-import type { JsonWebKeySet } from './token-signer.ts';
+import type { JsonWebKeySet, SigningKeySchedule } from './token-signer.ts';
 
 /** One entry of a transfer's history: every status change, who caused it, and when. */
 export interface StatusChange {
@@ -216,14 +216,23 @@ export interface ClientStore {
 /** What one client authentication attempt may do. */
 export type AuthenticationAttempt = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
+/** Who is authenticating: the client id sent (known or not) and the address the request came from. */
+export interface AuthenticationCaller {
+  clientId: string;
+  sourceAddress: string;
+}
+
 /**
- * Failed client authentications per client id (known or not), in a window that ends by itself.
- * An attempt is taken before the secret is checked and counts as failed until `succeeded` clears
- * the count, so parallel requests cannot try more secrets than the limit allows.
+ * Failed client authentications per client id and source address, in a window that ends by itself.
+ * Only a failure counts, once the secret is known to be wrong: a request in flight or a correct
+ * secret never does, and failures from one address never refuse another.
  */
 export interface AuthenticationThrottle {
-  attempt(clientId: string, now: Date): Promise<AuthenticationAttempt>;
-  succeeded(clientId: string): Promise<void>;
+  /** Before the secret is checked: refused once the caller has reached the limit in its window. */
+  check(caller: AuthenticationCaller, now: Date): Promise<AuthenticationAttempt & { failures: number }>;
+  failed(caller: AuthenticationCaller, now: Date): Promise<void>;
+  /** After a correct secret, when `check` saw failures: the count starts again. */
+  succeeded(caller: AuthenticationCaller): Promise<void>;
 }
 
 /** A change an operator made to a client; never carries a secret or a hash. */
@@ -245,11 +254,27 @@ export interface ClientAuditPublisher {
   publish(event: ClientAuditEvent): Promise<void>;
 }
 
-/** Signs access tokens (RS256). On AWS the private key stays in KMS; locally it is a key file. */
+/** Signs access tokens (RS256) with one key. On AWS the private key stays in KMS; locally it is a key file. */
 export interface TokenSigner {
   /** The `kid` of the key that signs now. */
   keyId(): Promise<string>;
   /** RSASSA-PKCS1-v1_5 with SHA-256 over the JWS signing input. */
   sign(signingInput: Buffer): Promise<Buffer>;
   publicJwks(): Promise<JsonWebKeySet>;
+}
+
+/**
+ * The token keys: the one that signs now, and every key a token may be verified with (the key set):
+ * the signing key, and during a rotation the one before or after it, each with its `kid`.
+ */
+export interface TokenKeys {
+  signingKey(): Promise<TokenSigner>;
+  publicJwks(): Promise<JsonWebKeySet>;
+}
+
+/** Reads the signing key schedule (AWS) and changes it, only if unchanged since it was read. */
+export interface SigningKeyScheduleStore {
+  get(): Promise<SigningKeySchedule | undefined>;
+  /** `false` when someone else changed it since `expectedRevision` (0: none stored yet). */
+  put(schedule: SigningKeySchedule, expectedRevision: number): Promise<boolean>;
 }

@@ -1,11 +1,19 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
-import { AccountRootPrincipal, type IPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccountRootPrincipal,
+  type IGrantable,
+  type IPrincipal,
+  PolicyDocument,
+  PolicyStatement,
+} from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 
 /**
- * What the account may do with the signing key through IAM: administer it and read its public
- * key, never sign. Neither `kms:*` nor `kms:CreateGrant` (a grant could hand out kms:Sign).
+ * What the account may do with a signing key through IAM: administer it and read its public
+ * key, never sign. Neither `kms:*` nor `kms:CreateGrant` (a grant could hand out kms:Sign) nor
+ * `kms:ReplicateKey` (a replica comes with a policy of its own, which could allow signing).
  * Whoever may sign is named in the key policy itself (`allowSigning`).
  */
 export const KEY_ADMINISTRATION_ACTIONS = [
@@ -30,45 +38,155 @@ export const KEY_ADMINISTRATION_ACTIONS = [
   'kms:CancelKeyDeletion',
 ] as const;
 
-/**
- * The asymmetric KMS key that signs access tokens (RS256). The private key never leaves KMS;
- * verifiers read the public key. Retained with the stack: deleting it would invalidate every
- * token in flight and could not be undone after the pending window.
- */
-export class TokenSigningKey extends Construct {
-  readonly key: Key;
+export interface TokenSigningKeysProps {
+  /** `signingKeyGeneration`: the newest key; the one before it is held too, for a rotation. */
+  readonly generation: number;
+  /** A region for a replica of every key (same key id and material), for a restore there. */
+  readonly backupRegion?: string;
+}
 
-  constructor(scope: Construct, id: string) {
+/** The singleton function behind every AwsCustomResource of a stack. */
+const CUSTOM_RESOURCE_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
+
+/**
+ * The asymmetric KMS keys that sign access tokens (RS256): the key of the stage's signing key
+ * generation and the one before it, so a rotation can publish the new key before it signs and keep
+ * the old one until its tokens expire. Which one signs is no deploy's business: the functions
+ * follow the signing key schedule in the table (docs/keys.md). Every key is multi-Region, with a
+ * replica in the backup region when there is one, and retained with the stack: deleting a key
+ * would invalidate every token it signed, and could not be undone after the pending window.
+ */
+export class TokenSigningKeys extends Construct {
+  /** Oldest first, as SIGNING_KEY_IDS lists them. */
+  readonly keys: Key[];
+
+  constructor(scope: Construct, id: string, props: TokenSigningKeysProps) {
     super(scope, id);
-    this.key = new Key(this, 'Key', {
-      description: 'Signs the access tokens of the credit transfer API (RS256)',
+    const generations = props.generation > 1 ? [props.generation - 1, props.generation] : [props.generation];
+    this.keys = generations.map((generation) => this.signingKey(generation));
+    if (props.backupRegion !== undefined) {
+      for (const [index, key] of this.keys.entries()) {
+        this.replicate(key, generations[index] as number, props.backupRegion);
+      }
+    }
+  }
+
+  /** The newest key: the one a rotation moves to. */
+  get newest(): Key {
+    return this.keys.at(-1) as Key;
+  }
+
+  /** The key ids, oldest first, comma-separated (SIGNING_KEY_IDS, and the stack output for `npm run keys`). */
+  get keyIds(): string {
+    return this.keys.map((key) => key.keyId).join(',');
+  }
+
+  /** Names a principal in every key policy as allowed to sign; no IAM policy can add another. */
+  allowSigning(principal: IPrincipal): void {
+    for (const key of this.keys) {
+      key.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'TokenFunctionSigns',
+          principals: [principal],
+          actions: ['kms:Sign'],
+          resources: ['*'],
+        }),
+      );
+    }
+  }
+
+  /** IAM permissions on every key (reading public keys; signing needs allowSigning too). */
+  grant(grantee: IGrantable, ...actions: string[]): void {
+    for (const key of this.keys) key.grant(grantee, ...actions);
+  }
+
+  private signingKey(generation: number): Key {
+    return new Key(this, `Generation${generation}`, {
+      description: `Signs the access tokens of the credit transfer API (RS256), generation ${generation}`,
       keySpec: KeySpec.RSA_2048,
       keyUsage: KeyUsage.SIGN_VERIFY,
+      // Always: a key cannot become multi-Region later without being replaced, which would end
+      // every token it signed. Costs nothing without a replica.
+      multiRegion: true,
       removalPolicy: RemovalPolicy.RETAIN,
       // A policy of our own replaces CDK's default, which gives the account root kms:*: with it,
       // any IAM policy granting kms:Sign could mint tokens.
-      policy: new PolicyDocument({
-        statements: [
-          new PolicyStatement({
-            sid: 'AccountAdministersKeyWithoutSigning',
-            principals: [new AccountRootPrincipal()],
-            actions: [...KEY_ADMINISTRATION_ACTIONS],
-            resources: ['*'],
-          }),
-        ],
-      }),
+      policy: administrationPolicy(),
     });
   }
 
-  /** Names a principal in the key policy as allowed to sign; no IAM policy can add another. */
-  allowSigning(principal: IPrincipal): void {
-    this.key.addToResourcePolicy(
+  /**
+   * A replica of the key in the backup region (KMS ReplicateKey, called once at creation),
+   * administered as the primary and signing for no one until a stage deployed there is named in
+   * its policy. Retained like the key. The replicating role may replicate into that region only.
+   */
+  private replicate(key: Key, generation: number, region: string): void {
+    const stack = Stack.of(this);
+    const replica = new AwsCustomResource(this, `Generation${generation}Replica`, {
+      onCreate: {
+        service: 'KMS',
+        action: 'replicateKey',
+        parameters: {
+          KeyId: key.keyArn,
+          ReplicaRegion: region,
+          Description: `Replica of the access token signing key of ${stack.stackName}, generation ${generation}`,
+          Policy: stack.toJsonString(administrationPolicy().toJSON()),
+        },
+        physicalResourceId: PhysicalResourceId.fromResponse('ReplicaKeyMetadata.Arn'),
+      },
+      // Nothing on delete: the replica is retained, as the primary is.
+      installLatestAwsSdk: false,
+      policy: AwsCustomResourcePolicy.fromStatements([
+        new PolicyStatement({ actions: ['kms:ReplicateKey'], resources: [key.keyArn] }),
+        // A replica is a new key in that region; its id is not known before.
+        new PolicyStatement({
+          actions: ['kms:CreateKey'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'aws:RequestedRegion': region } },
+        }),
+        new PolicyStatement({
+          actions: ['kms:PutKeyPolicy'],
+          resources: [stack.formatArn({ service: 'kms', region, resource: 'key', resourceName: '*' })],
+        }),
+      ]),
+    });
+    key.addToResourcePolicy(
       new PolicyStatement({
-        sid: 'TokenFunctionSigns',
-        principals: [principal],
-        actions: ['kms:Sign'],
+        sid: 'ReplicatesToBackupRegion',
+        principals: [replica.grantPrincipal],
+        actions: ['kms:ReplicateKey'],
         resources: ['*'],
+        conditions: { StringEquals: { 'kms:ReplicaRegion': region } },
       }),
     );
+    const newKeyReason =
+      'A replica is a new key whose id exists only once KMS makes it: CreateKey is limited to the backup region, PutKeyPolicy to keys of that region.';
+    Validations.of(replica).acknowledge(
+      { id: 'AwsSolutions-IAM5[Resource::*]', reason: newKeyReason },
+      {
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:<AWS::AccountId>:key/*]`,
+        reason: newKeyReason,
+      },
+    );
+    const provider = stack.node.tryFindChild(CUSTOM_RESOURCE_PROVIDER_ID);
+    if (provider !== undefined) {
+      Validations.of(provider).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        reason:
+          "CDK's AwsCustomResource provider logs with AWSLambdaBasicExecutionRole; it runs at deploy time only.",
+      });
+    }
   }
 }
+
+const administrationPolicy = (): PolicyDocument =>
+  new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        sid: 'AccountAdministersKeyWithoutSigning',
+        principals: [new AccountRootPrincipal()],
+        actions: [...KEY_ADMINISTRATION_ACTIONS],
+        resources: ['*'],
+      }),
+    ],
+  });

@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureLocalCursorSecret } from '#adapters/cursor-key';
 import { setAsideTornTail } from '#adapters/event-publisher-local';
-import { ensureLocalSigningKey } from '#adapters/signer-local';
+import { checkLocalSigningKey, ensureLocalSigningKey } from '#adapters/signer-local';
 
 /**
  * The local data folder: what it holds, and its checks at start. A file that exists but cannot be
@@ -10,6 +11,8 @@ import { ensureLocalSigningKey } from '#adapters/signer-local';
  */
 export const dataFolderFiles = (dataDir: string) => ({
   signingKey: join(dataDir, 'signing-key.pem'),
+  /** The key before the last rotation: verifies tokens until `npm run keys -- retire` removes it. */
+  previousSigningKey: join(dataDir, 'signing-key.previous.pem'),
   cursorSecret: join(dataDir, 'list-cursor-secret'),
   events: join(dataDir, 'events.jsonl'),
   executions: join(dataDir, 'executions.jsonl'),
@@ -41,6 +44,20 @@ export const checkSigningKey = (path: string): void => {
   }
 };
 
+/** The previous signing key, when there is one: checked, never made. */
+export const checkPreviousSigningKey = (path: string): void => {
+  if (!existsSync(path)) return;
+  try {
+    checkLocalSigningKey(path);
+  } catch (error) {
+    throw damaged(
+      path,
+      problemOf(error),
+      'the tokens signed before the last key rotation stop working; those signed since keep working',
+    );
+  }
+};
+
 /** The list cursor secret: created when absent, checked when present; answers its value. */
 export const checkCursorSecret = (path: string): string => {
   try {
@@ -62,10 +79,11 @@ export const damagedTable = (path: string, error: unknown): DataFolderError =>
     'every client, payment and idempotency key stored locally is lost',
   );
 
-/** Both secrets, created when absent and checked when present; answers the cursor secret. */
+/** The secrets, created when absent (the previous key never is) and checked when present; answers the cursor secret. */
 export const checkSecrets = (dataDir: string): { cursorSecret: string } => {
   const files = dataFolderFiles(dataDir);
   checkSigningKey(files.signingKey);
+  checkPreviousSigningKey(files.previousSigningKey);
   return { cursorSecret: checkCursorSecret(files.cursorSecret) };
 };
 

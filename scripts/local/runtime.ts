@@ -42,6 +42,15 @@ const configuredPublicUrl = process.env.PUBLIC_URL;
 const publicUrl = (baseUrl: string): string => configuredPublicUrl || baseUrl;
 export const AUDIENCE = 'credit-transfers';
 
+/** As API Gateway's cache here: 30 s; tests of revocation shorten it (0 to 30 s). */
+const authorizerCacheSeconds = (setting: string | undefined): number => {
+  if (setting === undefined || setting === '') return 30;
+  if (!/^\d+$/.test(setting) || Number(setting) > 30) {
+    throw new Error(`LOCAL_AUTHORIZER_CACHE_SECONDS must be whole seconds from 0 to 30, not ${setting}`);
+  }
+  return Number(setting);
+};
+
 const importHandler = async <T>(entry: string): Promise<T> => {
   const module = (await import(pathToFileURL(join(PROJECT_ROOT, entry)).href)) as { handler: T };
   return module.handler;
@@ -127,6 +136,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ISSUER: publicUrl(baseUrl),
       AUDIENCE,
       LOCAL_SIGNING_KEY_FILE: files.signingKey,
+      LOCAL_PREVIOUS_SIGNING_KEY_FILE: files.previousSigningKey,
       // Kept under DATA_DIR, so cursors stay valid across restarts.
       LIST_CURSOR_SECRET: cursorSecret,
       // The local event bus: one JSON line per status change.
@@ -192,6 +202,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       routes,
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
+      authorizerCacheSeconds: authorizerCacheSeconds(process.env.LOCAL_AUTHORIZER_CACHE_SECONDS),
     });
     return { baseUrl, dynamodbEndpoint: dynalite.endpoint, notices, stop };
   } catch (error) {

@@ -382,9 +382,9 @@ describe('CreditTransfers stack, default stage', () => {
       const usesKey = [...allowedActions(statementsOfFunction(template(), id))].some(
         (action) => action === 'kms:Sign' || action === 'kms:GetPublicKey',
       );
-      expect(environmentOf(id).KMS_KEY_ID, id).toEqual(usesKey ? { Ref: keyId } : undefined);
+      expect(environmentOf(id).SIGNING_KEY_IDS, id).toEqual(usesKey ? { Ref: keyId } : undefined);
     }
-    expect(environmentOf(authorizerFunction()).KMS_KEY_ID).toEqual({ Ref: keyId });
+    expect(environmentOf(authorizerFunction()).SIGNING_KEY_IDS).toEqual({ Ref: keyId });
   });
 
   it('gives the table name to the functions that use the table', () => {

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   callApi,
@@ -32,6 +33,44 @@ const failTogether = (clientId: string, times: number): Promise<JsonReply[]> =>
   Promise.all(
     Array.from({ length: times }, (_, index) => tokenRequest(clientId, `wrong-secret-${index}-xxxxxxxx`)),
   );
+
+/**
+ * A token request straight to the service (the contract proxy would make every request come from
+ * its own address), sent from `localAddress`: loopback is a whole range, so 127.0.0.2 is another client.
+ */
+const tokenRequestFrom = (localAddress: string, clientId: string, clientSecret: string): Promise<JsonReply> =>
+  new Promise((resolve, reject) => {
+    const body = JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    });
+    const sent = request(
+      `${service.serviceUrl}/oauth/token`,
+      {
+        method: 'POST',
+        localAddress,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (typeof value === 'string') headers.set(name, value);
+          }
+          resolve({
+            status: response.statusCode ?? 0,
+            headers,
+            body: JSON.parse(Buffer.concat(chunks).toString() || 'null'),
+          });
+        });
+      },
+    );
+    sent.on('error', reject);
+    sent.end(body);
+  });
 
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
@@ -75,6 +114,36 @@ describe('failed client authentication on /oauth/token', () => {
     // The success started the count again: ten more wrong secrets are each a plain 401.
     const again = await failTogether(CLIENT.clientId, 10);
     expect(again.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+  }, 120_000);
+
+  it('counts wrong secrets per source address: sent from 127.0.0.2 they never lock out the genuine client at 127.0.0.1', async () => {
+    const client = { ...CLIENT, clientId: 'throttled-elsewhere' };
+    await createClient(service, client);
+    const wrong = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        tokenRequestFrom('127.0.0.2', client.clientId, `wrong-secret-${index}-xxxxxxxx`),
+      ),
+    );
+    expect(wrong.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+    expectThrottled(await tokenRequestFrom('127.0.0.2', client.clientId, client.clientSecret));
+
+    const genuine = await tokenRequestFrom('127.0.0.1', client.clientId, client.clientSecret);
+
+    expect(genuine.status).toBe(200);
+    expect(genuine.body.access_token).toEqual(expect.any(String));
+  }, 120_000);
+
+  it('never refuses a correct secret for requests still in flight: 11 (and 25) at once all get a token', async () => {
+    const client = { ...CLIENT, clientId: 'throttled-busy' };
+    await createClient(service, client);
+    for (const count of [11, 25]) {
+      const replies = await Promise.all(
+        Array.from({ length: count }, () =>
+          tokenRequestFrom('127.0.0.1', client.clientId, client.clientSecret),
+        ),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual(Array(count).fill(200));
+    }
   }, 120_000);
 
   it('throttles an unknown client id the same way, so the answer does not tell which ids exist', async () => {

@@ -87,6 +87,24 @@ describe('a damaged secret in the data folder', () => {
     });
   }
 
+  // A valid current key is made at start; the previous one is never made, only checked.
+  const previousKeyCases = signingKeyCases.filter(([label]) =>
+    ['not PEM', 'empty', 'an RSA key too small', 'unreadable'].includes(label),
+  );
+  for (const [label, content] of previousKeyCases) {
+    it(`refuses to start, naming signing-key.previous.pem, when it is ${label}; the file stays as it was`, async () => {
+      const dataDir = await dataFolder();
+      const path = join(dataDir, 'signing-key.previous.pem');
+      if (content === 'directory') await mkdir(path);
+      else await writeFile(path, content);
+
+      const outcome = await startExpectingRefusal(dataDir);
+
+      expectRefusal(outcome, path, /the tokens signed before the last key rotation stop working/);
+      if (content !== 'directory') expect(await readFile(path, 'utf8')).toBe(content);
+    });
+  }
+
   const cursorCases: [string, string | 'directory'][] = [
     ['empty', ''],
     ['too short', 'c2hvcnQ'],

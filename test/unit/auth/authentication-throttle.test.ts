@@ -4,10 +4,10 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
 import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
-import { authenticationFailuresKey } from '#adapters/keys';
+import { authenticationFailuresKey, clientKey } from '#adapters/keys';
 import { createTableInput } from '#adapters/table-definition';
 import { AUTHENTICATION_THROTTLE, authenticationThrottlePolicy } from '#domain/client';
-import type { AuthenticationThrottle } from '#domain/ports';
+import type { AuthenticationCaller, AuthenticationThrottle } from '#domain/ports';
 import { createDynamoDbClient } from '#local/table';
 
 /** The adapter's conditional updates against dynalite (in memory, no TTL), with the clock handed in. */
@@ -19,14 +19,20 @@ let server: import('node:net').Server;
 let documents: DocumentClient;
 let throttle: AuthenticationThrottle;
 let idCounter = 0;
-const freshId = () => `client-${++idCounter}`;
+const ADDRESS = '203.0.113.7';
+/** A client id of its own per test, from ADDRESS unless another is given. */
+const freshCaller = (sourceAddress = ADDRESS): AuthenticationCaller => ({
+  clientId: `client-${++idCounter}`,
+  sourceAddress,
+});
 
 const T0 = new Date('2031-05-06T07:08:09.250Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 
-const fail = async (clientId: string, times: number, when = T0) => {
+const fail = async (caller: AuthenticationCaller, times: number, when = T0) => {
   for (let attempt = 0; attempt < times; attempt++) {
-    expect(await throttle.attempt(clientId, when)).toEqual({ allowed: true });
+    expect((await throttle.check(caller, when)).allowed).toBe(true);
+    await throttle.failed(caller, when);
   }
 };
 
@@ -45,98 +51,124 @@ afterAll(async () => {
 
 describe('failed client authentication throttle', () => {
   it('lets 10 failures in a row through and refuses the 11th until the window ends, at most 60 s', async () => {
-    const clientId = freshId();
-    await fail(clientId, 10);
+    const caller = freshCaller();
+    await fail(caller, 10);
 
-    const refused = await throttle.attempt(clientId, at(15));
+    const refused = await throttle.check(caller, at(15));
 
-    expect(refused).toEqual({ allowed: false, retryAfterSeconds: 45 });
+    expect(refused).toEqual({ allowed: false, failures: 10, retryAfterSeconds: 45 });
   });
 
-  it('never asks for more than 60 seconds, and lets the id try again once that time has passed', async () => {
-    const clientId = freshId();
-    await fail(clientId, 10);
+  it('never asks for more than 60 seconds, and lets the caller try again once that time has passed', async () => {
+    const caller = freshCaller();
+    await fail(caller, 10);
 
-    const refused = await throttle.attempt(clientId, T0);
+    const refused = await throttle.check(caller, T0);
     expect(refused.allowed).toBe(false);
     const wait = (refused as { retryAfterSeconds: number }).retryAfterSeconds;
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(60);
 
-    expect((await throttle.attempt(clientId, at(wait - 1))).allowed).toBe(false);
-    expect(await throttle.attempt(clientId, at(wait))).toEqual({ allowed: true });
+    expect((await throttle.check(caller, at(wait - 1))).allowed).toBe(false);
+    expect(await throttle.check(caller, at(wait))).toEqual({ allowed: true, failures: 0 });
   });
 
   it('treats an ended window as absent although its item was never deleted (dynalite has no TTL)', async () => {
-    const clientId = freshId();
-    await fail(clientId, 10);
+    const caller = freshCaller();
+    await fail(caller, 10);
     const later = at(61);
 
-    await fail(clientId, 10, later);
+    await fail(caller, 10, later);
 
-    expect((await throttle.attempt(clientId, later)).allowed).toBe(false);
+    expect((await throttle.check(caller, later)).allowed).toBe(false);
   });
 
   it('keeps the count in an item whose expiresAt (epoch seconds, for DynamoDB TTL) ends the window', async () => {
-    const clientId = freshId();
-    await fail(clientId, 1);
+    const caller = freshCaller();
+    await fail(caller, 1);
 
-    const { Item } = await documents.get({ TableName: TABLE, Key: authenticationFailuresKey(clientId) });
+    const { Item } = await documents.get({ TableName: TABLE, Key: authenticationFailuresKey(caller) });
 
     expect(Item).toMatchObject({ failures: 1, expiresAt: Math.floor(T0.getTime() / 1000) + 60 });
   });
 
   it('starts the count again after a success', async () => {
-    const clientId = freshId();
-    await fail(clientId, 9);
+    const caller = freshCaller();
+    await fail(caller, 9);
 
-    await throttle.succeeded(clientId);
+    await throttle.succeeded(caller);
 
-    await fail(clientId, 10);
-    expect((await throttle.attempt(clientId, T0)).allowed).toBe(false);
+    await fail(caller, 10);
+    expect((await throttle.check(caller, T0)).allowed).toBe(false);
   });
 
   it('does not let a refused attempt extend the lock', async () => {
-    const clientId = freshId();
-    await fail(clientId, 10);
+    const caller = freshCaller();
+    await fail(caller, 10);
     for (let second = 1; second < 60; second += 7) {
-      expect((await throttle.attempt(clientId, at(second))).allowed).toBe(false);
+      expect((await throttle.check(caller, at(second))).allowed).toBe(false);
     }
 
-    expect((await throttle.attempt(clientId, at(60))).allowed).toBe(true);
+    expect((await throttle.check(caller, at(60))).allowed).toBe(true);
   });
 
-  it('lets no more than 10 of many parallel attempts through', async () => {
-    const clientId = freshId();
+  it('counts nothing for a check alone: any number of requests in flight refuse none', async () => {
+    const caller = freshCaller();
 
-    const results = await Promise.all(Array.from({ length: 25 }, () => throttle.attempt(clientId, T0)));
+    const checks = await Promise.all(Array.from({ length: 25 }, () => throttle.check(caller, T0)));
 
-    expect(results.filter((result) => result.allowed)).toHaveLength(10);
+    expect(checks.every((check) => check.allowed)).toBe(true);
+    expect((await throttle.check(caller, T0)).failures).toBe(0);
   });
 
-  it('counts each id on its own', async () => {
-    const locked = freshId();
+  it('loses no failure when many are counted at once', async () => {
+    const caller = freshCaller();
+
+    await Promise.all(Array.from({ length: 12 }, () => throttle.failed(caller, T0)));
+
+    expect(await throttle.check(caller, T0)).toMatchObject({ allowed: false, failures: 12 });
+  });
+
+  it('counts each client id on its own', async () => {
+    const locked = freshCaller();
     await fail(locked, 10);
 
-    expect((await throttle.attempt(freshId(), T0)).allowed).toBe(true);
+    expect((await throttle.check(freshCaller(), T0)).allowed).toBe(true);
   });
 
-  it('throttles an id no client can have by the id it sent, under a bounded key', async () => {
-    const hostile = `x#CLIENT#${'y'.repeat(5000)}`;
+  it('counts each source address of one client id on its own', async () => {
+    const attacker = freshCaller('198.51.100.66');
+    const genuine = { ...attacker, sourceAddress: '2001:db8::17' };
+    await fail(attacker, 10);
+
+    expect((await throttle.check(attacker, T0)).allowed).toBe(false);
+    expect(await throttle.check(genuine, T0)).toEqual({ allowed: true, failures: 0 });
+  });
+
+  it('keeps the counts apart from the client record, under keys nothing sent can stretch or forge', async () => {
+    const hostile = {
+      clientId: `x#CLIENT#${'y'.repeat(5000)}`,
+      sourceAddress: `1.2.3.4#${'z'.repeat(5000)}`,
+    };
     await fail(hostile, 10);
 
-    expect((await throttle.attempt(hostile, T0)).allowed).toBe(false);
-    expect(authenticationFailuresKey(hostile).pk.length).toBeLessThan(64);
-    expect(authenticationFailuresKey(hostile).pk).not.toBe(authenticationFailuresKey('x').pk);
+    expect((await throttle.check(hostile, T0)).allowed).toBe(false);
+    const key = authenticationFailuresKey(hostile);
+    expect(key.pk.length + key.sk.length).toBeLessThan(140);
+    expect(key.pk).not.toBe(authenticationFailuresKey({ ...hostile, clientId: 'x' }).pk);
+    expect(key.sk).not.toBe(authenticationFailuresKey({ ...hostile, sourceAddress: '1.2.3.4' }).sk);
+    expect(authenticationFailuresKey({ clientId: 'acme', sourceAddress: ADDRESS }).pk).not.toBe(
+      clientKey('acme').pk,
+    );
   });
 
   it('can have its window shortened for the local runtime, never lengthened', async () => {
     const short = new DynamoDbAuthenticationThrottle(documents, TABLE, authenticationThrottlePolicy('2'));
-    const clientId = freshId();
-    for (let attempt = 0; attempt < 10; attempt++) await short.attempt(clientId, T0);
+    const caller = freshCaller();
+    for (let attempt = 0; attempt < 10; attempt++) await short.failed(caller, T0);
 
-    expect(await short.attempt(clientId, at(1))).toEqual({ allowed: false, retryAfterSeconds: 1 });
-    expect((await short.attempt(clientId, at(2))).allowed).toBe(true);
+    expect(await short.check(caller, at(1))).toEqual({ allowed: false, failures: 10, retryAfterSeconds: 1 });
+    expect((await short.check(caller, at(2))).allowed).toBe(true);
     for (const setting of ['0', '61', '3600', '1.5', '-1', 'sixty', ''.padEnd(3, ' ')]) {
       expect(() => authenticationThrottlePolicy(setting)).toThrow(/CLIENT_AUTH_THROTTLE_WINDOW_SECONDS/);
     }

@@ -34,6 +34,7 @@ const refusalMilliseconds = async (clientId: string, secret: string): Promise<nu
   const refusal = await issueAccessToken(dependencies, {
     credentials: { clientId, secret, method: 'client_secret_post' },
     scope: undefined,
+    sourceAddress: '203.0.113.7',
   }).catch((error: unknown) => error);
   const elapsed = performance.now() - started;
   expect(refusal).toBeInstanceOf(InvalidClientError);
@@ -68,7 +69,7 @@ beforeAll(async () => {
   // Every attempt allowed: the throttle is not what is timed here.
   dependencies = {
     clients: store,
-    signer: testSigner(),
+    keys: testSigner(),
     issuer: ISSUER,
     audience: AUDIENCE,
     throttle: new RecordingThrottle(),

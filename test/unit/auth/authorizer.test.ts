@@ -1,13 +1,22 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { privateKeySigner } from '#adapters/signer-local';
 import { type AuthorizerDependencies, createAuthorizer } from '#auth/authorizer';
 import { signJwt } from '#auth/jwt';
 import { isAllowed } from '#auth/policy';
-import type { TokenSigner } from '#domain/ports';
+import { withDisabled, withRotatedSecret } from '#domain/client';
+import type { TokenKeys, TokenSigner } from '#domain/ports';
 import { ROUTES, type Route } from '#routes';
-import { AUDIENCE, ISSUER, muteLogger, testSigner } from './fakes.ts';
+import {
+  AUDIENCE,
+  CLIENT,
+  type InMemoryClientStore,
+  ISSUER,
+  muteLogger,
+  storeWithClient,
+  testSigner,
+} from './fakes.ts';
 
 const STAGE_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/live';
 const METHOD_ARN = `${STAGE_ARN}/GET/v1/payments/credit-transfers/pay-1/status`;
@@ -48,10 +57,12 @@ const TEST_ROUTES: Route[] = [
   },
 ];
 
-let signer: TokenSigner;
+let signer: TokenSigner & TokenKeys;
+let clients: InMemoryClientStore;
 let authorize: ReturnType<typeof createAuthorizer>;
 const dependencies = (routes: readonly Route[] = TEST_ROUTES): AuthorizerDependencies => ({
-  signer,
+  keys: signer,
+  clients,
   issuer: ISSUER,
   audience: AUDIENCE,
   routes,
@@ -77,10 +88,14 @@ const event = (authorizationToken: string, methodArn = METHOD_ARN): APIGatewayTo
   methodArn,
 });
 
-const bearer = async (overrides: Record<string, unknown> = {}, withSigner = signer) =>
+const bearer = async (overrides: Record<string, unknown> = {}, withSigner: TokenSigner = signer) =>
   `Bearer ${await signJwt(claims(overrides), withSigner)}`;
 
 const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+beforeEach(async () => {
+  clients = await storeWithClient();
+});
 
 beforeAll(() => {
   muteLogger();
@@ -234,9 +249,85 @@ describe('the authorizer on a fault', () => {
   it('fails with an error other than Unauthorized when the key set cannot be read (API Gateway answers 500)', async () => {
     const broken = createAuthorizer(() => ({
       ...dependencies(),
-      signer: { ...signer, publicJwks: async () => Promise.reject(new Error('KMS unavailable')) },
+      keys: { ...signer, publicJwks: async () => Promise.reject(new Error('KMS unavailable')) },
     }));
 
     await expect(broken(event(await bearer()))).rejects.toThrow('KMS unavailable');
+  });
+
+  it('fails with an error other than Unauthorized when the client cannot be read (API Gateway answers 500)', async () => {
+    const broken = createAuthorizer(() => ({
+      ...dependencies(),
+      clients: { get: async () => Promise.reject(new Error('table unavailable')) },
+    }));
+
+    await expect(broken(event(await bearer()))).rejects.toThrow('table unavailable');
+  });
+});
+
+describe('the authorizer verifies by kid against every key of the key set', () => {
+  const previous = privateKeySigner(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
+  const both: TokenKeys = {
+    signingKey: async () => signer,
+    publicJwks: async () => ({
+      keys: [...(await signer.publicJwks()).keys, ...(await previous.publicJwks()).keys],
+    }),
+  };
+
+  it('accepts a token of the previous key while the key set publishes it, and refuses it once it does not', async () => {
+    const rotated = createAuthorizer(() => ({ ...dependencies(), keys: both }));
+    const byPrevious = await bearer({}, previous);
+
+    await expect(rotated(event(byPrevious))).resolves.toMatchObject({ principalId: CLIENT.clientId });
+    await expect(rotated(event(await bearer()))).resolves.toMatchObject({ principalId: CLIENT.clientId });
+    // The key set without it: retired.
+    await expect(authorize(event(byPrevious))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
+describe('the authorizer refuses the tokens of a client that can no longer have them', () => {
+  const rejects = async (authorizationToken: string) =>
+    expect(authorize(event(authorizationToken))).rejects.toThrow(/^Unauthorized$/);
+  const stored = async () =>
+    (await clients.get(CLIENT.clientId)) as NonNullable<Awaited<ReturnType<InMemoryClientStore['get']>>>;
+
+  it('accepts a token of the current generation, and one issued before generations (none: 0)', async () => {
+    await expect(authorize(event(await bearer({ client_generation: 0 })))).resolves.toBeDefined();
+    await expect(authorize(event(await bearer()))).resolves.toBeDefined();
+    expect(clients.reads).toContain(CLIENT.clientId);
+  });
+
+  it('a disabled client', async () => {
+    const token = await bearer({ client_generation: 0 });
+    await clients.put({ ...(await stored()), disabledAt: new Date().toISOString() });
+    await rejects(token);
+  });
+
+  it('a client disabled through administration (its generation moved on too)', async () => {
+    const token = await bearer({ client_generation: 0 });
+    await clients.put(withDisabled(await stored(), new Date()));
+    await rejects(token);
+  });
+
+  it('a client whose secret was rotated without grace, but not with grace', async () => {
+    const token = await bearer({ client_generation: 0 });
+    await clients.put(withRotatedSecret(await stored(), 'scrypt$x', 3600, new Date()));
+    await expect(authorize(event(token))).resolves.toBeDefined();
+
+    await clients.put(withRotatedSecret(await stored(), 'scrypt$y', 0, new Date()));
+    await rejects(token);
+    await expect(authorize(event(await bearer({ client_generation: 1 })))).resolves.toBeDefined();
+  });
+
+  it('a client that no longer exists, or belongs to another tenant now', async () => {
+    await rejects(await bearer({ sub: 'no-such-client', client_id: 'no-such-client' }));
+    const token = await bearer();
+    await clients.put({ ...(await stored()), tenant: 'another' });
+    await rejects(token);
+  });
+
+  it('a generation that is not a whole number', async () => {
+    await rejects(await bearer({ client_generation: '0' }));
+    await rejects(await bearer({ client_generation: 0.5 }));
   });
 });

@@ -34,13 +34,17 @@ const authenticates = async (clientId: string, secret: string): Promise<boolean>
     await issueAccessToken(
       {
         clients: store,
-        signer: testSigner(),
+        keys: testSigner(),
         issuer: ISSUER,
         audience: AUDIENCE,
         throttle: new RecordingThrottle(),
         clock,
       },
-      { credentials: { clientId, secret, method: 'client_secret_post' }, scope: undefined },
+      {
+        credentials: { clientId, secret, method: 'client_secret_post' },
+        scope: undefined,
+        sourceAddress: '203.0.113.7',
+      },
     );
     return true;
   } catch (error) {

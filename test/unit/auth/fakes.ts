@@ -6,11 +6,13 @@ import { registerClient } from '#auth/register-client';
 import type { ClientRecord } from '#domain/client';
 import type {
   AuthenticationAttempt,
+  AuthenticationCaller,
   AuthenticationThrottle,
   ClientAuditEvent,
   ClientAuditPublisher,
   ClientStore,
   Clock,
+  TokenKeys,
   TokenSigner,
 } from '#domain/ports';
 import { logger } from '#shared/logger';
@@ -51,19 +53,34 @@ export class InMemoryClientStore implements ClientStore {
 
 /** Lets every attempt through unless told otherwise, and records what the issuer told it. */
 export class RecordingThrottle implements AuthenticationThrottle {
-  readonly attempts: string[] = [];
-  readonly successes: string[] = [];
+  readonly checks: AuthenticationCaller[] = [];
+  readonly failures: AuthenticationCaller[] = [];
+  readonly successes: AuthenticationCaller[] = [];
   refusal: { retryAfterSeconds: number } | undefined;
+  /** What check() answers as the failures counted so far. */
+  counted = 0;
 
-  async attempt(clientId: string): Promise<AuthenticationAttempt> {
-    this.attempts.push(clientId);
-    return this.refusal === undefined ? { allowed: true } : { allowed: false, ...this.refusal };
+  async check(caller: AuthenticationCaller): Promise<AuthenticationAttempt & { failures: number }> {
+    this.checks.push(caller);
+    return this.refusal === undefined
+      ? { allowed: true, failures: this.counted }
+      : { allowed: false, failures: this.counted, ...this.refusal };
   }
 
-  async succeeded(clientId: string): Promise<void> {
-    this.successes.push(clientId);
+  async failed(caller: AuthenticationCaller): Promise<void> {
+    this.failures.push(caller);
+  }
+
+  async succeeded(caller: AuthenticationCaller): Promise<void> {
+    this.successes.push(caller);
   }
 }
+
+/** Finds clients in memory: the authorizer's revocation check in tests that are not about it. */
+export const clientsOf = (...clients: ClientRecord[]): Pick<ClientStore, 'get'> => {
+  const byId = new Map(clients.map((client) => [client.clientId, client]));
+  return { get: async (clientId) => byId.get(clientId) };
+};
 
 export class RecordingAuditPublisher implements ClientAuditPublisher {
   readonly events: ClientAuditEvent[] = [];
@@ -92,7 +109,7 @@ export const testPrivateKey = (): KeyObject => {
   testKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   return testKey;
 };
-export const testSigner = (): TokenSigner => privateKeySigner(testPrivateKey());
+export const testSigner = (): TokenSigner & TokenKeys => privateKeySigner(testPrivateKey());
 
 export const CLIENT = {
   clientId: 'acme-payments',

@@ -1,7 +1,8 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { registerClient } from '#auth/register-client';
-import { systemClock, type TokenSigner } from '#domain/ports';
+import { systemClock, type TokenKeys, type TokenSigner } from '#domain/ports';
 import {
   AUDIENCE,
   basic,
@@ -18,19 +19,27 @@ import {
 } from './fakes.ts';
 
 let store: InMemoryClientStore;
-let signer: TokenSigner;
+let signer: TokenSigner & TokenKeys;
 let throttle: RecordingThrottle;
 const handler = createIssueTokenHandler(() => ({
   clients: store,
-  signer,
+  keys: signer,
   issuer: ISSUER,
   audience: AUDIENCE,
   throttle,
   clock: systemClock,
 }));
 
+const SOURCE_ADDRESS = '203.0.113.7';
 const post = (body: string | null, headers: Record<string, string> = {}) =>
-  handler(proxyEvent({ body, headers }), lambdaContext);
+  handler(
+    proxyEvent({
+      body,
+      headers,
+      requestContext: { identity: { sourceIp: SOURCE_ADDRESS } } as APIGatewayProxyEvent['requestContext'],
+    }),
+    lambdaContext,
+  );
 
 const postJson = (body: unknown, headers: Record<string, string> = {}) =>
   post(JSON.stringify(body), { 'Content-Type': 'application/json', ...headers });
@@ -159,6 +168,7 @@ describe('POST /oauth/token issues a token', () => {
         scope: 'transactions:write transactions:read',
         tenant: CLIENT.tenant,
         client_id: CLIENT.clientId,
+        client_generation: 0,
       });
     } finally {
       vi.useRealTimers();
@@ -324,20 +334,32 @@ describe('POST /oauth/token throttles failed client authentication', () => {
     expect(store.reads).toEqual([]);
   });
 
-  it('takes an attempt for an unknown id as for a known one, and clears the count only on success', async () => {
+  const from = (clientId: string) => ({ clientId, sourceAddress: SOURCE_ADDRESS });
+
+  it('checks an unknown id as a known one, and counts a failure only once the secret is known to be wrong', async () => {
     await postJson(jsonRequest({ client_id: 'nobody' }));
     await postJson(jsonRequest({ client_secret: 'not-the-secret-at-all' }));
     await postJson(jsonRequest());
 
-    expect(throttle.attempts).toEqual(['nobody', CLIENT.clientId, CLIENT.clientId]);
-    expect(throttle.successes).toEqual([CLIENT.clientId]);
+    expect(throttle.checks).toEqual([from('nobody'), from(CLIENT.clientId), from(CLIENT.clientId)]);
+    expect(throttle.failures).toEqual([from('nobody'), from(CLIENT.clientId)]);
+    // No failure counted before it: nothing to start again.
+    expect(throttle.successes).toEqual([]);
+  });
+
+  it('starts the count again on a success after failures', async () => {
+    throttle.counted = 3;
+
+    expect((await postJson(jsonRequest())).statusCode).toBe(200);
+    expect(throttle.failures).toEqual([]);
+    expect(throttle.successes).toEqual([from(CLIENT.clientId)]);
   });
 
   it('counts a malformed client id by the id it sent', async () => {
     const result = await postJson(jsonRequest({ client_id: 'no#such id' }));
 
     expect(result.statusCode).toBe(401);
-    expect(throttle.attempts).toEqual(['no#such id']);
+    expect(throttle.failures).toEqual([from('no#such id')]);
   });
 });
 

@@ -6,7 +6,7 @@ import { signJwt } from '#auth/jwt';
 import { isAllowed } from '#auth/policy';
 import { createApiGateway } from '#local/api-gateway';
 import type { Route } from '#routes';
-import { AUDIENCE, ISSUER, muteLogger, testSigner } from './fakes.ts';
+import { AUDIENCE, clientsOf, ISSUER, muteLogger, testSigner } from './fakes.ts';
 
 /**
  * The local server caches authorizer results per token, as API Gateway does; the cache must not
@@ -56,6 +56,13 @@ const statusAt = async (token: string, secondsAfterT0: number): Promise<number> 
 beforeAll(async () => {
   muteLogger();
   const signer = testSigner();
+  const clients = clientsOf({
+    clientId: 'acme-payments',
+    secretHash: 'scrypt$unused',
+    scopes: ['transactions:read'],
+    tenant: 'acme',
+    createdAt: T0.toISOString(),
+  });
   const listener = createApiGateway({
     routes: [
       {
@@ -65,7 +72,13 @@ beforeAll(async () => {
         },
       },
     ],
-    authorizer: createAuthorizer(() => ({ signer, issuer: ISSUER, audience: AUDIENCE, routes: [ROUTE] })),
+    authorizer: createAuthorizer(() => ({
+      keys: signer,
+      clients,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      routes: [ROUTE],
+    })),
     isAllowed,
   });
   server = createServer(listener);

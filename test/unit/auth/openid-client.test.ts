@@ -4,7 +4,7 @@ import { createAuthorizer } from '#auth/authorizer';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { getKeySet } from '#auth/key-set';
 import { getOpenIdConfiguration } from '#auth/openid-configuration';
-import { systemClock, type TokenSigner } from '#domain/ports';
+import { systemClock, type TokenKeys, type TokenSigner } from '#domain/ports';
 import { ROUTES } from '#routes';
 import {
   AUDIENCE,
@@ -23,13 +23,13 @@ import {
  * discovery, then the client credentials grant with both authentication methods.
  */
 let store: InMemoryClientStore;
-let signer: TokenSigner;
+let signer: TokenSigner & TokenKeys;
 
 const serverFor = (issuer: string): oauth.CustomFetch => {
   const base = new URL(issuer).pathname.replace(/\/$/, '');
   const issueToken = createIssueTokenHandler(() => ({
     clients: store,
-    signer,
+    keys: signer,
     issuer,
     audience: AUDIENCE,
     throttle: new RecordingThrottle(),
@@ -74,7 +74,13 @@ describe('openid-client 6', () => {
     const token = await oauth.clientCredentialsGrant(configuration, { scope: 'transactions:read' });
 
     expect(token).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'transactions:read' });
-    const authorize = createAuthorizer(() => ({ signer, issuer, audience: AUDIENCE, routes: ROUTES }));
+    const authorize = createAuthorizer(() => ({
+      keys: signer,
+      clients: store,
+      issuer,
+      audience: AUDIENCE,
+      routes: ROUTES,
+    }));
     const policy = await authorize({
       type: 'TOKEN',
       authorizationToken: `Bearer ${token.access_token}`,

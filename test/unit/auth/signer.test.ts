@@ -1,15 +1,28 @@
-import { constants, createPublicKey, type JsonWebKey, privateEncrypt, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  constants,
+  createPublicKey,
+  generateKeyPairSync,
+  type JsonWebKey,
+  privateEncrypt,
+  verify,
+} from 'node:crypto';
+import { mkdtempSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms';
-import { afterEach, describe, expect, it } from 'vitest';
-import { signerFromEnvironment } from '#adapters/signer';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { tokenKeysFromEnvironment } from '#adapters/signer';
 import { type KmsSend, kmsSigner } from '#adapters/signer-kms';
-import { ensureLocalSigningKey, localFileSigner } from '#adapters/signer-local';
+import {
+  ensureLocalSigningKey,
+  LOCAL_KEY_RELOAD_MILLISECONDS,
+  localKeyFiles,
+  privateKeySigner,
+} from '#adapters/signer-local';
+import { SIGNING_KEY_SCHEDULE_CACHE_SECONDS, scheduledKeys } from '#adapters/signing-keys-kms';
 import { signJwt } from '#auth/jwt';
-import type { TokenSigner } from '#domain/ports';
-import { jwkThumbprint, rsaSigningJwk } from '#domain/token-signer';
+import type { SigningKeyScheduleStore, TokenSigner } from '#domain/ports';
+import { jwkThumbprint, rsaSigningJwk, type SigningKeySchedule } from '#domain/token-signer';
 import { testPrivateKey } from './fakes.ts';
 
 const verifies = async (signer: TokenSigner, input = Buffer.from('header.payload')): Promise<boolean> => {
@@ -49,23 +62,66 @@ describe('the local signer', () => {
     expect(readFileSync(path, 'utf8')).toBe(pem);
   });
 
+  const pemOf = (key = testPrivateKey()) => key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const kidOf = (key = testPrivateKey()) => rsaSigningJwk(createPublicKey(key)).kid;
+
   it('signs RS256 with the key of the file and publishes it under its thumbprint', async () => {
     const path = join(directory(), 'signing-key.pem');
-    writeFileSync(path, testPrivateKey().export({ type: 'pkcs8', format: 'pem' }));
-    const signer = localFileSigner(path);
+    writeFileSync(path, pemOf());
+    const keys = localKeyFiles({ current: path, previous: `${path}.previous` });
 
-    const { keys } = await signer.publicJwks();
+    const { keys: published } = await keys.publicJwks();
+    const signer = await keys.signingKey();
 
-    expect(keys).toEqual([rsaSigningJwk(createPublicKey(testPrivateKey()))]);
-    expect(keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
-    expect(await signer.keyId()).toBe(keys[0]?.kid);
+    expect(published).toEqual([rsaSigningJwk(createPublicKey(testPrivateKey()))]);
+    expect(published[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+    expect(await signer.keyId()).toBe(published[0]?.kid);
     expect(await verifies(signer)).toBe(true);
   });
 
-  it('names the file it cannot read', async () => {
-    const signer = localFileSigner('/nonexistent/signing-key.pem');
+  it('publishes the previous key beside the current one, which alone signs', async () => {
+    const folder = directory();
+    const previousKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    writeFileSync(join(folder, 'current.pem'), pemOf());
+    writeFileSync(join(folder, 'previous.pem'), pemOf(previousKey));
+    const keys = localKeyFiles({
+      current: join(folder, 'current.pem'),
+      previous: join(folder, 'previous.pem'),
+    });
 
-    await expect(signer.keyId()).rejects.toThrow('/nonexistent/signing-key.pem');
+    expect((await keys.publicJwks()).keys.map((key) => key.kid)).toEqual([kidOf(), kidOf(previousKey)]);
+    expect(await (await keys.signingKey()).keyId()).toBe(kidOf());
+  });
+
+  it('follows a rotation and a retirement made while it runs, within a second', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const folder = directory();
+      const current = join(folder, 'current.pem');
+      const previous = join(folder, 'previous.pem');
+      const oldKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+      writeFileSync(current, pemOf(oldKey));
+      const keys = localKeyFiles({ current, previous });
+      expect(await (await keys.signingKey()).keyId()).toBe(kidOf(oldKey));
+
+      renameSync(current, previous);
+      writeFileSync(current, pemOf());
+      vi.advanceTimersByTime(LOCAL_KEY_RELOAD_MILLISECONDS);
+      expect(await (await keys.signingKey()).keyId()).toBe(kidOf());
+      expect((await keys.publicJwks()).keys.map((key) => key.kid)).toEqual([kidOf(), kidOf(oldKey)]);
+
+      unlinkSync(previous);
+      vi.advanceTimersByTime(LOCAL_KEY_RELOAD_MILLISECONDS);
+      expect((await keys.publicJwks()).keys.map((key) => key.kid)).toEqual([kidOf()]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('names the file it cannot read', async () => {
+    const keys = localKeyFiles({ current: '/nonexistent/signing-key.pem' });
+
+    await expect(keys.signingKey()).rejects.toThrow('/nonexistent/signing-key.pem');
   });
 });
 
@@ -156,10 +212,110 @@ describe('the KMS signer', () => {
   });
 });
 
-describe('signerFromEnvironment', () => {
+describe('the scheduled KMS keys', () => {
+  const T0 = new Date('2031-05-06T07:00:00.000Z');
+  const keyPairs = new Map(
+    ['key-a', 'key-b'].map((id) => [id, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey]),
+  );
+  const kidOf = (id: string) => rsaSigningJwk(createPublicKey(keyPairs.get(id) as never)).kid;
+  const signerFor = (id: string): TokenSigner => {
+    const signer = privateKeySigner(keyPairs.get(id) as never);
+    return { keyId: signer.keyId, sign: signer.sign, publicJwks: signer.publicJwks };
+  };
+  const storeOf = (schedule: SigningKeySchedule | undefined) => {
+    const store = { schedule, reads: 0 } as { schedule: SigningKeySchedule | undefined; reads: number };
+    const port: SigningKeyScheduleStore = {
+      get: async () => {
+        store.reads++;
+        return store.schedule;
+      },
+      put: async () => true,
+    };
+    return { store, port };
+  };
+  const ROTATION: SigningKeySchedule = {
+    revision: 1,
+    keys: [
+      { keyId: 'key-a', signsFrom: '1970-01-01T00:00:00.000Z', retiresAt: '2031-05-06T08:10:00.000Z' },
+      { keyId: 'key-b', signsFrom: '2031-05-06T07:06:00.000Z' },
+    ],
+  };
+
+  it('without a stored schedule, signs with the oldest key of the stack alone', async () => {
+    const keys = scheduledKeys({
+      schedule: storeOf(undefined).port,
+      heldKeyIds: ['key-a', 'key-b'],
+      signerFor,
+      now: () => T0,
+    });
+
+    expect(await (await keys.signingKey()).keyId()).toBe(kidOf('key-a'));
+    expect((await keys.publicJwks()).keys.map((key) => key.kid)).toEqual([kidOf('key-a')]);
+  });
+
+  it('publishes the next key before it signs, switches by the clock, then retires the old one', async () => {
+    let now = T0;
+    const keys = scheduledKeys({
+      schedule: storeOf(ROTATION).port,
+      heldKeyIds: ['key-a', 'key-b'],
+      signerFor,
+      now: () => now,
+    });
+    const at = async (iso: string) => {
+      now = new Date(iso);
+      return {
+        signs: await (await keys.signingKey()).keyId(),
+        published: (await keys.publicJwks()).keys.map((key) => key.kid),
+      };
+    };
+
+    expect(await at('2031-05-06T07:05:59.000Z')).toEqual({
+      signs: kidOf('key-a'),
+      published: [kidOf('key-a'), kidOf('key-b')],
+    });
+    expect(await at('2031-05-06T07:06:00.000Z')).toEqual({
+      signs: kidOf('key-b'),
+      published: [kidOf('key-b'), kidOf('key-a')],
+    });
+    expect(await at('2031-05-06T08:10:00.000Z')).toEqual({
+      signs: kidOf('key-b'),
+      published: [kidOf('key-b')],
+    });
+  });
+
+  it('reads the schedule at most once per cache period', async () => {
+    let now = T0;
+    const { store, port } = storeOf(undefined);
+    const keys = scheduledKeys({ schedule: port, heldKeyIds: ['key-a', 'key-b'], signerFor, now: () => now });
+    await keys.signingKey();
+    await keys.publicJwks();
+    store.schedule = ROTATION;
+    now = new Date(T0.getTime() + (SIGNING_KEY_SCHEDULE_CACHE_SECONDS - 1) * 1000);
+    expect((await keys.publicJwks()).keys).toHaveLength(1);
+    expect(store.reads).toBe(1);
+
+    now = new Date(T0.getTime() + SIGNING_KEY_SCHEDULE_CACHE_SECONDS * 1000);
+    expect((await keys.publicJwks()).keys).toHaveLength(2);
+    expect(store.reads).toBe(2);
+  });
+
+  it('refuses a schedule that names a key the stack does not hold', async () => {
+    const keys = scheduledKeys({
+      schedule: storeOf(ROTATION).port,
+      heldKeyIds: ['key-a'],
+      signerFor,
+      now: () => T0,
+    });
+
+    await expect(keys.publicJwks()).rejects.toThrow(/key-b, which is not one of this stack's keys/);
+  });
+});
+
+describe('tokenKeysFromEnvironment', () => {
   const saved = {
-    KMS_KEY_ID: process.env.KMS_KEY_ID,
+    SIGNING_KEY_IDS: process.env.SIGNING_KEY_IDS,
     LOCAL_SIGNING_KEY_FILE: process.env.LOCAL_SIGNING_KEY_FILE,
+    LOCAL_PREVIOUS_SIGNING_KEY_FILE: process.env.LOCAL_PREVIOUS_SIGNING_KEY_FILE,
   };
   afterEach(() => {
     for (const [name, value] of Object.entries(saved)) {
@@ -168,22 +324,25 @@ describe('signerFromEnvironment', () => {
     }
   });
 
-  it('fails clearly when neither KMS_KEY_ID nor LOCAL_SIGNING_KEY_FILE is set', () => {
-    delete process.env.KMS_KEY_ID;
+  it('fails clearly when neither SIGNING_KEY_IDS nor LOCAL_SIGNING_KEY_FILE is set', () => {
+    delete process.env.SIGNING_KEY_IDS;
     delete process.env.LOCAL_SIGNING_KEY_FILE;
 
-    expect(() => signerFromEnvironment()).toThrow(/KMS_KEY_ID.*LOCAL_SIGNING_KEY_FILE/);
+    expect(() => tokenKeysFromEnvironment()).toThrow(/SIGNING_KEY_IDS.*LOCAL_SIGNING_KEY_FILE/);
   });
 
-  it('uses the key file when KMS_KEY_ID is not set, one signer per file', async () => {
-    delete process.env.KMS_KEY_ID;
+  it('uses the key files when SIGNING_KEY_IDS is not set, one instance per file', async () => {
+    delete process.env.SIGNING_KEY_IDS;
     const path = join(mkdtempSync(join(tmpdir(), 'signing-key-')), 'key.pem');
     writeFileSync(path, testPrivateKey().export({ type: 'pkcs8', format: 'pem' }));
     process.env.LOCAL_SIGNING_KEY_FILE = path;
+    process.env.LOCAL_PREVIOUS_SIGNING_KEY_FILE = `${path}.previous`;
 
-    const signer = signerFromEnvironment();
+    const keys = tokenKeysFromEnvironment();
 
-    expect(signerFromEnvironment()).toBe(signer);
-    expect(await signer.keyId()).toBe(rsaSigningJwk(createPublicKey(testPrivateKey())).kid);
+    expect(tokenKeysFromEnvironment()).toBe(keys);
+    expect(await (await keys.signingKey()).keyId()).toBe(
+      rsaSigningJwk(createPublicKey(testPrivateKey())).kid,
+    );
   });
 });

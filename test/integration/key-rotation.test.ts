@@ -1,0 +1,118 @@
+import { utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  callApi,
+  type LocalService,
+  removeDataDir,
+  requestToken,
+  startLocalService,
+} from './support/local-service.ts';
+import { runScript } from './support/scripts.ts';
+
+/**
+ * `npm run keys -- rotate` and `retire` against the local runtime, running and restarted: tokens
+ * issued before a rotation keep working until the previous key is retired, which is refused while
+ * they can still be live. The authorizer's cache is off, so every request is verified afresh.
+ */
+const ENV = { LOCAL_AUTHORIZER_CACHE_SECONDS: '0' };
+
+let service: LocalService;
+let dataDir: string;
+
+const kidOf = (token: string): string =>
+  JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()).kid as string;
+
+const publishedKids = async (): Promise<string[]> =>
+  ((await callApi(service.baseUrl, '/.well-known/jwks.json')).body.keys as { kid: string }[]).map(
+    (key) => key.kid,
+  );
+
+const statusWith = async (token: string): Promise<number> =>
+  (await callApi(service.baseUrl, '/v1/payments/credit-transfers/no-such-payment/status', { token })).status;
+
+/** Polls for up to 5 s: a running service looks at its key files once a second. */
+const eventually = async <T>(read: () => Promise<T>, expected: T): Promise<void> => {
+  const until = Date.now() + 5000;
+  for (;;) {
+    const value = await read();
+    if (JSON.stringify(value) === JSON.stringify(expected) || Date.now() > until) {
+      expect(value).toEqual(expected);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+};
+
+afterAll(async () => {
+  await service?.stop();
+  if (dataDir) await removeDataDir(dataDir);
+});
+
+describe('rotating the token signing key locally', () => {
+  it('publishes and signs with a new key, keeps the old tokens working across a restart until retired', async () => {
+    service = await startLocalService({ env: ENV });
+    dataDir = service.dataDir;
+    const before = await requestToken(service.baseUrl, 'transactions:read');
+    const oldKid = kidOf(before);
+    expect(await publishedKids()).toEqual([oldKid]);
+
+    const rotated = await runScript(service, 'keys', 'rotate');
+    expect(rotated.code, rotated.stderr).toBe(0);
+
+    // The running service: the new key signs within a second, and both are published.
+    await eventually(async () => (await publishedKids()).length, 2);
+    const [newKid] = await publishedKids();
+    expect(newKid).not.toBe(oldKid);
+    expect(await publishedKids()).toEqual([newKid, oldKid]);
+    const after = await requestToken(service.baseUrl, 'transactions:read');
+    expect(kidOf(after)).toBe(newKid);
+    expect(await statusWith(before)).toBe(404);
+    expect(await statusWith(after)).toBe(404);
+
+    // Live tokens of the old key: neither a retirement nor a second rotation may cut them off yet.
+    const early = await runScript(service, 'keys', 'retire');
+    expect(early.code).toBe(1);
+    expect(early.stderr.trim()).toMatch(/^keys: the previous key .* may verify live tokens until /);
+    const again = await runScript(service, 'keys', 'rotate');
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toMatch(/^keys: the previous key .* may verify live tokens until /);
+
+    // A restart keeps both keys (on the same public port: the tokens name it as their issuer).
+    const port = new URL(service.baseUrl).port;
+    await service.stop();
+    service = await startLocalService({ dataDir, env: { ...ENV, PORT: port } });
+    expect(await publishedKids()).toEqual([newKid, oldKid]);
+    expect(await statusWith(before)).toBe(404);
+    expect(await statusWith(after)).toBe(404);
+    const status = await runScript(service, 'keys', 'status');
+    expect(status.stdout).toContain(`Signs:    ${newKid}`);
+    expect(status.stdout).toContain(`Verifies: ${oldKid}`);
+
+    // An hour (and a minute) later, as the current key file's time tells it: the old key retires.
+    const anHourAgo = new Date(Date.now() - 3_700_000);
+    await utimes(join(dataDir, 'signing-key.pem'), anHourAgo, anHourAgo);
+    const retired = await runScript(service, 'keys', 'retire');
+    expect(retired.code, retired.stderr).toBe(0);
+    expect(retired.stdout).toContain(`Retired the previous key ${oldKid}`);
+
+    await eventually(publishedKids, [newKid]);
+    expect(await statusWith(before)).toBe(401);
+    expect(await statusWith(after)).toBe(404);
+  }, 180_000);
+
+  it('retires a key thought compromised at once with --now, refusing its tokens', async () => {
+    const before = await requestToken(service.baseUrl, 'transactions:read');
+    const rotated = await runScript(service, 'keys', 'rotate');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    await eventually(async () => (await publishedKids()).length, 2);
+    expect(await statusWith(before)).toBe(404);
+
+    const retired = await runScript(service, 'keys', 'retire', '--now');
+    expect(retired.code, retired.stderr).toBe(0);
+
+    await eventually(async () => (await publishedKids()).length, 1);
+    expect(await statusWith(before)).toBe(401);
+    expect(await statusWith(await requestToken(service.baseUrl, 'transactions:read'))).toBe(404);
+  }, 120_000);
+});

@@ -1,0 +1,24 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { collectOutput } from '#local/service-process';
+import type { LocalService } from './local-service.ts';
+
+/** An operator's command (`npm run clients`, `npm run keys`) against the running local service and its data folder. */
+export const runScript = async (
+  service: Pick<LocalService, 'dynamodbEndpoint' | 'dataDir'>,
+  script: 'clients' | 'keys',
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+  const path = fileURLToPath(new URL(`../../../scripts/${script}.ts`, import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
+    env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint, DATA_DIR: service.dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  const output = collectOutput(child);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr: output().replace(stdout, '') };
+};
