@@ -95,8 +95,8 @@ describe('cli poll', () => {
         .sort(),
     ).toEqual([settled, blocked, held].sort());
 
-    await sdk.waitForFinalStatus(settled, { timeout: 60_000 });
-    await sdk.waitForFinalStatus(blocked, { timeout: 60_000 });
+    await sdk.waitForFinalStatus(settled, { timeoutMs: 60_000 });
+    await sdk.waitForFinalStatus(blocked, { timeoutMs: 60_000 });
     const heldReport = (await sdk.status(held)).report;
     await new Promise((resolve) =>
       setTimeout(resolve, Math.max(0, Date.parse(heldReport?.date ?? '') + 1500 - Date.now())),
@@ -113,7 +113,7 @@ describe('cli poll', () => {
     expect(third.stdout).toBe('');
 
     await sdk.cancel(held, { cancellationReason: 'Ordered twice' });
-    await sdk.waitForFinalStatus(held, { timeout: 60_000 });
+    await sdk.waitForFinalStatus(held, { timeoutMs: 60_000 });
     const fourth = await poll('1s');
     expect(fourth.code, fourth.stderr).toBe(0);
     const fifth = await poll('1s');
@@ -159,7 +159,7 @@ describe('cli poll', () => {
       const stateAfterFirst = await readFile(state, 'utf8');
 
       for (const paymentId of held) await sdk.cancel(paymentId);
-      for (const paymentId of held) await sdk.waitForFinalStatus(paymentId, { timeout: 60_000 });
+      for (const paymentId of held) await sdk.waitForFinalStatus(paymentId, { timeoutMs: 60_000 });
 
       // The second run is killed while it waits for its first status answer.
       stallStatus = true;

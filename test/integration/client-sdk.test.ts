@@ -106,7 +106,7 @@ describe('SDK against the local service', () => {
     const account = `acc-${randomUUID().slice(0, 8)}`;
     const made = [];
     for (let i = 0; i < 5; i++) made.push((await client.initiate(transfer(account))).paymentId);
-    const final = await client.waitForFinalStatus(made[0] as string, { timeout: 60_000 });
+    const final = await client.waitForFinalStatus(made[0] as string, { timeoutMs: 60_000 });
     expect(final.status).toBe('AcceptedSettlementCompleted');
     const pages = [];
     for await (const page of client.pages({ 'debtorAccountId.eq': account }, { limit: 2 }))
