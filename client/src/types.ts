@@ -7,30 +7,34 @@ import type { components, operations } from './api-types.ts';
  */
 
 type Schemas = components['schemas'];
-// An interface may extend only a name (with type arguments), not an indexed access.
-type Schema<Name extends keyof Schemas> = Schemas[Name];
+/**
+ * The fields of one schema. An interface may extend only a name, and a mapped type (rather than
+ * the schema itself) makes the compiler say "required in type Fields<'CreditTransferRequest'>"
+ * instead of spelling out the schema's anonymous type.
+ */
+type Fields<Name extends keyof Schemas> = { [Key in keyof Schemas[Name]]: Schemas[Name][Key] };
 
 /** A credit transfer as the client sends it to `initiate`. */
-export interface CreditTransferRequest extends Schema<'CreditTransferRequest'> {}
+export interface CreditTransferRequest extends Fields<'CreditTransferRequest'> {}
 /** A credit transfer as the service shows it: the request's fields, `paymentId`, `status`, `statusReason`, `date`. */
-export interface CreditTransfer extends Schema<'CreditTransfer'> {}
+export interface CreditTransfer extends Fields<'CreditTransfer'> {}
 /** The status report: the transfer as it now is (the same shape as `CreditTransfer`). */
 export interface StatusReport extends CreditTransfer {}
 /** The body of a cancellation request. */
-export interface CancellationRequest extends Schema<'CancellationRequest'> {}
+export interface CancellationRequest extends Fields<'CancellationRequest'> {}
 /** A creditor or debtor. */
-export interface PartyIdentification extends Schema<'PartyIdentification'> {}
-export interface PartyIdentifier extends Schema<'PartyIdentifier'> {}
-export interface Account extends Schema<'Account'> {}
-export interface Agent extends Schema<'Agent'> {}
-export interface AgentIdentifier extends Schema<'AgentIdentifier'> {}
-export interface PaymentIdentification extends Schema<'PaymentIdentification'> {}
-export interface PostalAddress extends Schema<'PostalAddress'> {}
-export interface GenericTransactionCode extends Schema<'GenericTransactionCode'> {}
+export interface PartyIdentification extends Fields<'PartyIdentification'> {}
+export interface PartyIdentifier extends Fields<'PartyIdentifier'> {}
+export interface Account extends Fields<'Account'> {}
+export interface Agent extends Fields<'Agent'> {}
+export interface AgentIdentifier extends Fields<'AgentIdentifier'> {}
+export interface PaymentIdentification extends Fields<'PaymentIdentification'> {}
+export interface PostalAddress extends Fields<'PostalAddress'> {}
+export interface GenericTransactionCode extends Fields<'GenericTransactionCode'> {}
 /** The token endpoint's answer. */
-export interface TokenResponse extends Schema<'TokenResponse'> {}
+export interface TokenResponse extends Fields<'TokenResponse'> {}
 /** An error body of the service (RFC 9457 problem with the spec's `error` and `error_description`). */
-export interface Problem extends Schema<'Problem'> {}
+export interface Problem extends Fields<'Problem'> {}
 
 /** Every status a transfer can have. */
 export type PaymentStatus = Schemas['CreditTransferStatus'];
