@@ -1032,6 +1032,8 @@ export interface operations {
       query?: {
         /** @description Only the transfer with this paymentId. */
         'paymentId.eq'?: string;
+        /** @description Only transfers whose current status is this one (e.g. Rejected). */
+        'status.eq'?: components['schemas']['CreditTransferStatus'];
         /** @description Only transfers with exactly this paymentMethod (case-sensitive). */
         'paymentMethod.eq'?: string;
         /** @description Only transfers from this debtor account. */

@@ -1,23 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import createClient, { type Client } from 'openapi-fetch';
-import type { operations, paths } from './api-types.ts';
-import { apiErrorFrom, WaitTimeoutError } from './errors.ts';
+import type { paths } from './api-types.ts';
+import { apiErrorFrom, type RequestLine, requestIdOf, WaitTimeoutError } from './errors.ts';
 import { DEFAULT_RETRY, type RetryOptions, retryAfterMs, sendWithRetries, sleep } from './retry.ts';
-import { secondsOf, TokenManager } from './token-manager.ts';
+import { TokenManager } from './token-manager.ts';
+import type {
+  CancellationRequest,
+  CreditTransfer,
+  CreditTransferAnswer,
+  CreditTransferRequest,
+  ListFilters,
+  ListPage,
+  NotModifiedResult,
+  PaymentStatus,
+  ResponseInfo,
+  StatusReport,
+  StatusResult,
+} from './types.ts';
 
-type JsonBody<T> = T extends { content: { 'application/json': infer B } } ? B : never;
-
-export type CreditTransferRequest = JsonBody<operations['initiateCreditTransfer']['requestBody']>;
-export type CreditTransfer = JsonBody<operations['initiateCreditTransfer']['responses'][202]>;
-export type StatusReport = JsonBody<operations['getCreditTransferStatus']['responses'][200]>;
-export type CancellationRequest = NonNullable<
-  JsonBody<NonNullable<operations['cancelCreditTransfer']['requestBody']>>
->;
-export type ListFilters = Omit<
-  NonNullable<operations['listCreditTransfers']['parameters']['query']>,
-  'cursor' | 'limit'
->;
-export type PaymentStatus = StatusReport['status'];
+/** Every status, in lifecycle order (the generated type's members, checked at compile time). */
+export const PAYMENT_STATUSES = [
+  'Received',
+  'AcceptedTechnicalValidation',
+  'AcceptedCustomerProfile',
+  'AcceptedSettlementInProcess',
+  'AcceptedSettlementCompleted',
+  'Rejected',
+  'Cancelled',
+] as const satisfies readonly PaymentStatus[];
+type MissingStatus = Exclude<PaymentStatus, (typeof PAYMENT_STATUSES)[number]>;
+const everyStatusListed: [MissingStatus] extends [never] ? true : MissingStatus = true;
+void everyStatusListed;
 
 /** Statuses a transfer never leaves. */
 export const FINAL_STATUSES: readonly PaymentStatus[] = [
@@ -25,16 +38,17 @@ export const FINAL_STATUSES: readonly PaymentStatus[] = [
   'Rejected',
   'Cancelled',
 ];
-export const isFinal = (status: PaymentStatus | undefined) =>
+export const isFinal = (status: PaymentStatus | undefined): boolean =>
   status !== undefined && FINAL_STATUSES.includes(status);
 
 export interface CreditTransfersClientOptions {
-  /** The API's base URL, e.g. https://api.example.com (the paths start with /v1). */
+  /** The API's base URL, e.g. https://api.example.com (the paths start with /v1); a path prefix is kept. */
   baseUrl: string;
   clientId: string;
   clientSecret: string;
   /** Default: the base URL's /oauth/token. */
   tokenUrl?: string;
+  /** Space-separated scopes; omitted asks for every scope the client is allowed. */
   scope?: string;
   retry?: RetryOptions;
   fetch?: typeof globalThis.fetch;
@@ -42,31 +56,36 @@ export interface CreditTransfersClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Each attempt's time limit in milliseconds (default 30 s). */
-  timeoutMs?: number;
+  /** Each attempt's time limit in milliseconds (default: the client's `retry.attemptTimeoutMs`, 30 s). */
+  attemptTimeoutMs?: number;
   servicerId?: string;
   servicerBranchId?: string;
 }
 
-export interface StatusResult {
-  /** false when the service answered 304 to `ifNoneMatch`: the report has not changed. */
-  modified: boolean;
-  report: StatusReport | undefined;
-  etag: string | undefined;
+/** Initiation and cancellation: the idempotency key every retry reuses (default: a new UUID). */
+export interface IdempotentCallOptions extends CallOptions {
+  idempotencyId?: string;
 }
 
-export interface ListPage {
-  items: CreditTransfer[];
-  /** Empty on the last page. */
-  cursor: string;
-  total: number | undefined;
+export interface StatusOptions extends CallOptions {
+  /** A previous answer's `etag`: an unchanged report then answers `modified: false`, without a body. */
+  ifNoneMatch?: string;
 }
 
-export interface WaitOptions {
+export interface ListOptions extends CallOptions {
+  /** Transfers per page, 1 to 100 (the service's default is 25). */
+  limit?: number;
+}
+
+export interface ListPageOptions extends ListOptions {
+  /** The previous page's `cursor`. */
+  cursor?: string;
+}
+
+export interface WaitOptions extends CallOptions {
   /** Give up after this many milliseconds (WaitTimeoutError). Default: wait as long as it takes. */
-  timeout?: number;
-  signal?: AbortSignal;
-  /** First pause between polls (default 500 ms); each pause grows by half up to `maxIntervalMs`. */
+  timeoutMs?: number;
+  /** First pause between polls (default 500 ms); each pause grows by half up to `maxIntervalMs` (default 5 s). */
   initialIntervalMs?: number;
   maxIntervalMs?: number;
 }
@@ -93,6 +112,8 @@ export class CreditTransfersClient {
   readonly #api: Client<paths>;
   readonly #retry: Required<RetryOptions>;
   readonly #fetch: typeof globalThis.fetch;
+  /** The request behind each answer, so an error can name the call it is about. */
+  readonly #requests = new WeakMap<Response, RequestLine>();
 
   constructor(options: CreditTransfersClientOptions) {
     const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -111,11 +132,12 @@ export class CreditTransfersClient {
   }
 
   /** Authorizes and retries one request; openapi-fetch hands every call through here. */
-  async #send(request: Request, timeoutMs: number): Promise<Response> {
+  async #send(request: Request, attemptTimeoutMs: number): Promise<Response> {
     const body = request.body === null ? undefined : await request.arrayBuffer();
     const headers = new Headers(request.headers);
     // The caller's signal travels on the Request; openapi-fetch gives every Request one.
     const callerSignal = request.signal;
+    const line: RequestLine = { call: 'api', method: request.method, url: request.url };
     let renewedAfter401 = false;
     for (;;) {
       const token = await this.tokens.accessToken(callerSignal);
@@ -125,10 +147,14 @@ export class CreditTransfersClient {
           attemptHeaders.set('Authorization', `Bearer ${token}`);
           return this.#fetch(request.url, { method: request.method, headers: attemptHeaders, body, signal });
         },
-        { ...this.#retry, timeoutMs },
+        { ...this.#retry, attemptTimeoutMs },
         callerSignal,
+        line,
       );
-      if (response.status !== 401 || renewedAfter401) return response;
+      if (response.status !== 401 || renewedAfter401) {
+        this.#requests.set(response, line);
+        return response;
+      }
       // Refused token (expired early, key rotated): one new token, one more try.
       renewedAfter401 = true;
       this.tokens.invalidate(token);
@@ -138,32 +164,39 @@ export class CreditTransfersClient {
   }
 
   #init(options: CallOptions) {
-    const timeoutMs = options.timeoutMs ?? this.#retry.timeoutMs;
+    const attemptTimeoutMs = options.attemptTimeoutMs ?? this.#retry.attemptTimeoutMs;
     return {
       ...(options.signal !== undefined && { signal: options.signal }),
-      fetch: (request: Request) => this.#send(request, timeoutMs),
+      fetch: (request: Request) => this.#send(request, attemptTimeoutMs),
     };
   }
 
   #unwrap<T>(result: ResultShape<T>): T {
     if (result.error !== undefined || !result.response.ok) {
       const { response } = result;
-      throw apiErrorFrom(
-        response,
-        result.error,
-        secondsOf(retryAfterMs(response.headers.get('Retry-After'))),
-      );
+      const line = this.#requests.get(response) ?? { call: 'api', method: '?', url: response.url };
+      throw apiErrorFrom(response, result.error, line, retryAfterMs(response.headers.get('Retry-After')));
     }
     return result.data as T;
+  }
+
+  /** The body, with `requestId` and `replayed` from the headers as properties JSON leaves out. */
+  #answer(result: ResultShape<CreditTransfer>): CreditTransferAnswer {
+    const transfer = this.#unwrap(result);
+    const info = responseInfo(result.response);
+    return Object.defineProperties(transfer, {
+      requestId: { value: info.requestId, enumerable: false },
+      replayed: { value: info.replayed, enumerable: false },
+    }) as CreditTransferAnswer;
   }
 
   /** Initiates a transfer (202). Without `idempotencyId` a new one is made, so retries stay safe. */
   async initiate(
     transfer: CreditTransferRequest,
-    options: CallOptions & { idempotencyId?: string } = {},
-  ): Promise<CreditTransfer> {
+    options: IdempotentCallOptions = {},
+  ): Promise<CreditTransferAnswer> {
     const init = this.#init(options);
-    return this.#unwrap(
+    return this.#answer(
       await this.#api.POST('/v1/payments/credit-transfers', {
         ...init,
         params: {
@@ -174,11 +207,15 @@ export class CreditTransfersClient {
     );
   }
 
-  /** The status report; with `ifNoneMatch` (a previous `etag`) an unchanged report answers `modified: false`. */
-  async status(
+  /** The status report, with its `etag`. */
+  status(paymentId: string, options?: StatusOptions & { ifNoneMatch?: undefined }): Promise<StatusResult>;
+  /** With `ifNoneMatch` (a previous `etag`): an unchanged report answers `modified: false` and no report. */
+  status(
     paymentId: string,
-    options: CallOptions & { ifNoneMatch?: string } = {},
-  ): Promise<StatusResult> {
+    options: StatusOptions & { ifNoneMatch: string },
+  ): Promise<StatusResult | NotModifiedResult>;
+  status(paymentId: string, options?: StatusOptions): Promise<StatusResult | NotModifiedResult>;
+  async status(paymentId: string, options: StatusOptions = {}): Promise<StatusResult | NotModifiedResult> {
     const init = this.#init(options);
     const result = await this.#api.GET('/v1/payments/credit-transfers/{paymentId}/status', {
       ...init,
@@ -188,19 +225,20 @@ export class CreditTransfersClient {
       },
     });
     const etag = result.response.headers.get('ETag') ?? undefined;
-    if (result.response.status === 304)
-      return { modified: false, report: undefined, etag: etag ?? options.ifNoneMatch };
-    return { modified: true, report: this.#unwrap(result), etag };
+    const info = responseInfo(result.response);
+    if (result.response.status === 304 && options.ifNoneMatch !== undefined)
+      return { modified: false, report: undefined, etag: etag ?? options.ifNoneMatch, ...info };
+    return { modified: true, report: this.#unwrap(result), etag, ...info };
   }
 
   /** Requests a cancellation (202). Without `idempotencyId` a new one is made, so retries stay safe. */
   async cancel(
     paymentId: string,
     request: CancellationRequest = {},
-    options: CallOptions & { idempotencyId?: string } = {},
-  ): Promise<CreditTransfer> {
+    options: IdempotentCallOptions = {},
+  ): Promise<CreditTransferAnswer> {
     const init = this.#init(options);
-    return this.#unwrap(
+    return this.#answer(
       await this.#api.POST('/v1/payments/credit-transfers/{paymentId}/cancellation', {
         ...init,
         params: {
@@ -213,10 +251,7 @@ export class CreditTransfersClient {
   }
 
   /** One page of the list, newest first. */
-  async listPage(
-    filters: ListFilters = {},
-    options: CallOptions & { cursor?: string; limit?: number } = {},
-  ): Promise<ListPage> {
+  async listPage(filters: ListFilters = {}, options: ListPageOptions = {}): Promise<ListPage> {
     const init = this.#init(options);
     const result = await this.#api.GET('/v1/payments/credit-transfers', {
       ...init,
@@ -230,19 +265,19 @@ export class CreditTransfersClient {
       },
     });
     const items = this.#unwrap(result) as CreditTransfer[];
-    const total = result.response.headers.get('Pagination-Total');
+    // `N` or, when the service stopped counting, `N+`.
+    const total = /^(\d+)(\+?)$/.exec(result.response.headers.get('Pagination-Total') ?? '');
     return {
       items,
       cursor: result.response.headers.get('Pagination-Cursor') ?? '',
-      total: total === null || total === '' ? undefined : Number(total),
+      total: total === null ? undefined : Number(total[1]),
+      totalIsLowerBound: total?.[2] === '+',
+      ...responseInfo(result.response),
     };
   }
 
   /** Every page of the list (the cursor sent back with the same filters), page by page. */
-  async *pages(
-    filters: ListFilters = {},
-    options: CallOptions & { limit?: number } = {},
-  ): AsyncGenerator<ListPage> {
+  async *pages(filters: ListFilters = {}, options: ListOptions = {}): AsyncGenerator<ListPage> {
     let cursor: string | undefined;
     do {
       const page = await this.listPage(filters, { ...options, ...(cursor !== undefined && { cursor }) });
@@ -252,10 +287,7 @@ export class CreditTransfersClient {
   }
 
   /** Every transfer matching the filters, newest first, across all pages. */
-  async *list(
-    filters: ListFilters = {},
-    options: CallOptions & { limit?: number } = {},
-  ): AsyncGenerator<CreditTransfer> {
+  async *list(filters: ListFilters = {}, options: ListOptions = {}): AsyncGenerator<CreditTransfer> {
     for await (const page of this.pages(filters, options)) yield* page.items;
   }
 
@@ -263,20 +295,18 @@ export class CreditTransfersClient {
    * Yields the status report each time it changes (the first one too), with conditional requests,
    * until a final status; polls back off from `initialIntervalMs` to `maxIntervalMs`.
    */
-  async *watchStatus(
-    paymentId: string,
-    options: WaitOptions & CallOptions = {},
-  ): AsyncGenerator<StatusReport> {
-    const deadline = options.timeout === undefined ? undefined : AbortSignal.timeout(options.timeout);
+  async *watchStatus(paymentId: string, options: WaitOptions = {}): AsyncGenerator<StatusReport> {
+    const { timeoutMs, initialIntervalMs, maxIntervalMs, ...callOptions } = options;
+    const deadline = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([options.signal, deadline].filter((s) => s !== undefined));
-    let interval = options.initialIntervalMs ?? 500;
-    const maxInterval = options.maxIntervalMs ?? 5_000;
+    let interval = initialIntervalMs ?? 500;
+    const maxInterval = maxIntervalMs ?? 5_000;
     let etag: string | undefined;
     let last: StatusReport | undefined;
     try {
       for (;;) {
         const result = await this.status(paymentId, {
-          ...options,
+          ...callOptions,
           signal,
           ...(etag !== undefined && { ifNoneMatch: etag }),
         });
@@ -298,10 +328,7 @@ export class CreditTransfersClient {
   }
 
   /** Polls until the transfer reaches a final status and returns that report. */
-  async waitForFinalStatus(
-    paymentId: string,
-    options: WaitOptions & CallOptions = {},
-  ): Promise<StatusReport> {
+  async waitForFinalStatus(paymentId: string, options: WaitOptions = {}): Promise<StatusReport> {
     let last: StatusReport | undefined;
     for await (const report of this.watchStatus(paymentId, options)) last = report;
     // watchStatus only ends at a final status.
@@ -311,3 +338,8 @@ export class CreditTransfersClient {
 
 const sameReport = (a: StatusReport, b: StatusReport | undefined) =>
   b !== undefined && a.status === b.status && a.statusReason === b.statusReason && a.date === b.date;
+
+const responseInfo = (response: Response): ResponseInfo => ({
+  requestId: requestIdOf(response),
+  replayed: response.headers.get('Idempotent-Replayed') === 'true',
+});

@@ -1,38 +1,74 @@
+import type { ErrorCode, PaymentStatus } from './types.ts';
+
 /** One field the service named as wrong in a 400 answer. */
 export interface InvalidParam {
   name: string;
   reason: string;
 }
 
+/** Which call failed: the token endpoint's, or the API's. */
+export type CallKind = 'token' | 'api';
+
+/** The request an error is about: which call, its method and its whole URL. */
+export interface RequestLine {
+  call: CallKind;
+  method: string;
+  url: string;
+}
+
+const callName = ({ call, method, url }: RequestLine) =>
+  `${call === 'token' ? 'the token endpoint' : 'the API'} (${method} ${url})`;
+
 /** Base class of every error the SDK throws on purpose. */
 export class CreditTransfersError extends Error {
   override name = 'CreditTransfersError';
 }
 
+export interface ApiErrorBody {
+  error: ErrorCode;
+  error_description: string;
+  invalidParams?: InvalidParam[];
+}
+
 /**
  * The service (or its token endpoint) answered with an error: `error` and `error_description`
- * are its own words, `status` the HTTP status.
+ * are its own words, `status` the HTTP status, `call` and `url` the request that was refused.
  */
 export class ApiError extends CreditTransfersError {
   override name = 'ApiError';
   readonly status: number;
-  readonly error: string;
+  readonly error: ErrorCode;
   readonly error_description: string;
   readonly invalidParams?: InvalidParam[];
   /** From a 429's `Retry-After`, when the attempts ran out on it. */
-  readonly retryAfterSeconds?: number;
+  readonly retryAfterMs?: number;
+  readonly requestId: string | undefined;
+  readonly call: CallKind;
+  readonly method: string;
+  readonly url: string;
 
   constructor(
     status: number,
-    body: { error: string; error_description: string; invalidParams?: InvalidParam[] },
-    retryAfterSeconds?: number,
+    body: ApiErrorBody,
+    request: RequestLine,
+    extra: { retryAfterMs?: number; requestId?: string } = {},
   ) {
     super(`${body.error}: ${body.error_description}`);
     this.status = status;
     this.error = body.error;
     this.error_description = body.error_description;
     if (body.invalidParams !== undefined) this.invalidParams = body.invalidParams;
-    if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
+    if (extra.retryAfterMs !== undefined) this.retryAfterMs = extra.retryAfterMs;
+    this.requestId = extra.requestId;
+    this.call = request.call;
+    this.method = request.method;
+    this.url = request.url;
+  }
+
+  /** One line naming the refused call: "Refused (404) by the API (GET https://...): not_found: ...". */
+  describe(): string {
+    const fields = this.invalidParams?.map((param) => `${param.name}: ${param.reason}`).join('; ');
+    return `Refused (${this.status}) by ${callName(this)}: ${this.message}${fields ? ` [${fields}]` : ''}`;
   }
 }
 
@@ -40,38 +76,93 @@ export class ApiError extends CreditTransfersError {
 export class NetworkError extends CreditTransfersError {
   override name = 'NetworkError';
   readonly attempts: number;
-  constructor(message: string, attempts: number, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly call: CallKind;
+  readonly method: string;
+  readonly url: string;
+  constructor(reason: string, attempts: number, request: RequestLine, options?: { cause?: unknown }) {
+    const name = callName(request);
+    super(
+      `${name.charAt(0).toUpperCase()}${name.slice(1)} could not be reached (${reason}) after ${attempts} attempts`,
+      options,
+    );
     this.attempts = attempts;
+    this.call = request.call;
+    this.method = request.method;
+    this.url = request.url;
   }
 }
 
-/** `waitForFinalStatus` reached its timeout before the transfer reached a final status. */
+/** `waitForFinalStatus` or `watchStatus` reached `timeoutMs` before the transfer reached a final status. */
 export class WaitTimeoutError extends CreditTransfersError {
   override name = 'WaitTimeoutError';
   readonly paymentId: string;
-  readonly lastStatus: string | undefined;
-  constructor(paymentId: string, lastStatus: string | undefined) {
+  /** The last status seen; undefined when no report arrived at all. */
+  readonly lastStatus: PaymentStatus | undefined;
+  constructor(paymentId: string, lastStatus: PaymentStatus | undefined) {
     super(`Transfer ${paymentId} is still ${lastStatus ?? 'unknown'}: no final status before the timeout`);
     this.paymentId = paymentId;
     this.lastStatus = lastStatus;
   }
 }
 
-/** Turns any error body into the spec's shape; a body that is not one keeps the HTTP status text. */
-export const apiErrorFrom = (response: Response, body: unknown, retryAfterSeconds?: number): ApiError => {
+/** The polling job's lock is held by another run that is still alive. */
+export class LockedError extends CreditTransfersError {
+  override name = 'LockedError';
+}
+
+/** The polling job's state file is damaged or belongs to another client or API. */
+export class StateFileError extends CreditTransfersError {
+  override name = 'StateFileError';
+}
+
+/** The code an answer without an error body of this API stands for, by its HTTP status. */
+const codeOfStatus = (status: number): ErrorCode => {
+  const codes: Record<number, ErrorCode> = {
+    401: 'unauthorized',
+    403: 'forbidden',
+    404: 'not_found',
+    405: 'method_not_allowed',
+    408: 'request_timeout',
+    413: 'payload_too_large',
+    415: 'unsupported_media_type',
+    429: 'rate_limited',
+    503: 'service_unavailable',
+  };
+  return codes[status] ?? (status >= 500 ? 'internal_error' : 'invalid_request');
+};
+
+/**
+ * Turns any error answer into an ApiError. A body that is not one of this API's (a proxy's page,
+ * a wrong URL) gets the code of its HTTP status and a description saying so.
+ */
+export const apiErrorFrom = (
+  response: Response,
+  body: unknown,
+  request: RequestLine,
+  retryAfterMs?: number,
+): ApiError => {
   const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const error = typeof fields.error === 'string' ? fields.error : `http_${response.status}`;
+  const ours = typeof fields.error === 'string';
+  const error = ours ? (fields.error as ErrorCode) : codeOfStatus(response.status);
   const description =
-    typeof fields.error_description === 'string'
+    ours && typeof fields.error_description === 'string'
       ? fields.error_description
-      : response.statusText || `HTTP ${response.status}`;
+      : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} without an error body of this API (is the URL right?)`;
   const invalidParams = Array.isArray(fields.invalidParams)
     ? (fields.invalidParams as InvalidParam[])
     : undefined;
+  const requestId = requestIdOf(response);
   return new ApiError(
     response.status,
     { error, error_description: description, ...(invalidParams && { invalidParams }) },
-    retryAfterSeconds,
+    request,
+    {
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+      ...(requestId !== undefined && { requestId }),
+    },
   );
 };
+
+/** The request id API Gateway (REST) answers with, as the local runtime does too. */
+export const requestIdOf = (response: Response): string | undefined =>
+  response.headers.get('x-amzn-RequestId') ?? undefined;

@@ -1,6 +1,7 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { open, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import { LockedError } from './errors.ts';
 
 /**
  * Replaces `path` with `content` so that a reader (or a run after a crash) sees the old file or the
@@ -24,63 +25,52 @@ export const writeFileAtomically = async (path: string, content: string): Promis
   }
 };
 
-export class LockedError extends Error {
-  override name = 'LockedError';
-}
+/** A lock not refreshed for this long is stale: its holder is gone, and the lock is taken over. */
+export const LOCK_STALE_MS = 10_000;
 
-interface LockOwner {
-  pid: number;
-  hostname: string;
-  startedAt: string;
+export interface HeldLock {
+  release(): Promise<void>;
+  /** Throws LockedError when the lock was lost (not refreshed in time, taken over by another run). */
+  assertHeld(): void;
 }
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
- * Takes `path` as a lock file (created exclusively, naming this process). A lock left by a process
- * of this host that no longer runs (killed) is stale and taken over; any other lock refuses.
+ * Takes the lock of `path` (a directory `<path>.lock`, made by proper-lockfile). The holder
+ * refreshes its time every LOCK_STALE_MS / 5 while it runs; a holder that is gone (killed, a
+ * zombie, a frozen host) stops refreshing it, and once LOCK_STALE_MS has passed the lock is taken
+ * over. So a run started right after a kill waits up to LOCK_STALE_MS for the lock, and only a
+ * live holder makes it refuse.
  */
-export const acquireLock = async (path: string): Promise<() => Promise<void>> => {
-  const owner: LockOwner = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
-  for (let tries = 0; tries < 3; tries++) {
-    try {
-      const file = await open(path, 'wx', 0o600);
-      await file.writeFile(JSON.stringify(owner));
-      await file.close();
-      return async () => {
-        await unlink(path).catch(() => undefined);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const text = await readFile(path, 'utf8').catch(() => undefined);
-    if (text === undefined) continue; // released meanwhile: try again
-    let holder: Partial<LockOwner> = {};
-    try {
-      holder = JSON.parse(text) as LockOwner;
-    } catch {
-      // Empty: its owner is writing it right now (or died doing so); not taken over.
-    }
-    const stale =
-      holder.hostname === owner.hostname && typeof holder.pid === 'number' && !isAlive(holder.pid);
-    if (!stale) {
-      throw new LockedError(
-        `Another run holds the lock ${path} (pid ${holder.pid ?? '?'} on ${holder.hostname ?? '?'} since ${holder.startedAt ?? '?'}); ` +
-          'if no run is active, delete that file',
-      );
-    }
-    // Move the stale lock aside (rename is atomic: only one run takes it), then try again.
-    const aside = `${path}.stale.${process.pid}`;
-    await rename(path, aside).catch(() => undefined);
-    await unlink(aside).catch(() => undefined);
+export const acquireLock = async (path: string, staleMs = LOCK_STALE_MS): Promise<HeldLock> => {
+  const lockPath = `${path}.lock`;
+  let lost: Error | undefined;
+  try {
+    const release = await lockfile.lock(path, {
+      lockfilePath: lockPath,
+      // The state file need not exist yet.
+      realpath: false,
+      stale: staleMs,
+      update: staleMs / 5,
+      // Long enough for a dead holder's lock to go stale.
+      retries: { retries: Math.ceil(staleMs / 500) + 2, factor: 1, minTimeout: 500, maxTimeout: 500 },
+      onCompromised: (error) => {
+        lost = error;
+      },
+    });
+    return {
+      release: async () => {
+        if (lost === undefined) await release().catch(() => undefined);
+      },
+      assertHeld: () => {
+        if (lost !== undefined)
+          throw new LockedError(`The lock ${lockPath} was lost (${lost.message}); this run stops here`);
+      },
+    };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+    throw new LockedError(
+      `Another run holds the lock ${lockPath} and is alive (it kept the lock fresh for ${Math.round(staleMs / 1000)} s); ` +
+        'try again when it has finished',
+    );
   }
-  throw new LockedError(`Could not take the lock ${path}`);
 };

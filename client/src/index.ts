@@ -1,29 +1,32 @@
 export type { components, operations, paths } from './api-types.ts';
 export {
   type CallOptions,
-  type CancellationRequest,
-  type CreditTransfer,
-  type CreditTransferRequest,
   CreditTransfersClient,
   type CreditTransfersClientOptions,
   FINAL_STATUSES,
+  type IdempotentCallOptions,
   isFinal,
-  type ListFilters,
-  type ListPage,
-  type PaymentStatus,
-  type StatusReport,
-  type StatusResult,
+  type ListOptions,
+  type ListPageOptions,
+  PAYMENT_STATUSES,
+  type StatusOptions,
   type WaitOptions,
 } from './client.ts';
 export { parseDuration } from './duration.ts';
 export {
   ApiError,
+  type ApiErrorBody,
+  type CallKind,
   CreditTransfersError,
   type InvalidParam,
+  LockedError,
   NetworkError,
+  type RequestLine,
+  StateFileError,
   WaitTimeoutError,
 } from './errors.ts';
 export {
+  DEFAULT_STUCK_AFTER_MS,
   type PollOptions,
   type PollResult,
   pollOnce,
@@ -31,4 +34,28 @@ export {
   type StuckTransfer,
 } from './poll.ts';
 export type { RetryOptions } from './retry.ts';
-export { TokenManager, type TokenManagerOptions, type TokenResponse } from './token-manager.ts';
+export { TokenManager, type TokenManagerOptions } from './token-manager.ts';
+export type {
+  Account,
+  Agent,
+  AgentIdentifier,
+  CancellationRequest,
+  CreditTransfer,
+  CreditTransferAnswer,
+  CreditTransferRequest,
+  ErrorCode,
+  GenericTransactionCode,
+  ListFilters,
+  ListPage,
+  NotModifiedResult,
+  PartyIdentification,
+  PartyIdentifier,
+  PaymentIdentification,
+  PaymentStatus,
+  PostalAddress,
+  Problem,
+  ResponseInfo,
+  StatusReport,
+  StatusResult,
+  TokenResponse,
+} from './types.ts';

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { type CreditTransfer, type CreditTransfersClient, isFinal, type PaymentStatus } from './client.ts';
-import { acquireLock, writeFileAtomically } from './files.ts';
+import { type CreditTransfersClient, isFinal } from './client.ts';
+import { StateFileError } from './errors.ts';
+import { acquireLock, type HeldLock, writeFileAtomically } from './files.ts';
+import type { CreditTransfer, PaymentStatus } from './types.ts';
 
 /** What the polling job last reported for one transfer. */
 interface KnownTransfer {
@@ -28,7 +30,14 @@ export interface StatusChange {
   date: string;
 }
 
-export const CHANGE_FIELDS = ['changeId', 'paymentId', 'previousStatus', 'status', 'statusReason', 'date'];
+export const CHANGE_FIELDS: readonly (keyof StatusChange)[] = [
+  'changeId',
+  'paymentId',
+  'previousStatus',
+  'status',
+  'statusReason',
+  'date',
+];
 
 export interface StuckTransfer {
   paymentId: string;
@@ -36,11 +45,15 @@ export interface StuckTransfer {
   date: string;
 }
 
+/** A transfer not final whose status is older than this is reported stuck, unless told otherwise. */
+export const DEFAULT_STUCK_AFTER_MS = 24 * 3_600_000;
+
 export interface PollOptions {
   client: CreditTransfersClient;
   statePath: string;
   owner: { apiUrl: string; clientId: string };
-  stuckAfterMs: number;
+  /** Default DEFAULT_STUCK_AFTER_MS (24 h). */
+  stuckAfterMs?: number;
   report: (change: StatusChange) => void;
   /** Discovery stops after this many transfers in a row it already knew (default 20). */
   knownOverlap?: number;
@@ -51,10 +64,6 @@ export interface PollResult {
   changes: number;
   stuck: StuckTransfer[];
   errors: string[];
-}
-
-export class StateFileError extends Error {
-  override name = 'StateFileError';
 }
 
 /** Changes reported between two saves of the state; after a kill at most these are reported again. */
@@ -107,22 +116,26 @@ const known = (report: CreditTransfer): KnownTransfer => ({
  * 4. Transfers not final whose current status is older than `stuckAfterMs` are returned as stuck.
  */
 export const pollOnce = async (options: PollOptions): Promise<PollResult> => {
-  const release = await acquireLock(`${options.statePath}.lock`);
+  const lock = await acquireLock(options.statePath);
   try {
-    return await runLocked(options);
+    return await runLocked(options, lock);
   } finally {
-    await release();
+    await lock.release();
   }
 };
 
-const runLocked = async (options: PollOptions): Promise<PollResult> => {
+const runLocked = async (options: PollOptions, lock: HeldLock): Promise<PollResult> => {
   const { client, statePath } = options;
   const now = options.now ?? Date.now;
   const state = await readState(statePath, options.owner);
   const errors: string[] = [];
   let unsaved = 0;
   let changes = 0;
-  const save = () => writeFileAtomically(statePath, `${JSON.stringify(state)}\n`);
+  const save = () => {
+    // A run that lost its lock may be overtaken by another one: it must not write over its state.
+    lock.assertHeld();
+    return writeFileAtomically(statePath, `${JSON.stringify(state)}\n`);
+  };
 
   const record = async (paymentId: string, next: KnownTransfer, previous: KnownTransfer | undefined) => {
     const changed =
@@ -185,7 +198,7 @@ const runLocked = async (options: PollOptions): Promise<PollResult> => {
   const stuck: StuckTransfer[] = [];
   for (const [paymentId, transfer] of Object.entries(state.transfers)) {
     if (isFinal(transfer.status)) continue;
-    if (now() - Date.parse(transfer.date) > options.stuckAfterMs)
+    if (now() - Date.parse(transfer.date) > (options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS))
       stuck.push({ paymentId, status: transfer.status, date: transfer.date });
   }
   return { changes, stuck, errors };

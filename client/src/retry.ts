@@ -1,4 +1,4 @@
-import { NetworkError } from './errors.ts';
+import { NetworkError, type RequestLine } from './errors.ts';
 
 export interface RetryOptions {
   /** Attempts per call, the first included (default 4). */
@@ -9,7 +9,7 @@ export interface RetryOptions {
   maxDelayMs?: number;
   maxRetryAfterMs?: number;
   /** Each attempt's time limit (default 30 s). */
-  timeoutMs?: number;
+  attemptTimeoutMs?: number;
 }
 
 export const DEFAULT_RETRY: Required<RetryOptions> = {
@@ -17,7 +17,7 @@ export const DEFAULT_RETRY: Required<RetryOptions> = {
   baseDelayMs: 250,
   maxDelayMs: 10_000,
   maxRetryAfterMs: 60_000,
-  timeoutMs: 30_000,
+  attemptTimeoutMs: 30_000,
 };
 
 /** Exponential backoff with full jitter: retries of many clients do not arrive together. */
@@ -64,13 +64,14 @@ export const sendWithRetries = async (
   send: (context: AttemptContext) => Promise<Response>,
   options: Required<RetryOptions>,
   signal: AbortSignal | undefined,
+  request: RequestLine,
 ): Promise<Response> => {
   let lastError: unknown;
   for (let attempt = 1; ; attempt++) {
     signal?.throwIfAborted();
     const attemptSignal = signal
-      ? AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
-      : AbortSignal.timeout(options.timeoutMs);
+      ? AbortSignal.any([signal, AbortSignal.timeout(options.attemptTimeoutMs)])
+      : AbortSignal.timeout(options.attemptTimeoutMs);
     let delay: number;
     try {
       const response = await send({ attempt, signal: attemptSignal });
@@ -91,15 +92,9 @@ export const sendWithRetries = async (
   }
   const reason =
     lastError instanceof Error && lastError.name === 'TimeoutError'
-      ? `no answer within ${options.timeoutMs} ms`
+      ? `no answer within ${options.attemptTimeoutMs} ms`
       : describeNetworkError(lastError);
-  throw new NetworkError(
-    `The service could not be reached (${reason}) after ${options.attempts} attempts`,
-    options.attempts,
-    {
-      cause: lastError,
-    },
-  );
+  throw new NetworkError(reason, options.attempts, request, { cause: lastError });
 };
 
 // fetch's TypeError says only "fetch failed"; its cause names the socket error (ECONNRESET, ...).

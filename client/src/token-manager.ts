@@ -1,8 +1,6 @@
-import type { components } from './api-types.ts';
-import { apiErrorFrom, CreditTransfersError } from './errors.ts';
+import { apiErrorFrom, CreditTransfersError, type RequestLine } from './errors.ts';
 import { DEFAULT_RETRY, type RetryOptions, retryAfterMs, sendWithRetries } from './retry.ts';
-
-export type TokenResponse = components['schemas']['TokenResponse'];
+import type { TokenResponse } from './types.ts';
 
 export interface TokenManagerOptions {
   /** The token endpoint, e.g. https://api.example.com/oauth/token. */
@@ -77,6 +75,10 @@ export class TokenManager {
     if (this.#cached?.accessToken === token) this.#cached = undefined;
   }
 
+  get #requestLine(): RequestLine {
+    return { call: 'token', method: 'POST', url: this.#tokenUrl };
+  }
+
   #obtain(): Promise<CachedToken> {
     // Concurrent callers share one token request; one caller giving up does not end it for the others.
     this.#pending ??= this.#request().finally(() => {
@@ -96,14 +98,22 @@ export class TokenManager {
         }),
       this.#retry,
       undefined,
+      this.#requestLine,
     );
     const body: unknown = await response.json().catch(() => undefined);
     if (!response.ok) {
-      throw apiErrorFrom(response, body, secondsOf(retryAfterMs(response.headers.get('Retry-After'))));
+      throw apiErrorFrom(
+        response,
+        body,
+        this.#requestLine,
+        retryAfterMs(response.headers.get('Retry-After')),
+      );
     }
     const token = body as Partial<TokenResponse> | undefined;
     if (typeof token?.access_token !== 'string' || typeof token.expires_in !== 'number') {
-      throw new CreditTransfersError('The token endpoint answered without access_token and expires_in');
+      throw new CreditTransfersError(
+        `The token endpoint (POST ${this.#tokenUrl}) answered without access_token and expires_in`,
+      );
     }
     const issuedAt = this.#now();
     const lifetimeMs = token.expires_in * 1000;
@@ -133,5 +143,3 @@ const untilAborted = <T>(promise: Promise<T>, signal: AbortSignal | undefined): 
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 };
-
-export const secondsOf = (ms: number | undefined) => (ms === undefined ? undefined : Math.ceil(ms / 1000));

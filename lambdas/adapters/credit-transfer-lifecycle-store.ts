@@ -13,12 +13,13 @@ import { DynamoDbCreditTransferStore, fromCreditTransferItem } from './credit-tr
 import { isConditionFailure } from './dynamodb-client.ts';
 import {
   creditTransferKey,
+  listStatusKey,
   parseCreditTransferKey,
   RECOVERY_SHARDS,
   recoveryIndexValues,
   recoveryShardKey,
 } from './keys.ts';
-import { RECOVERY_INDEX } from './table-definition.ts';
+import { LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
 
 /**
  * The lifecycle's writes to the credit transfer item and its recovery index values. Every
@@ -101,6 +102,8 @@ export class DynamoDbLifecycleStore
         'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
         claimSubmissionAt !== undefined ? ', submittedAt = :claimedAt' : '',
         publishedCount !== undefined ? ', publishedCount = :published' : '',
+        // The status index's key moves with the status, in the same conditional write.
+        ', #listStatus = :listStatus',
         hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
       ].join(''),
       ConditionExpression: [
@@ -111,10 +114,11 @@ export class DynamoDbLifecycleStore
           ? ['attribute_not_exists(submittedAt)']
           : []),
       ].join(' AND '),
-      ExpressionAttributeNames: NAMES,
+      ExpressionAttributeNames: { ...NAMES, '#listStatus': LIST_INDEXES.status.partitionKey },
       ExpressionAttributeValues: {
         ':from': from,
         ':to': change.status,
+        ':listStatus': listStatusKey(tenant, change.status),
         ':date': change.date,
         ':entry': [change],
         ...(hasReason && { ':reason': change.statusReason }),

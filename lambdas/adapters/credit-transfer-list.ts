@@ -1,7 +1,13 @@
 import type { QueryCommandInput, QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { ListPosition } from '#domain/cursor';
 import type { CreditTransferList, ListPage, ListPageRequest } from '#domain/list-credit-transfers';
-import { type ListEntry, type ListFilters, listEntryOf, matchesListFilters } from '#domain/list-filters';
+import {
+  type ListEntry,
+  type ListFilters,
+  listEntryOf,
+  matchesListFilters,
+  matchesStatusFilter,
+} from '#domain/list-filters';
 import type { CreditTransferRecord } from '#domain/ports';
 import { type CapacityObserver, fromCreditTransferItem } from './credit-transfer-store.ts';
 import type { DocumentClient } from './dynamodb-client.ts';
@@ -13,6 +19,8 @@ import {
   listDebtorAccountIdKey,
   listOrderKey,
   listPositionOf,
+  listStatusKey,
+  listStatusValues,
   listTenantKey,
 } from './keys.ts';
 import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES } from './table-definition.ts';
@@ -49,9 +57,17 @@ interface IndexChoice {
   refines: boolean;
 }
 
-/** An account filter narrows to one index partition; without one, the tenant's partition. */
+/**
+ * A status or account filter narrows to one index partition; without one, the tenant's partition.
+ * Status comes first: only the status index knows the current status (the account indexes carry
+ * the fixed filter fields alone, so a status change writes none of them).
+ */
 const chooseIndex = (tenant: string, filters: ListFilters): IndexChoice => {
   const given = Object.values(filters).filter((value) => value !== undefined).length;
+  const status = filters['status.eq'];
+  if (status !== undefined) {
+    return { index: LIST_INDEXES.status, partition: listStatusKey(tenant, status), refines: given > 1 };
+  }
   const debtor = filters['debtorAccountId.eq'];
   if (debtor !== undefined) {
     return {
@@ -136,7 +152,10 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
       if (startKey === undefined && !anotherFollows) exhausted = true;
     }
 
-    const records = await this.records(tenant, matched);
+    // The index is read eventually consistently: a transfer whose status moved on meanwhile is left out.
+    const records = (await this.records(tenant, matched)).filter((record) =>
+      matchesStatusFilter(record.status, filters),
+    );
     const next = exhausted ? undefined : lastRead;
     if (!withTotal) return { records, ...(next && { next }) };
     // Having read to the end from the top, the page has seen every match: no count needed.
@@ -263,9 +282,19 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
   }
 }
 
-/** A stored item with the list index values it lacks: a credit transfer stored before the list existed. */
+/**
+ * A stored item with the list index values it lacks: a credit transfer stored before the list
+ * (or its status index) existed.
+ */
 export const withListValues = (item: Record<string, unknown>): Record<string, unknown> => {
-  if (item.type !== 'CreditTransfer' || item[LIST_INDEXES.all.sortKey] !== undefined) return item;
+  if (item.type !== 'CreditTransfer') return item;
+  const hasList = item[LIST_INDEXES.all.sortKey] !== undefined;
+  const hasStatus = item[LIST_INDEXES.status.partitionKey] !== undefined;
+  if (hasList && hasStatus) return item;
   const record = fromCreditTransferItem(item);
-  return { ...item, ...creditTransferListValues(record.tenant, record, listEntryOf(record)) };
+  return {
+    ...item,
+    ...(!hasList && creditTransferListValues(record.tenant, record, listEntryOf(record))),
+    ...listStatusValues(record.tenant, record.status),
+  };
 };

@@ -4,6 +4,7 @@ import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import {
   creditTransferKey,
   creditTransferListValues,
+  listStatusValues,
   recoveryIndexValues,
   withoutListValues,
 } from './keys.ts';
@@ -19,6 +20,7 @@ export const toCreditTransferItem = ({
   ...creditTransferKey(record.tenant, record.paymentId),
   type: 'CreditTransfer',
   ...creditTransferListValues(record.tenant, record, listEntryOf(record)),
+  ...listStatusValues(record.tenant, record.status),
   ...record,
   // The next recovery check is the recovery index's sort key.
   ...(nextCheckAt !== undefined && recoveryIndexValues(record.tenant, record.paymentId, nextCheckAt)),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CLIENT_ID_PATTERN } from '#domain/client';
+import type { CreditTransferStatus } from '#domain/credit-transfer-status';
 import type { ListPosition } from '#domain/cursor';
 import type { ListEntry } from '#domain/list-filters';
 import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
@@ -36,6 +37,14 @@ export const listCreditorAccountIdKey = (tenant: string, accountId: string): str
   `TENANT#${tenant}#CREDITOR_ACCOUNT_ID#${accountId}`;
 export const listCreditorAccountNumberKey = (tenant: string, accountNumber: string): string =>
   `TENANT#${tenant}#CREDITOR_ACCOUNT_NUMBER#${accountNumber}`;
+/** The status index's partition: one per tenant and status, moved by every status change. */
+export const listStatusKey = (tenant: string, status: CreditTransferStatus): string =>
+  `TENANT#${tenant}#STATUS#${status}`;
+
+/** The status index attribute for a transfer in `status`: to be set by every write that sets the status. */
+export const listStatusValues = (tenant: string, status: CreditTransferStatus): Record<string, string> => ({
+  [LIST_INDEXES.status.partitionKey]: listStatusKey(tenant, status),
+});
 
 /**
  * The list order: initiation time (ISO 8601 UTC with milliseconds, fixed width, so text order is

@@ -18,8 +18,8 @@ const LIST_ORDER_ATTRIBUTE = 'listOrder';
 
 /**
  * The list operation's indexes: a tenant's transfers newest first, overall and per account.
- * They carry only the filter fields (INCLUDE): a status change then writes no index, and a
- * page reads its transfers from the table by key.
+ * They carry only the filter fields (INCLUDE): a status change writes only the status index
+ * (its entry moves to the new status's partition), and a page reads its transfers from the table by key.
  */
 export const LIST_INDEXES = {
   all: { indexName: 'listByTenant', partitionKey: 'listTenant', sortKey: LIST_ORDER_ATTRIBUTE },
@@ -38,6 +38,11 @@ export const LIST_INDEXES = {
     partitionKey: 'listCreditorAccountNumber',
     sortKey: LIST_ORDER_ATTRIBUTE,
   },
+  /**
+   * By current status: the one list index whose key changes after creation. Every write that
+   * changes `status` sets this partition key in the same conditional write (keys.ts listStatusKey).
+   */
+  status: { indexName: 'listByStatus', partitionKey: 'listStatus', sortKey: LIST_ORDER_ATTRIBUTE },
 } as const satisfies Record<string, IndexDefinition>;
 
 const LIST_INDEX_DEFINITIONS: readonly IndexDefinition[] = Object.values(LIST_INDEXES).map((index) => ({

@@ -6,6 +6,7 @@ import {
   type ListFilters,
   listEntryOf,
   matchesListFilters,
+  matchesStatusFilter,
   parseListQuery,
 } from './list-filters.ts';
 import type { CreditTransferRecord, CreditTransferStore } from './ports.ts';
@@ -71,7 +72,10 @@ const listById = async (
   filters: ListFilters,
 ) => {
   const record = await store.get(tenant, paymentId);
-  const matches = record !== undefined && matchesListFilters(listEntryOf(record), filters);
+  const matches =
+    record !== undefined &&
+    matchesStatusFilter(record.status, filters) &&
+    matchesListFilters(listEntryOf(record), filters);
   return matches ? [record] : [];
 };
 

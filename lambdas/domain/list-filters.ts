@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { canonicalJson } from './canonical-json.ts';
 import { compareCheckNumbers } from './check-number.ts';
-import { accountIdSchema, amountSchema, paymentIdSchema } from './credit-transfer.ts';
+import {
+  accountIdSchema,
+  amountSchema,
+  type CreditTransferStatus,
+  creditTransferStatusSchema,
+  paymentIdSchema,
+} from './credit-transfer.ts';
 import { compareDecimals } from './decimal.ts';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
 import type { ListEntry } from './list-entry.ts';
@@ -25,6 +31,10 @@ const checkTextSchema = boundedText(1, 140);
 /** Query parameters of the list operation (spec 4.1): the source of validation and of the OpenAPI document. */
 export const listCreditTransfersQuerySchema = z.strictObject({
   'paymentId.eq': optionalField(paymentIdSchema, 'Only the transfer with this paymentId.'),
+  'status.eq': optionalField(
+    creditTransferStatusSchema,
+    'Only transfers whose current status is this one (e.g. Rejected).',
+  ),
   'paymentMethod.eq': optionalField(
     boundedText(1, 35),
     'Only transfers with exactly this paymentMethod (case-sensitive).',
@@ -152,3 +162,11 @@ export const matchesListFilters = (entry: ListEntry, filters: ListFilters): bool
   within(entry.checkNumber, filters['checkNumber.gte'], filters['checkNumber.lte'], compareCheckNumbers) &&
   within(entry.amount, filters['amount.gte'], filters['amount.lte'], compareDecimals) &&
   within(entry.checkDate, filters['checkDate.gte'], filters['checkDate.lte'], compareDates);
+
+/**
+ * `status.eq`, checked against a transfer's status as read from the table. Status is not part of
+ * the list entry (it changes; the entry does not): the status index selects by it, and this check
+ * drops a transfer whose status moved on after the index entry was read.
+ */
+export const matchesStatusFilter = (status: CreditTransferStatus, filters: ListFilters): boolean =>
+  filters['status.eq'] === undefined || filters['status.eq'] === status;

@@ -4,6 +4,7 @@ import { DynamoDbCreditTransferList, MAX_COUNTED_ENTRIES } from '#adapters/credi
 import { toCreditTransferItem } from '#adapters/credit-transfer-store';
 import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
+import type { ListFilters } from '#domain/list-filters';
 import type { LocalService } from '#local/service-process';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { type BenchClient, fixed, runConcurrently } from './support.ts';
@@ -26,7 +27,8 @@ const item = (n: number, now: number) => {
     paymentId: randomUUID(),
     clientId: 'bench',
     createdAt: date,
-    status: 'AcceptedSettlementCompleted',
+    // One in ten rejected: what status.eq=Rejected finds through the status index.
+    status: n % 10 === 0 ? 'Rejected' : 'AcceptedSettlementCompleted',
     statusDate: date,
     requestHash: 'f'.repeat(64),
     servicer: {},
@@ -76,6 +78,12 @@ export interface ScaleRow {
   refinedTotal: string;
   /** The count read units of the bounded first page (adapter, same query). */
   countUnits: number;
+  /** First page of status.eq=Rejected (one transfer in ten), over HTTP, and its Pagination-Total. */
+  statusPageMs: number;
+  statusTotal: string;
+  /** Read units of a whole first page (query, BatchGet, count) through the adapter: no filter, and status.eq. */
+  pageUnits: number;
+  statusPageUnits: number;
   /** The unbounded count (every entry), timed through the adapter; undefined when not measured. */
   unboundedCountMs?: number;
   unboundedCountUnits?: number;
@@ -113,6 +121,17 @@ export const benchListAtScale = async (
     await api.get(`/v1/payments/credit-transfers?limit=${PAGE}`);
     const first = await timedPage(`/v1/payments/credit-transfers?limit=${PAGE}`);
     const refined = await timedPage(`/v1/payments/credit-transfers?limit=${PAGE}&amount.gte=5000`);
+    const byStatus = await timedPage(`/v1/payments/credit-transfers?limit=${PAGE}&status.eq=Rejected`);
+    const unitsOf = async (filters: ListFilters) => {
+      let units = 0;
+      const list = new DynamoDbCreditTransferList(client, TABLE, {
+        onCapacity: (_operation, capacity) => {
+          units += capacity;
+        },
+      });
+      await list.page({ tenant: TENANT, filters, limit: PAGE, withTotal: true });
+      return units;
+    };
     let countUnits = 0;
     const bounded = new DynamoDbCreditTransferList(client, TABLE, {
       onCapacity: (operation, units) => {
@@ -129,6 +148,10 @@ export const benchListAtScale = async (
       refinedPageMs: refined.ms,
       refinedTotal: refined.total,
       countUnits,
+      statusPageMs: byStatus.ms,
+      statusTotal: byStatus.total,
+      pageUnits: await unitsOf({}),
+      statusPageUnits: await unitsOf({ 'status.eq': 'Rejected' }),
     };
     if (stored <= (options.unboundedUpTo ?? 0)) {
       let units = 0;
@@ -146,7 +169,8 @@ export const benchListAtScale = async (
     }
     console.log(
       `${stored} of ${size} stored (seeded in ${fixed(seedSeconds)} s): first page ${fixed(row.firstPageMs)} ms, total ${row.total}; ` +
-        `amount.gte ${fixed(row.refinedPageMs)} ms, total ${row.refinedTotal}` +
+        `amount.gte ${fixed(row.refinedPageMs)} ms, total ${row.refinedTotal}; ` +
+        `status.eq ${fixed(row.statusPageMs)} ms, total ${row.statusTotal}, ${fixed(row.statusPageUnits)} RCU (no filter ${fixed(row.pageUnits)})` +
         (row.unboundedCountMs === undefined ? '' : `; unbounded count ${fixed(row.unboundedCountMs)} ms`),
     );
     rows.push(row);

@@ -250,6 +250,12 @@ const writeCosts = (label: string, item: Record<string, unknown>) => {
     units({ ...keys, [name]: item[name], [LIST_ENTRY_ATTRIBUTE]: item[LIST_ENTRY_ATTRIBUTE] }),
   );
   const all = indexes.map(() => base);
+  const statusKey = LIST_INDEXES.status.partitionKey;
+  const statusEntry = units({
+    ...keys,
+    [statusKey]: item[statusKey],
+    [LIST_ENTRY_ATTRIBUTE]: item[LIST_ENTRY_ATTRIBUTE],
+  });
   const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
   return {
     label,
@@ -265,8 +271,9 @@ const writeCosts = (label: string, item: Record<string, unknown>) => {
     // Creation: the table item and one entry per index it belongs to.
     createInclude: base + sum(include),
     createAll: base + sum(all),
-    // Each status change rewrites the table item; with ALL each list index entry too, with INCLUDE none.
-    lifecycleInclude: base + sum(include) + STATUS_UPDATES * base,
+    // Each status change rewrites the table item; with ALL each list index entry too, with INCLUDE
+    // only the status index's entry, which moves partition (a delete and a put).
+    lifecycleInclude: base + sum(include) + STATUS_UPDATES * (base + 2 * statusEntry),
     lifecycleAll: base + sum(all) + STATUS_UPDATES * (base + sum(all)),
   };
 };

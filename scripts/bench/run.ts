@@ -33,103 +33,115 @@ const withService = async (
 const preformatted = (lines: string[]) => ['```', ...lines.map((line) => line.replace(/^\n/, '')), '```'];
 
 const report = new BenchReport('bench', ['## Service figures (`npm run bench`)']);
+/** Pagination-Total and status.eq at scale: a region of its own, so it can be run alone. */
+const scaleReport = new BenchReport('bench-list-scale', ['## List at scale (`npm run bench`)']);
+
+/**
+ * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, bundles, list-scale; comma-separated)
+ * runs only those sections; a region is rewritten only when one of its sections ran.
+ */
+const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
+const runs = (name: string) => only === undefined || only.includes(name);
 
 // The API alone: on AWS the workflow runs in Step Functions, not beside the API's functions, so
 // here it is off, and its own cost is measured in the lifecycle section.
-await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
-  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-  const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
-  await benchInitiationThroughput(service, api, { requests: 200, concurrency, rounds: 1 }); // warm-up
-  const throughput = await benchInitiationThroughput(service, api, { requests, concurrency, rounds: 4 });
-  report.section({
-    title: `Initiation throughput (${requests} requests, concurrency ${concurrency}, same dynalite, local workflow off)`,
-    table: {
-      columns: ['path', 'per second', 'p50 ms', 'p99 ms'],
-      rows: [
-        [
-          'HTTP initiation (whole local stack)',
-          fixed(throughput.viaHttp.perSecond),
-          fixed(throughput.viaHttp.p50Ms),
-          fixed(throughput.viaHttp.p99Ms),
-        ],
-        [
-          'raw conditional PutItem',
-          fixed(throughput.raw.perSecond),
-          fixed(throughput.raw.p50Ms),
-          fixed(throughput.raw.p99Ms),
-        ],
-      ],
-    },
-    notes: [
-      `Ratio HTTP / raw: **${fixed(throughput.ratio, 2)}** (target >= 0.5). With the lifecycle on, see the load report below.`,
-    ],
-    charts: [
-      {
-        name: 'initiation-latency',
-        title: 'Initiation latency, HTTP against raw conditional writes',
-        spec: barChart({
-          title: 'Initiation latency (ms)',
-          values: [
-            { path: 'HTTP initiation', percentile: 'p50', ms: throughput.viaHttp.p50Ms },
-            { path: 'HTTP initiation', percentile: 'p99', ms: throughput.viaHttp.p99Ms },
-            { path: 'raw PutItem', percentile: 'p50', ms: throughput.raw.p50Ms },
-            { path: 'raw PutItem', percentile: 'p99', ms: throughput.raw.p99Ms },
+if (runs('initiation'))
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
+    const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+    const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
+    await benchInitiationThroughput(service, api, { requests: 200, concurrency, rounds: 1 }); // warm-up
+    const throughput = await benchInitiationThroughput(service, api, { requests, concurrency, rounds: 4 });
+    report.section({
+      title: `Initiation throughput (${requests} requests, concurrency ${concurrency}, same dynalite, local workflow off)`,
+      table: {
+        columns: ['path', 'per second', 'p50 ms', 'p99 ms'],
+        rows: [
+          [
+            'HTTP initiation (whole local stack)',
+            fixed(throughput.viaHttp.perSecond),
+            fixed(throughput.viaHttp.p50Ms),
+            fixed(throughput.viaHttp.p99Ms),
           ],
-          x: { field: 'path', title: '' },
-          y: { field: 'ms', title: 'ms' },
-          series: { field: 'percentile', title: '' },
-        }),
+          [
+            'raw conditional PutItem',
+            fixed(throughput.raw.perSecond),
+            fixed(throughput.raw.p50Ms),
+            fixed(throughput.raw.p99Ms),
+          ],
+        ],
       },
-    ],
+      notes: [
+        `Ratio HTTP / raw: **${fixed(throughput.ratio, 2)}** (target >= 0.5). With the lifecycle on, see the load report below.`,
+      ],
+      charts: [
+        {
+          name: 'initiation-latency',
+          title: 'Initiation latency, HTTP against raw conditional writes',
+          spec: barChart({
+            title: 'Initiation latency (ms)',
+            values: [
+              { path: 'HTTP initiation', percentile: 'p50', ms: throughput.viaHttp.p50Ms },
+              { path: 'HTTP initiation', percentile: 'p99', ms: throughput.viaHttp.p99Ms },
+              { path: 'raw PutItem', percentile: 'p50', ms: throughput.raw.p50Ms },
+              { path: 'raw PutItem', percentile: 'p99', ms: throughput.raw.p99Ms },
+            ],
+            x: { field: 'path', title: '' },
+            y: { field: 'ms', title: 'ms' },
+            series: { field: 'percentile', title: '' },
+          }),
+        },
+      ],
+    });
+
+    const capacity = await benchInitiationCapacity(service);
+    report.section({
+      title: 'Write capacity per initiation, table item (ReturnConsumedCapacity)',
+      lines: [
+        'Index entries (list and recovery indexes, under 1 KB each) add 1 WCU apiece: see the list section. ' +
+          'dynalite reports nothing for a refused conditional write, which DynamoDB bills as one write of the item size.',
+      ],
+      table: {
+        columns: ['request', 'item bytes', 'started KB', 'WCU written', 'RCU read'],
+        rows: capacity.map((row) => [
+          row.label,
+          row.itemBytes,
+          row.startedKilobytes,
+          row.writeUnits,
+          row.readUnits,
+        ]),
+      },
+    });
   });
 
-  const capacity = await benchInitiationCapacity(service);
-  report.section({
-    title: 'Write capacity per initiation, table item (ReturnConsumedCapacity)',
-    lines: [
-      'Index entries (list and recovery indexes, under 1 KB each) add 1 WCU apiece: see the list section. ' +
-        'dynalite reports nothing for a refused conditional write, which DynamoDB bills as one write of the item size.',
-    ],
-    table: {
-      columns: ['request', 'item bytes', 'started KB', 'WCU written', 'RCU read'],
-      rows: capacity.map((row) => [
-        row.label,
-        row.itemBytes,
-        row.startedKilobytes,
-        row.writeUnits,
-        row.readUnits,
-      ]),
-    },
-  });
-});
-
-await report.write();
+if (runs('initiation')) await report.write();
 
 // The list figures compare tables of known sizes.
-await withService({}, async (listService, api) => {
-  const largeCount = Number(process.env.BENCH_LIST_STORED ?? 100_000);
-  const lines = formatListBenchReport(await benchListCreditTransfers(listService, api, { largeCount }));
-  report.section({
-    title: 'List: one page, Pagination-Total, index projections',
-    lines: preformatted(lines),
+if (runs('list'))
+  await withService({}, async (listService, api) => {
+    const largeCount = Number(process.env.BENCH_LIST_STORED ?? 100_000);
+    const lines = formatListBenchReport(await benchListCreditTransfers(listService, api, { largeCount }));
+    report.section({
+      title: 'List: one page, Pagination-Total, index projections',
+      lines: preformatted(lines),
+    });
   });
-});
-await report.write();
+if (runs('list')) await report.write();
 
 // The lifecycle runs its workflows in the service process: nothing else in flight.
-await withService({}, async (lifecycleService, api) => {
-  const transitions = await benchLifecycleTransitions(lifecycleService, api);
-  const throughput = await benchLifecycleThroughput(lifecycleService, api, {
-    transfers: Number(process.env.BENCH_LIFECYCLE_TRANSFERS ?? 2000),
-    concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
+if (runs('lifecycle'))
+  await withService({}, async (lifecycleService, api) => {
+    const transitions = await benchLifecycleTransitions(lifecycleService, api);
+    const throughput = await benchLifecycleThroughput(lifecycleService, api, {
+      transfers: Number(process.env.BENCH_LIFECYCLE_TRANSFERS ?? 2000),
+      concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
+    });
+    report.section({
+      title: 'Lifecycle: state transitions and settlement throughput',
+      lines: preformatted(formatLifecycleReport(transitions, throughput)),
+    });
   });
-  report.section({
-    title: 'Lifecycle: state transitions and settlement throughput',
-    lines: preformatted(formatLifecycleReport(transitions, throughput)),
-  });
-});
 
-await report.write();
+if (runs('lifecycle')) await report.write();
 
 // Table calls, capacity units and CPU per settled transfer, counted inside dynalite: a service of
 // its own, so the counter weighs on no other figure.
@@ -185,100 +197,110 @@ await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
 // invocation in a fresh process against an empty handler built the same way.
-const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) });
-for (const line of bundleLines) console.log(line);
-report.section({ title: 'Function bundles: size and cold start', lines: preformatted(bundleLines) });
-await report.write();
+if (runs('bundles')) {
+  const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) });
+  for (const line of bundleLines) console.log(line);
+  report.section({ title: 'Function bundles: size and cold start', lines: preformatted(bundleLines) });
+  await report.write();
+}
 
 // Pagination-Total at scale: one tenant with 100k, then 1M stored transfers; the workflow is off
 // so that only the list runs.
-await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
-  const sizes = (process.env.BENCH_SCALE_SIZES ?? '100000,1000000').split(',').map(Number);
-  const rows = await benchListAtScale(service, api, {
-    sizes,
-    unboundedUpTo: Number(process.env.BENCH_SCALE_UNBOUNDED_UP_TO ?? 100_000),
-    seedBudgetSeconds: Number(process.env.BENCH_SCALE_SEED_BUDGET_SECONDS ?? 1200),
-  });
-  const measured = rows.filter((row) => row.unboundedCountMs !== undefined);
-  const perEntryMs = measured.length
-    ? (measured.at(-1)?.unboundedCountMs ?? 0) / (measured.at(-1)?.stored ?? 1)
-    : undefined;
-  const seedRate = (rows.at(-1)?.stored ?? 0) / rows.reduce((sum, row) => sum + row.seedSeconds, 0);
-  report.section({
-    title: `Pagination-Total at scale: first page of one tenant (limit 100), count bounded at ${MAX_COUNTED_ENTRIES} entries`,
-    lines: [
-      "Transfers seeded straight into the table with the store's own item mapping (BatchWriteItem, 25 a batch, 16 in flight). " +
-        'First page over HTTP (whole stack), median of 5; the unbounded count is the same query with no bound, through the adapter.',
-    ],
-    table: {
-      columns: [
-        'stored',
-        'seeded in s',
-        'first page ms',
-        'Pagination-Total',
-        'amount.gte page ms',
-        'its Pagination-Total',
-        'count RCU',
-        'unbounded count ms',
-        'unbounded count RCU',
+if (runs('list-scale'))
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
+    const sizes = (process.env.BENCH_SCALE_SIZES ?? '100000,1000000').split(',').map(Number);
+    const rows = await benchListAtScale(service, api, {
+      sizes,
+      unboundedUpTo: Number(process.env.BENCH_SCALE_UNBOUNDED_UP_TO ?? 100_000),
+      seedBudgetSeconds: Number(process.env.BENCH_SCALE_SEED_BUDGET_SECONDS ?? 1200),
+    });
+    const measured = rows.filter((row) => row.unboundedCountMs !== undefined);
+    const perEntryMs = measured.length
+      ? (measured.at(-1)?.unboundedCountMs ?? 0) / (measured.at(-1)?.stored ?? 1)
+      : undefined;
+    const seedRate = (rows.at(-1)?.stored ?? 0) / rows.reduce((sum, row) => sum + row.seedSeconds, 0);
+    scaleReport.section({
+      title: `Pagination-Total and status.eq at scale: first page of one tenant (limit 100), count bounded at ${MAX_COUNTED_ENTRIES} entries`,
+      lines: [
+        "Transfers seeded straight into the table with the store's own item mapping (BatchWriteItem, 25 a batch, 16 in flight). " +
+          'First page over HTTP (whole stack), median of 5; the unbounded count is the same query with no bound, through the adapter.',
       ],
-      rows: rows.map((row) => [
-        row.stored === row.target ? row.stored : `${row.stored} (of ${row.target}: seeding budget reached)`,
-        fixed(row.seedSeconds),
-        fixed(row.firstPageMs),
-        row.total,
-        fixed(row.refinedPageMs),
-        row.refinedTotal,
-        fixed(row.countUnits),
-        row.unboundedCountMs === undefined
-          ? perEntryMs
-            ? `~${fixed(perEntryMs * row.stored, 0)} (extrapolated)`
-            : '-'
-          : fixed(row.unboundedCountMs),
-        row.unboundedCountUnits === undefined ? '-' : fixed(row.unboundedCountUnits),
-      ]),
-    },
-    notes: [
-      `Seeding rate: ${fixed(seedRate, 0)} transfers/s (1M in about ${fixed(1_000_000 / seedRate / 60, 1)} min at that rate).`,
-      `Unbounded, the count grows with the tenant's transfers (DynamoDB returns at most 1 MB per Query, so ${fixed(
-        (1_000_000 * 260) / 1_048_576,
-        0,
-      )} sequential Query calls for 1M entries of ~260 B); bounded, the first page costs the same at any size, and its Pagination-Total reads \`${MAX_COUNTED_ENTRIES}+\`.`,
-    ],
-    charts: [
-      {
-        name: 'list-cost-by-size',
-        title: "First list page against the tenant's stored transfers",
-        spec: lineChart({
-          title: 'First page with Pagination-Total (ms)',
-          values: rows.flatMap((row) => [
-            { stored: row.stored, ms: row.firstPageMs, series: 'bounded count, no filter (HTTP)' },
-            { stored: row.stored, ms: row.refinedPageMs, series: 'bounded count, amount.gte (HTTP)' },
-            ...(row.unboundedCountMs !== undefined
-              ? [
-                  {
-                    stored: row.stored,
-                    ms: row.unboundedCountMs,
-                    series: 'unbounded count (adapter, measured)',
-                  },
-                ]
-              : perEntryMs
+      table: {
+        columns: [
+          'stored',
+          'seeded in s',
+          'first page ms',
+          'Pagination-Total',
+          'amount.gte page ms',
+          'its Pagination-Total',
+          'count RCU',
+          'status.eq=Rejected page ms',
+          'its Pagination-Total',
+          'page RCU: no filter / status.eq',
+          'unbounded count ms',
+          'unbounded count RCU',
+        ],
+        rows: rows.map((row) => [
+          row.stored === row.target ? row.stored : `${row.stored} (of ${row.target}: seeding budget reached)`,
+          fixed(row.seedSeconds),
+          fixed(row.firstPageMs),
+          row.total,
+          fixed(row.refinedPageMs),
+          row.refinedTotal,
+          fixed(row.countUnits),
+          fixed(row.statusPageMs),
+          row.statusTotal,
+          `${fixed(row.pageUnits)} / ${fixed(row.statusPageUnits)}`,
+          row.unboundedCountMs === undefined
+            ? perEntryMs
+              ? `~${fixed(perEntryMs * row.stored, 0)} (extrapolated)`
+              : '-'
+            : fixed(row.unboundedCountMs),
+          row.unboundedCountUnits === undefined ? '-' : fixed(row.unboundedCountUnits),
+        ]),
+      },
+      notes: [
+        'status.eq reads one partition of the status index (tenant and status), so its first page costs what an unfiltered one does (compare the page read units; one transfer in ten is Rejected, and its count stops at the same bound).',
+        `Seeding rate: ${fixed(seedRate, 0)} transfers/s (1M in about ${fixed(1_000_000 / seedRate / 60, 1)} min at that rate).`,
+        `Unbounded, the count grows with the tenant's transfers (DynamoDB returns at most 1 MB per Query, so ${fixed(
+          (1_000_000 * 260) / 1_048_576,
+          0,
+        )} sequential Query calls for 1M entries of ~260 B); bounded, the first page costs the same at any size, and its Pagination-Total reads \`${MAX_COUNTED_ENTRIES}+\`.`,
+      ],
+      charts: [
+        {
+          name: 'list-cost-by-size',
+          title: "First list page against the tenant's stored transfers",
+          spec: lineChart({
+            title: 'First page with Pagination-Total (ms)',
+            values: rows.flatMap((row) => [
+              { stored: row.stored, ms: row.firstPageMs, series: 'bounded count, no filter (HTTP)' },
+              { stored: row.stored, ms: row.refinedPageMs, series: 'bounded count, amount.gte (HTTP)' },
+              ...(row.unboundedCountMs !== undefined
                 ? [
                     {
                       stored: row.stored,
-                      ms: perEntryMs * row.stored,
-                      series: 'unbounded count (extrapolated)',
+                      ms: row.unboundedCountMs,
+                      series: 'unbounded count (adapter, measured)',
                     },
                   ]
-                : []),
-          ]),
-          x: { field: 'stored', title: 'transfers stored for the tenant', type: 'ordinal' },
-          y: { field: 'ms', title: 'ms', scale: 'log' },
-          series: { field: 'series', title: '' },
-        }),
-      },
-    ],
+                : perEntryMs
+                  ? [
+                      {
+                        stored: row.stored,
+                        ms: perEntryMs * row.stored,
+                        series: 'unbounded count (extrapolated)',
+                      },
+                    ]
+                  : []),
+            ]),
+            x: { field: 'stored', title: 'transfers stored for the tenant', type: 'ordinal' },
+            y: { field: 'ms', title: 'ms', scale: 'log' },
+            series: { field: 'series', title: '' },
+          }),
+        },
+      ],
+    });
   });
-});
 
-await report.write();
+if (runs('list-scale')) await scaleReport.write();

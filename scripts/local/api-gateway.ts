@@ -361,7 +361,7 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       ['X-Forwarded-Proto', 'http'] as [string, string],
     ]);
     const query = toRecord(url.searchParams.entries());
-    const requestId = randomUUID();
+    const requestId = response.getHeader('x-amzn-RequestId') as string;
     const event: APIGatewayProxyEvent = {
       resource: route.path,
       path,
@@ -403,6 +403,8 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
   };
 
   return (request, response) => {
+    // As API Gateway (REST) does, every answer names its request, gateway refusals included.
+    response.setHeader('x-amzn-RequestId', randomUUID());
     dispatch(request, response).catch((error: unknown) => {
       console.error('Unhandled error in the local API gateway', error);
       // A handler that throws past its middleware is a Lambda error: API Gateway answers 5XX.

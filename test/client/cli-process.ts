@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../client/src/cli.ts', import.meta.url));
+/** Preload that freezes the CLI at a chosen moment (see stall.ts). */
+export const STALL = fileURLToPath(new URL('./stall.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface CliResult {
@@ -12,8 +14,13 @@ export interface CliResult {
 }
 
 /** The CLI as a real child process (as `npm run cli` runs it), stdout and stderr piped. */
-export const startCli = (args: string[], env: Record<string, string | undefined>) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+export const startCli = (
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { preload?: string[] } = {},
+) => {
+  const preload = (options.preload ?? []).flatMap((path) => ['--import', path]);
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, CLI, ...args], {
     cwd: ROOT,
     env: { ...withoutCliSettings(process.env), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -29,7 +36,7 @@ export const startCli = (args: string[], env: Record<string, string | undefined>
   const done = new Promise<CliResult>((resolve) =>
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
-  return { child: child as ChildProcess, done, stdout: () => stdout };
+  return { child: child as ChildProcess, done, stdout: () => stdout, stderr: () => stderr };
 };
 
 export const runCli = (args: string[], env: Record<string, string | undefined>, input?: string) => {
@@ -46,3 +53,18 @@ export const cliEnv = (baseUrl: string, client: { clientId: string; clientSecret
   CREDIT_TRANSFERS_CLIENT_ID: client.clientId,
   CREDIT_TRANSFERS_CLIENT_SECRET: client.clientSecret,
 });
+
+/** The command line that runs the CLI as `startCli` does, for a shell. */
+export const cliCommand = (args: string[], options: { preload?: string[] } = {}) =>
+  [
+    process.execPath,
+    '--import',
+    'tsx',
+    ...(options.preload ?? []).flatMap((path) => ['--import', path]),
+    CLI,
+    ...args,
+  ]
+    .map((word) => `'${word.replaceAll("'", `'\\''`)}'`)
+    .join(' ');
+
+export { ROOT, withoutCliSettings };

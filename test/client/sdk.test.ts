@@ -268,7 +268,7 @@ describe('client calls', () => {
         );
       return json(200, accepted);
     };
-    const { report } = await clientWith(slowThenFast).status('p-1', { timeoutMs: 50 });
+    const { report } = await clientWith(slowThenFast).status('p-1', { attemptTimeoutMs: 50 });
     expect(report?.status).toBe('Received');
     expect(calls).toBe(2);
   });
@@ -329,7 +329,11 @@ describe('status polling', () => {
       }),
     );
     await expect(
-      clientWith(fetch).waitForFinalStatus('p-1', { timeout: 100, initialIntervalMs: 10, maxIntervalMs: 20 }),
+      clientWith(fetch).waitForFinalStatus('p-1', {
+        timeoutMs: 100,
+        initialIntervalMs: 10,
+        maxIntervalMs: 20,
+      }),
     ).rejects.toMatchObject({ name: 'WaitTimeoutError', lastStatus: 'Received' });
   });
 });
@@ -358,6 +362,103 @@ describe('listing', () => {
     expect(queries.map((query) => query.get('cursor'))).toEqual([null, 'c1']);
     expect(queries.map((query) => query.get('debtorAccountId.eq'))).toEqual(['acc-1', 'acc-1']);
     expect(queries.map((query) => query.get('limit'))).toEqual(['2', '2']);
+  });
+});
+
+describe('answers and errors name their request', () => {
+  it('carries requestId and replayed beside the body, which JSON shows exactly as sent', async () => {
+    const { fetch } = fakeFetch(
+      queued({
+        '/oauth/token': [tokenAnswer('t')],
+        '/v1/payments/credit-transfers': [
+          json(202, accepted, { 'x-amzn-RequestId': 'r-1' }),
+          json(202, accepted, { 'x-amzn-RequestId': 'r-2', 'Idempotent-Replayed': 'true' }),
+        ],
+      }),
+    );
+    const client = clientWith(fetch);
+    const first = await client.initiate(transfer, { idempotencyId: 'k-1' });
+    const again = await client.initiate(transfer, { idempotencyId: 'k-1' });
+    expect([first.requestId, first.replayed]).toEqual(['r-1', false]);
+    expect([again.requestId, again.replayed]).toEqual(['r-2', true]);
+    expect(JSON.parse(JSON.stringify(again))).toEqual(accepted);
+  });
+
+  it('reads Pagination-Total, and N+ as a lower bound', async () => {
+    const { fetch } = fakeFetch(
+      queued({
+        '/oauth/token': [tokenAnswer('t')],
+        '/v1/payments/credit-transfers': [
+          json(200, [accepted], { 'Pagination-Total': '10000+', 'x-amzn-RequestId': 'r-3' }),
+        ],
+      }),
+    );
+    const page = await clientWith(fetch).listPage({ 'status.eq': 'Received' });
+    expect(page).toMatchObject({ total: 10000, totalIsLowerBound: true, requestId: 'r-3', replayed: false });
+  });
+
+  it('an API refusal names the call, its URL and its request id', async () => {
+    const { fetch } = fakeFetch(
+      queued({
+        '/oauth/token': [tokenAnswer('t')],
+        '/v1/payments/credit-transfers/p-9/status': [
+          json(
+            404,
+            { error: 'not_found', error_description: 'No such transfer' },
+            { 'x-amzn-RequestId': 'r-4' },
+          ),
+        ],
+      }),
+    );
+    const error = (await clientWith(fetch)
+      .status('p-9')
+      .catch((caught: unknown) => caught)) as ApiError;
+    expect(error).toMatchObject({
+      call: 'api',
+      method: 'GET',
+      url: `${BASE}/v1/payments/credit-transfers/p-9/status`,
+      error: 'not_found',
+      requestId: 'r-4',
+    });
+    expect(error.describe()).toContain(`by the API (GET ${BASE}/v1/payments/credit-transfers/p-9/status)`);
+  });
+
+  it('a token endpoint answering without an error body of this API is told apart from the API', async () => {
+    const { fetch } = fakeFetch(
+      queued({ '/prefix/oauth/token': [new Response('<html>Not Found</html>', { status: 404 })] }),
+    );
+    const client = new CreditTransfersClient({
+      baseUrl: `${BASE}/prefix`,
+      clientId: 'c-1',
+      clientSecret: SECRET,
+      fetch,
+      retry: FAST,
+    });
+    const error = (await client.listPage().catch((caught: unknown) => caught)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({
+      call: 'token',
+      status: 404,
+      error: 'not_found',
+      url: `${BASE}/prefix/oauth/token`,
+    });
+    expect(error.describe()).toMatch(/by the token endpoint \(POST .*\/prefix\/oauth\/token\)/);
+  });
+
+  it('a network error names the call and the URL it could not reach', async () => {
+    const { fetch } = fakeFetch(
+      queued({
+        '/oauth/token': [tokenAnswer('t')],
+        '/v1/payments/credit-transfers': [new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })],
+      }),
+    );
+    const error = await clientWith(fetch)
+      .listPage()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).message).toBe(
+      `The API (GET ${BASE}/v1/payments/credit-transfers) could not be reached (ECONNREFUSED) after 4 attempts`,
+    );
   });
 });
 

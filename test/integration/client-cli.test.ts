@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../client/cli-process.ts';
 import {
+  createClient,
   LOCAL_CLIENT,
   type LocalService,
   removeDataDir,
@@ -132,6 +135,61 @@ describe('CLI configuration and errors', () => {
     expect(result.stderr).toContain('amount');
   });
 
+  it('names the unreachable URL and the call that failed', async () => {
+    // A port nothing listens on: taken, then given back.
+    const server = createServer().listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const closed = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server.close();
+    const result = await runCli(['list'], { ...env, CREDIT_TRANSFERS_API_URL: closed });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(
+      `The token endpoint (POST ${closed}/oauth/token) could not be reached (ECONNREFUSED)`,
+    );
+
+    const api = await runCli(['list'], {
+      ...env,
+      CREDIT_TRANSFERS_API_URL: closed,
+      CREDIT_TRANSFERS_TOKEN_URL: `${service.baseUrl}/oauth/token`,
+    });
+    expect(api.stderr).toContain(`The API (GET ${closed}/v1/payments/credit-transfers`);
+  });
+
+  it('with a path prefix, a 404 says whether the token call or the API call failed', async () => {
+    const prefixed = `${service.baseUrl}/payments-api`;
+    const token = await runCli(['list'], { ...env, CREDIT_TRANSFERS_API_URL: prefixed });
+    expect(token.code).toBe(1);
+    expect(token.stderr).toContain(`Refused (404) by the token endpoint (POST ${prefixed}/oauth/token)`);
+    expect(token.stderr).toContain('CREDIT_TRANSFERS_TOKEN_URL');
+
+    const api = await runCli(['list'], {
+      ...env,
+      CREDIT_TRANSFERS_API_URL: prefixed,
+      CREDIT_TRANSFERS_TOKEN_URL: `${service.baseUrl}/oauth/token`,
+    });
+    expect(api.code).toBe(1);
+    expect(api.stderr).toContain(`Refused (404) by the API (GET ${prefixed}/v1/payments/credit-transfers`);
+  });
+
+  it.each(['token', 'initiate', 'status', 'list', 'cancel', 'poll'])(
+    'shows --format and the environment variables in the help of %s',
+    async (command) => {
+      const result = await runCli([command, '--help'], {});
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('--format <format>');
+      for (const name of [
+        'CREDIT_TRANSFERS_API_URL',
+        'CREDIT_TRANSFERS_TOKEN_URL',
+        'CREDIT_TRANSFERS_CLIENT_ID',
+        'CREDIT_TRANSFERS_CLIENT_SECRET',
+        'CREDIT_TRANSFERS_SCOPE',
+      ])
+        expect(result.stdout).toContain(name);
+      if (command === 'poll') expect(result.stdout).toMatch(/--stuck-after <duration>[\s\S]*default: 24h/);
+    },
+  );
+
   it('refuses a file that is not JSON in one line', async () => {
     const path = join(folder, 'broken.json');
     await writeFile(path, '{ not json');
@@ -194,13 +252,104 @@ describe('CLI commands', () => {
     expect(result.code).toBe(1);
   });
 
-  it('status --watch in a table shows a rejection with its reason', async () => {
+  it('status --watch in a table shows a header row, then a rejection with its reason', async () => {
     const { paymentId } = await initiate(`acc-${randomUUID().slice(0, 8)}-blocked`);
     const result = await runCli(['status', paymentId, '--watch'], env);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim().split('\n').at(-1)).toMatch(
-      new RegExp(`${paymentId}\\s+Rejected\\s+BlockedAccount$`),
+    const rows = result.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^date\s+paymentId\s+status\s+statusReason$/);
+    expect(rows.at(-1)).toMatch(new RegExp(`${paymentId}\\s+Rejected\\s+BlockedAccount$`));
+    // Columns line up under the header.
+    expect(rows.at(-1)?.indexOf('Rejected')).toBe(rows[0]?.indexOf('status '));
+
+    const failing = await runCli(['status', paymentId, '--watch', '--fail-unless-settled'], env);
+    expect(failing.code).toBe(4);
+    expect(failing.stderr).toContain(`Not settled: ${paymentId} is Rejected (BlockedAccount)`);
+    const once = await runCli(['status', paymentId, '--fail-unless-settled'], env);
+    expect(once.code).toBe(4);
+  });
+
+  it('initiate --wait prints the final status; --fail-unless-settled exits 4 on a rejection', async () => {
+    const settled = await runCli(
+      [
+        'initiate',
+        '--file',
+        await transferFile(`acc-${randomUUID().slice(0, 8)}`),
+        '--wait',
+        '--format',
+        'json',
+      ],
+      env,
     );
+    expect(settled.code, settled.stderr).toBe(0);
+    expect(JSON.parse(settled.stdout)).toMatchObject({ status: 'AcceptedSettlementCompleted' });
+
+    const rejected = await runCli(
+      [
+        'initiate',
+        '--file',
+        await transferFile(`acc-${randomUUID().slice(0, 8)}-closed`),
+        '--wait',
+        '--fail-unless-settled',
+        '--format',
+        'json',
+      ],
+      env,
+    );
+    expect(rejected.code).toBe(4);
+    expect(JSON.parse(rejected.stdout)).toMatchObject({
+      status: 'Rejected',
+      statusReason: 'ClosedAccountNumber',
+    });
+  });
+
+  it('poll prints a header row in a table', async () => {
+    const client = {
+      clientId: `cli-poll-${randomUUID().slice(0, 8)}`,
+      clientSecret: `secret-${randomUUID()}`,
+    };
+    await createClient(service, {
+      ...client,
+      scope: 'transactions:read transactions:write',
+      tenant: client.clientId,
+    });
+    const tenantEnv = cliEnv(service.baseUrl, client);
+    const made = await runCli(['initiate', '--file', await transferFile('acc-poll-1')], tenantEnv);
+    expect(made.code, made.stderr).toBe(0);
+    const result = await runCli(['poll', '--state', join(folder, `${client.clientId}.json`)], tenantEnv);
+    expect(result.code, result.stderr).toBe(0);
+    const rows = result.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^changeId\s+paymentId\s+previousStatus\s+status\s+statusReason\s+date$/);
+    expect(rows).toHaveLength(2);
+  });
+
+  it('list --status lists only the transfers in that status, and refuses a status that does not exist', async () => {
+    const account = `acc-${randomUUID().slice(0, 8)}`;
+    const settled = await initiate(account);
+    const blocked = await initiate(`${account}-blocked`);
+    for (const { paymentId } of [settled, blocked])
+      expect((await runCli(['status', paymentId, '--watch'], env)).code).toBe(0);
+    const rejected = await runCli(['list', '--status', 'Rejected', '--all', '--format', 'json'], env);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    const ids = JSON.parse(rejected.stdout).map(
+      (item: { paymentId: string; status: string }) => item.paymentId,
+    );
+    expect(ids).toContain(blocked.paymentId);
+    expect(ids).not.toContain(settled.paymentId);
+    const byFilter = await runCli(
+      ['list', '--status.eq', 'Rejected', '--debtorAccountId.eq', `${account}-blocked`, '--format', 'json'],
+      env,
+    );
+    expect(JSON.parse(byFilter.stdout).map((item: { paymentId: string }) => item.paymentId)).toEqual([
+      blocked.paymentId,
+    ]);
+
+    const unknown = await runCli(['list', '--status', 'Settled'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Allowed choices are Received');
+    const refused = await runCli(['list', '--status.eq', 'Settled'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/Refused \(400\) by the API .*invalid_request.*status\.eq/);
   });
 
   it('list --all follows every cursor, in each format', async () => {
@@ -254,6 +403,10 @@ describe('CLI commands', () => {
     await runCli(['status', paymentId, '--watch'], env);
     const result = await runCli(['cancel', paymentId], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^Error: Refused \(409\) payment_not_cancellable: .+\n$/);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^Error: Refused \\(409\\) by the API \\(POST .*/${paymentId}/cancellation\\): payment_not_cancellable: .+\n$`,
+      ),
+    );
   });
 });

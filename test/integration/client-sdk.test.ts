@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreditTransfersClient } from '../../client/src/index.ts';
+import { type ApiError, CreditTransfersClient } from '../../client/src/index.ts';
 import { startConnectionKillingProxy, startHttpProxy } from '../client/proxies.ts';
 import {
   callApi,
@@ -106,7 +106,7 @@ describe('SDK against the local service', () => {
     const account = `acc-${randomUUID().slice(0, 8)}`;
     const made = [];
     for (let i = 0; i < 5; i++) made.push((await client.initiate(transfer(account))).paymentId);
-    const final = await client.waitForFinalStatus(made[0] as string, { timeout: 60_000 });
+    const final = await client.waitForFinalStatus(made[0] as string, { timeoutMs: 60_000 });
     expect(final.status).toBe('AcceptedSettlementCompleted');
     const pages = [];
     for await (const page of client.pages({ 'debtorAccountId.eq': account }, { limit: 2 }))
@@ -116,6 +116,23 @@ describe('SDK against the local service', () => {
     for await (const item of client.list({ 'debtorAccountId.eq': account }, { limit: 2 }))
       listed.push(item.paymentId);
     expect(listed).toEqual([...made].reverse());
+  });
+
+  it('answers carry the request id the service sent and whether an idempotent repeat was replayed', async () => {
+    const client = sdk();
+    const key = randomUUID();
+    const first = await client.initiate(transfer(`acc-${randomUUID().slice(0, 8)}`), { idempotencyId: key });
+    const again = await client.initiate(transfer(first.debtorAccountId), { idempotencyId: key });
+    expect(again.paymentId).toBe(first.paymentId);
+    expect([first.replayed, again.replayed]).toEqual([false, true]);
+    expect(first.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(again.requestId).not.toBe(first.requestId);
+    const status = await client.status(first.paymentId);
+    expect(status.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(status.report.paymentId).toBe(first.paymentId);
+    const refused = (await client.status(randomUUID()).catch((caught: unknown) => caught)) as ApiError;
+    expect(refused).toMatchObject({ status: 404, error: 'not_found', call: 'api' });
+    expect(refused.requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('refusals carry the service error, description, status and invalidParams', async () => {

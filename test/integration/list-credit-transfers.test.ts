@@ -141,6 +141,7 @@ const expectedList = (stored: CreditTransferRecord[], filters: Filters) =>
     .filter(
       (r) =>
         (filters['paymentId.eq'] === undefined || r.paymentId === filters['paymentId.eq']) &&
+        (filters['status.eq'] === undefined || r.status === filters['status.eq']) &&
         matches(r.transfer, filters),
     )
     .sort(listOrder);
@@ -149,6 +150,7 @@ const expectedList = (stored: CreditTransferRecord[], filters: Filters) =>
 // Generators: small pools, so filters hit and createdAt ties are common.
 
 const DEBTORS = ['d-1', 'd-2', 'd-3'];
+const STATUSES = ['Received', 'AcceptedSettlementInProcess', 'Rejected', 'Cancelled'] as const;
 const CREDITOR_IDS = ['c-1', 'c-2'];
 const CREDITOR_NUMBERS = ['021000021-0001', '021000021-0002'];
 const METHODS = ['CreditTransfer', 'Check', 'ACH'];
@@ -215,6 +217,7 @@ const transferArbitrary: fc.Arbitrary<CreditTransferRequest> = fc
   }));
 
 const FILTER_VALUES: Record<string, fc.Arbitrary<string>> = {
+  'status.eq': fc.constantFrom(...STATUSES),
   'paymentMethod.eq': fc.constantFrom(...METHODS),
   'debtorAccountId.eq': fc.constantFrom(...DEBTORS),
   'creditorAccountId.eq': fc.constantFrom(...CREDITOR_IDS),
@@ -270,7 +273,9 @@ describe('listing credit transfers', () => {
   it('pages through exactly what filtering the same transfers in memory gives, in order, while new ones arrive', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(transferArbitrary, fc.nat({ max: 12 })), { maxLength: 24 }),
+        fc.array(fc.tuple(transferArbitrary, fc.nat({ max: 12 }), fc.constantFrom(...STATUSES)), {
+          maxLength: 24,
+        }),
         filtersArbitrary,
         // Now and then one transfer by id (paymentId.eq), with the other filters on top.
         fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat() }),
@@ -282,9 +287,10 @@ describe('listing credit transfers', () => {
         async (transfers, filters, byId, limit, arrivals) => {
           const { tenant, token } = await newTenant('transactions:read');
           const start = Date.now() - 60_000;
-          const stored = transfers.map(([transfer, offset]) =>
-            record(tenant, new Date(start + offset), transfer),
-          );
+          const stored = transfers.map(([transfer, offset, status]) => ({
+            ...record(tenant, new Date(start + offset), transfer),
+            status,
+          }));
           await Promise.all(stored.map((r) => store.create(r)));
           const chosen: Filters = { ...filters };
           if (byId !== undefined)
@@ -307,6 +313,44 @@ describe('listing credit transfers', () => {
       ),
       { numRuns: 50 },
     );
+  });
+
+  it('status.eq follows each transfer through its lifecycle: listed under its current status only', async () => {
+    const { token } = await newTenant();
+    const initiate = async (debtorAccountId: string) => {
+      const reply = await callApi(service.baseUrl, TRANSFERS, {
+        token,
+        body: minimalCreditTransfer({ debtorAccountId }),
+      });
+      expect(reply.status).toBe(202);
+      return reply.body.paymentId as string;
+    };
+    const settled = await initiate('acc-status');
+    const rejected = [await initiate('acc-status-blocked'), await initiate('acc-status-closed')];
+    const finalStatus = async (paymentId: string) => {
+      for (let attempt = 0; attempt < 300; attempt++) {
+        const reply = await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token });
+        if (['AcceptedSettlementCompleted', 'Rejected', 'Cancelled'].includes(reply.body.status))
+          return reply.body.status as string;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${paymentId} did not reach a final status`);
+    };
+    expect(await finalStatus(settled)).toBe('AcceptedSettlementCompleted');
+    for (const paymentId of rejected) expect(await finalStatus(paymentId)).toBe('Rejected');
+
+    const ids = async (filters: Filters) =>
+      (await pageThrough(token, filters, 1)).items.map((item) => item.paymentId);
+    expect(await ids({ 'status.eq': 'Received' })).toEqual([]);
+    expect(await ids({ 'status.eq': 'AcceptedCustomerProfile' })).toEqual([]);
+    expect(await ids({ 'status.eq': 'AcceptedSettlementCompleted' })).toEqual([settled]);
+    const { items, pages } = await pageThrough(token, { 'status.eq': 'Rejected' }, 1);
+    expect(items.map((item) => item.paymentId)).toEqual([...rejected].reverse());
+    expect(pages.map((page) => page.headers.get('pagination-total'))).toEqual(['2', '2']);
+    expect(await ids({ 'status.eq': 'Rejected', 'debtorAccountId.eq': 'acc-status-blocked' })).toEqual([
+      rejected[0],
+    ]);
+    expect(await ids({ 'status.eq': 'Rejected', 'paymentId.eq': settled })).toEqual([]);
   });
 
   it('lists transfers made through the initiation operation, with the headers on every page', async () => {
@@ -416,7 +460,7 @@ describe('refused requests', () => {
   it.each([
     'amount',
     'amount.eq',
-    'status.eq',
+    'status',
     'offset',
     'page',
     'sort',
@@ -456,6 +500,9 @@ describe('refused requests', () => {
     ['checkDate.lte', '2026-01-01T00:00:00Z'],
     ['creditorAccountNumber.eq', 'n'.repeat(31)],
     ['creditorAccountId.eq', 'c'.repeat(37)],
+    ['status.eq', 'Settled'],
+    ['status.eq', 'rejected'],
+    ['status.eq', ''],
   ])('refuses %s=%j', async (name, value) => {
     expectRefused(await list(token, { [name]: value }), name);
   });

@@ -257,6 +257,11 @@ describe('a local table from before the list indexes', () => {
     await untilActive(name);
     const old = record('tenant-old', new Date('2025-01-01T00:00:00.000Z'), { creditorAccountId: 'c-1' });
     await documents.put({ TableName: name, Item: withoutListValues(toCreditTransferItem(old)) });
+    // Stored when the list existed but its status index did not.
+    const { [LIST_INDEXES.status.partitionKey]: _status, ...beforeStatusIndex } = toCreditTransferItem(
+      record('tenant-mid', new Date('2025-06-01T00:00:00.000Z'), {}),
+    );
+    await documents.put({ TableName: name, Item: beforeStatusIndex });
     await documents.put({ TableName: name, Item: { pk: 'CLIENT#x', sk: 'CLIENT', type: 'Client' } });
     return old;
   };
@@ -267,7 +272,7 @@ describe('a local table from before the list indexes', () => {
       TABLE_DEFINITION.indexes.map((index) => index.indexName).sort(),
     );
     const list = new DynamoDbCreditTransferList(documents, name);
-    for (const filters of [{}, { 'creditorAccountId.eq': 'c-1' }]) {
+    for (const filters of [{}, { 'creditorAccountId.eq': 'c-1' }, { 'status.eq': old.status }]) {
       const page = await list.page({ tenant: 'tenant-old', filters, limit: 10, withTotal: true });
       expect(page.records).toEqual([old]);
     }
@@ -280,6 +285,14 @@ describe('a local table from before the list indexes', () => {
     const old = await oldTable('old-table');
     await ensureTable(client, 'old-table');
     await expectMigrated('old-table', old);
+    const list = new DynamoDbCreditTransferList(documents, 'old-table');
+    const byStatus = await list.page({
+      tenant: 'tenant-mid',
+      filters: { 'status.eq': old.status },
+      limit: 10,
+      withTotal: true,
+    });
+    expect(byStatus.records).toHaveLength(1);
     // A second start finds nothing to do.
     await ensureTable(client, 'old-table');
     await expectMigrated('old-table', old);

@@ -1,4 +1,4 @@
-import type { CreditTransfer } from '../client.ts';
+import type { CreditTransfer } from '../types.ts';
 
 export const FORMATS = ['table', 'json', 'csv'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -86,7 +86,23 @@ export const formatTransfers = (format: Format, transfers: readonly CreditTransf
 export const formatTransfer = (format: Format, transfer: CreditTransfer): string =>
   format === 'json' ? `${JSON.stringify(transfer, null, 2)}\n` : formatTransfers(format, [transfer]);
 
-/** A stream of records printed one by one: JSON lines, CSV rows after one header, table lines. */
+/**
+ * Column widths of tables printed line by line (status --watch, poll), where later lines cannot
+ * widen a column: wide enough for every value these fields hold.
+ */
+const STREAM_WIDTHS: Record<string, number> = {
+  changeId: 22,
+  paymentId: 36,
+  previousStatus: 27,
+  status: 27,
+  statusReason: 20,
+  date: 24,
+};
+
+/**
+ * A stream of records printed one by one: JSON lines, or CSV rows and table lines after one
+ * header row (printed with the first record).
+ */
 export class LineWriter {
   #headerDone = false;
   constructor(
@@ -95,13 +111,23 @@ export class LineWriter {
     private readonly write: (text: string) => void,
   ) {}
 
+  #tableLine(values: readonly string[]): string {
+    return `${values
+      .map((value, column) => value.padEnd(STREAM_WIDTHS[this.fields[column] ?? ''] ?? 0))
+      .join('  ')
+      .trimEnd()}\n`;
+  }
+
   line(value: object): void {
     const record = value as Row;
-    if (this.format === 'json') this.write(`${JSON.stringify(record)}\n`);
-    else if (this.format === 'csv') {
-      if (!this.#headerDone) this.write(`${this.fields.join(',')}\r\n`);
-      this.#headerDone = true;
-      this.write(csvLine(this.fields, record));
-    } else this.write(`${this.fields.map((field) => cellText(record[field]) || '-').join('  ')}\n`);
+    if (this.format === 'json') {
+      this.write(`${JSON.stringify(record)}\n`);
+      return;
+    }
+    if (!this.#headerDone)
+      this.write(this.format === 'csv' ? `${this.fields.join(',')}\r\n` : this.#tableLine(this.fields));
+    this.#headerDone = true;
+    if (this.format === 'csv') this.write(csvLine(this.fields, record));
+    else this.write(this.#tableLine(this.fields.map((field) => cellText(record[field]) || '-')));
   }
 }

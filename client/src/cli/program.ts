@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { type CreditTransferRequest, CreditTransfersClient, type ListFilters } from '../client.ts';
+import { CreditTransfersClient, isFinal, PAYMENT_STATUSES } from '../client.ts';
 import { parseDuration } from '../duration.ts';
 import { ApiError, CreditTransfersError } from '../errors.ts';
-import { LockedError } from '../files.ts';
-import { CHANGE_FIELDS, pollOnce, StateFileError } from '../poll.ts';
+import { CHANGE_FIELDS, DEFAULT_STUCK_AFTER_MS, pollOnce } from '../poll.ts';
+import type { CreditTransferRequest, ListFilters, StatusReport } from '../types.ts';
 import {
   csv,
   FORMATS,
@@ -16,8 +16,11 @@ import {
 } from './output.ts';
 import { Spinner } from './spinner.ts';
 
-/** Exit codes: 0 done, 1 error (the service refused, bad input, unreachable), 3 a transfer is stuck. */
-export const EXIT = { ok: 0, error: 1, stuck: 3 } as const;
+/**
+ * Exit codes: 0 done, 1 error (the service refused, bad input, unreachable), 3 a transfer is
+ * stuck (poll), 4 the transfer ended Rejected or Cancelled (with --fail-unless-settled).
+ */
+export const EXIT = { ok: 0, error: 1, stuck: 3, notSettled: 4 } as const;
 
 /** A mistake of the person running the command: one line, no stack. */
 class UsageError extends Error {}
@@ -25,6 +28,7 @@ class UsageError extends Error {}
 /** The list filters, spelled exactly as the API's query parameters. */
 const LIST_FILTERS = [
   'paymentId.eq',
+  'status.eq',
   'paymentMethod.eq',
   'debtorAccountId.eq',
   'creditorAccountId.eq',
@@ -67,7 +71,8 @@ const configuration = (options: GlobalOptions) => {
   );
   if (missing.length > 0) throw new UsageError(`Missing configuration: ${missing.join(', ')}`);
   const apiUrl = value(options.apiUrl, 'CREDIT_TRANSFERS_API_URL') as string;
-  if (!URL.canParse(apiUrl)) throw new UsageError(`CREDIT_TRANSFERS_API_URL is not a URL: ${apiUrl}`);
+  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol))
+    throw new UsageError(`CREDIT_TRANSFERS_API_URL is not an http(s) URL: ${apiUrl}`);
   const tokenUrl = value(options.tokenUrl, 'CREDIT_TRANSFERS_TOKEN_URL');
   if (tokenUrl !== undefined && !URL.canParse(tokenUrl))
     throw new UsageError(`CREDIT_TRANSFERS_TOKEN_URL is not a URL: ${tokenUrl}`);
@@ -128,21 +133,59 @@ const readStdin = async () => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
+/** Shown under every command's help, with the global options (which name their variables too). */
+const ENVIRONMENT_HELP = `
+Environment (each flag wins over its variable):
+  CREDIT_TRANSFERS_API_URL        API base URL, e.g. https://api.example.com (a path prefix is kept)
+  CREDIT_TRANSFERS_TOKEN_URL      token endpoint (default: <api-url>/oauth/token)
+  CREDIT_TRANSFERS_CLIENT_ID      client id
+  CREDIT_TRANSFERS_CLIENT_SECRET  client secret (safer than --client-secret, which shows in ps)
+  CREDIT_TRANSFERS_SCOPE          space-separated scopes (default: every scope the client is allowed)
+
+Exit codes: 0 done, 1 error, 3 a transfer is stuck (poll), 4 not settled (--fail-unless-settled).`;
+
+const waitOptions = (command: Command) =>
+  command
+    .option(
+      '--timeout <duration>',
+      'give up waiting after this long (exit 1), e.g. 90s, 15m',
+      durationArgument,
+    )
+    .option('--fail-unless-settled', 'exit 4 when the final status is Rejected or Cancelled');
+
+/** Exit 4 when asked to and the transfer ended other than settled. */
+const settledOrExit = (report: StatusReport | undefined, failUnlessSettled: boolean | undefined) => {
+  if (failUnlessSettled && report !== undefined && report.status !== 'AcceptedSettlementCompleted') {
+    process.stderr.write(
+      `Not settled: ${report.paymentId} is ${report.status}${report.statusReason ? ` (${report.statusReason})` : ''}\n`,
+    );
+    process.exitCode = EXIT.notSettled;
+  }
+};
+
 export const buildProgram = () => {
   const program = new Command('credit-transfers')
     .description('Credit transfer API from the command line')
-    .option('--api-url <url>', 'API base URL (CREDIT_TRANSFERS_API_URL)')
-    .option(
-      '--token-url <url>',
-      'token endpoint (CREDIT_TRANSFERS_TOKEN_URL; default: <api-url>/oauth/token)',
+    .addOption(new Option('--api-url <url>', 'API base URL').env('CREDIT_TRANSFERS_API_URL'))
+    .addOption(
+      new Option('--token-url <url>', 'token endpoint (default: <api-url>/oauth/token)').env(
+        'CREDIT_TRANSFERS_TOKEN_URL',
+      ),
     )
-    .option('--client-id <id>', 'client id (CREDIT_TRANSFERS_CLIENT_ID)')
-    .option(
-      '--client-secret <secret>',
-      'client secret (prefer CREDIT_TRANSFERS_CLIENT_SECRET: flags show in ps)',
+    .addOption(new Option('--client-id <id>', 'client id').env('CREDIT_TRANSFERS_CLIENT_ID'))
+    .addOption(
+      new Option('--client-secret <secret>', 'client secret (prefer the variable: flags show in ps)').env(
+        'CREDIT_TRANSFERS_CLIENT_SECRET',
+      ),
     )
-    .option('--scope <scopes>', 'space-separated scopes (CREDIT_TRANSFERS_SCOPE; default: all allowed)')
+    .addOption(
+      new Option('--scope <scopes>', 'space-separated scopes (default: all allowed)').env(
+        'CREDIT_TRANSFERS_SCOPE',
+      ),
+    )
     .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('table'))
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', ENVIRONMENT_HELP)
     .showHelpAfterError(false)
     .exitOverride();
   const globals = () => program.opts<GlobalOptions>();
@@ -159,59 +202,95 @@ export const buildProgram = () => {
       else out(`${token.access_token}\n`);
     });
 
-  program
+  const initiate = program
     .command('initiate')
-    .description('initiate a credit transfer from a JSON file (- for standard input)')
+    .description(
+      'initiate a credit transfer from a JSON file (- for standard input); --wait prints its final status instead',
+    )
     .requiredOption('--file <path>', 'the transfer as JSON')
     .option('--idempotency-id <key>', 'idempotency key (default: a new UUID; reuse it to repeat safely)')
-    .action(async (options: { file: string; idempotencyId?: string }) => {
+    .option('--wait', 'wait for the final status and print that report');
+  waitOptions(initiate).action(
+    async (options: {
+      file: string;
+      idempotencyId?: string;
+      wait?: boolean;
+      timeout?: number;
+      failUnlessSettled?: boolean;
+    }) => {
       const transfer = await readTransferFile(options.file);
       const { client } = clientFrom(globals());
       const answer = await client.initiate(transfer, {
         ...(options.idempotencyId !== undefined && { idempotencyId: options.idempotencyId }),
       });
-      out(formatTransfer(globals().format, answer));
-    });
+      if (!options.wait) {
+        out(formatTransfer(globals().format, answer));
+        return;
+      }
+      const final = await client.waitForFinalStatus(answer.paymentId, {
+        ...(options.timeout !== undefined && { timeoutMs: options.timeout }),
+      });
+      out(formatTransfer(globals().format, final));
+      settledOrExit(final, options.failUnlessSettled);
+    },
+  );
 
-  program
+  const status = program
     .command('status')
     .description('status report of a transfer; --watch follows it to a final status')
     .argument('<paymentId>')
-    .option('--watch', 'print one line per status change until a final status')
-    .option('--timeout <duration>', 'with --watch: give up after this long (exit 1)', durationArgument)
-    .action(async (paymentId: string, options: { watch?: boolean; timeout?: number }) => {
+    .option('--watch', 'print one line per status change until a final status');
+  waitOptions(status).action(
+    async (
+      paymentId: string,
+      options: { watch?: boolean; timeout?: number; failUnlessSettled?: boolean },
+    ) => {
       const { client } = clientFrom(globals());
       const format = globals().format;
       if (!options.watch) {
         const { report } = await client.status(paymentId);
-        if (report !== undefined) out(formatTransfer(format, report));
+        out(formatTransfer(format, report));
+        if (isFinal(report.status)) settledOrExit(report, options.failUnlessSettled);
         return;
       }
       const fields = format === 'csv' ? TRANSFER_FIELDS : ['date', 'paymentId', 'status', 'statusReason'];
       const spinner = new Spinner(process.stdout);
       const writer = new LineWriter(format, fields, (text) => spinner.print(text));
       spinner.start(`waiting for ${paymentId}`);
+      let last: StatusReport | undefined;
       try {
         for await (const report of client.watchStatus(paymentId, {
-          ...(options.timeout !== undefined && { timeout: options.timeout }),
-        }))
+          ...(options.timeout !== undefined && { timeoutMs: options.timeout }),
+        })) {
           writer.line(report);
+          last = report;
+        }
       } finally {
         spinner.stop();
       }
-    });
+      settledOrExit(last, options.failUnlessSettled);
+    },
+  );
 
   const list = program
     .command('list')
     .description("list transfers, newest first; filters as the API's query parameters")
     .option('--limit <n>', 'page size (1..100)', limitArgument)
     .option('--cursor <cursor>', 'start at this page (Pagination-Cursor of the previous one)')
-    .option('--all', 'follow every cursor to the last page');
+    .option('--all', 'follow every cursor to the last page')
+    .addOption(
+      new Option('--status <status>', 'only transfers in this status (status.eq)').choices(PAYMENT_STATUSES),
+    );
   for (const filter of LIST_FILTERS) list.option(`--${filter} <value>`, `filter ${filter}`);
   list.action(async (options: Record<string, string | number | boolean | undefined>) => {
     const filters = Object.fromEntries(
       LIST_FILTERS.filter((name) => options[name] !== undefined).map((name) => [name, String(options[name])]),
     ) as ListFilters;
+    if (typeof options.status === 'string') {
+      if (filters['status.eq'] !== undefined && filters['status.eq'] !== options.status)
+        throw new UsageError('--status and --status.eq name different statuses');
+      filters['status.eq'] = options.status as ListFilters['status.eq'];
+    }
     const { client } = clientFrom(globals());
     const paging = {
       ...(typeof options.limit === 'number' && { limit: options.limit }),
@@ -255,13 +334,14 @@ export const buildProgram = () => {
       'after',
       '\nEach change is one line (JSON lines with --format json) carrying a changeId that is the same\n' +
         'if a run killed after printing reports it again. Exit codes: 0 done, 1 error (nothing is lost;\n' +
-        'the next run carries on), 3 a transfer is stuck (named on standard error).',
+        'the next run carries on), 3 a transfer is stuck (named on standard error). Runs take a lock\n' +
+        '(<file>.lock); a run killed while holding it is taken over after 10 s.',
     )
     .requiredOption('--state <file>', 'state file (created on the first run)')
-    .requiredOption(
-      '--stuck-after <duration>',
-      'a non-final status older than this is stuck (90s, 15m, 2h)',
-      durationArgument,
+    .addOption(
+      new Option('--stuck-after <duration>', 'a non-final status older than this is stuck (90s, 15m, 2h)')
+        .argParser(durationArgument)
+        .default(DEFAULT_STUCK_AFTER_MS, '24h'),
     )
     .action(async (options: { state: string; stuckAfter: number }) => {
       const { client, config } = clientFrom(globals());
@@ -287,16 +367,14 @@ export const buildProgram = () => {
 /** One line for the person at the terminal: what the service said, or what is wrong. Never a stack. */
 export const describeError = (error: unknown): string => {
   if (error instanceof ApiError) {
-    const fields = error.invalidParams?.map((param) => `${param.name}: ${param.reason}`).join('; ');
-    return `Refused (${error.status}) ${error.error}: ${error.error_description}${fields ? ` [${fields}]` : ''}`;
+    // A 404 is most often a URL without (or with a wrong) path prefix: say which setting to check.
+    const hint =
+      error.status === 404 && error.call === 'token'
+        ? ' (check CREDIT_TRANSFERS_TOKEN_URL, or the path of CREDIT_TRANSFERS_API_URL)'
+        : '';
+    return `${error.describe()}${hint}`;
   }
-  if (
-    error instanceof UsageError ||
-    error instanceof CreditTransfersError ||
-    error instanceof LockedError ||
-    error instanceof StateFileError
-  )
-    return error.message;
+  if (error instanceof UsageError || error instanceof CreditTransfersError) return error.message;
   if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError'))
     return 'Interrupted';
   return `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;

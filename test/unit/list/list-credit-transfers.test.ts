@@ -155,6 +155,14 @@ describe('listCreditTransfers', () => {
     });
     expect(filteredOut).toEqual({ total: '0', nextCursor: '', creditTransfers: [] });
 
+    const byStatus = (status: string) =>
+      listCreditTransfers(dependencies(requests), {
+        tenant: 'tenant-a',
+        parameters: query({ 'paymentId.eq': 'p-2', 'status.eq': status }),
+      });
+    expect((await byStatus('Received')).creditTransfers).toHaveLength(1);
+    expect(await byStatus('Rejected')).toEqual({ total: '0', nextCursor: '', creditTransfers: [] });
+
     const otherTenant = await listCreditTransfers(dependencies(requests), {
       tenant: 'tenant-b',
       parameters: query({ 'paymentId.eq': 'p-2' }),

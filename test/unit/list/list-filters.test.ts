@@ -27,6 +27,7 @@ describe('parseListQuery', () => {
   it('takes every filter of spec 4.1, with the limit as a number', () => {
     const parameters = {
       'paymentId.eq': 'p-1',
+      'status.eq': 'Rejected',
       'paymentMethod.eq': 'Check',
       'debtorAccountId.eq': '001-DDA-01-123456',
       'creditorAccountNumber.eq': '021000021000987654',
@@ -65,7 +66,8 @@ describe('parseListQuery', () => {
     'amount',
     'amount.eq',
     'amount.lt',
-    'status.eq',
+    'status',
+    'status.in',
     'paymentid.eq',
     'Limit',
     'offset',
@@ -108,8 +110,24 @@ describe('parseListQuery', () => {
     ['checkNumber.gte', ''],
     ['cursor', ''],
     ['cursor', 'c'.repeat(1025)],
+    ['status.eq', 'rejected'],
+    ['status.eq', 'Settled'],
+    ['status.eq', ''],
+    ['status.eq', 'Rejected '],
   ])('refuses %s=%j', (name, value) => {
     expect(refusedNames({ [name]: [value] })).toEqual([name]);
+  });
+
+  it.each([
+    'Received',
+    'AcceptedTechnicalValidation',
+    'AcceptedCustomerProfile',
+    'AcceptedSettlementInProcess',
+    'AcceptedSettlementCompleted',
+    'Rejected',
+    'Cancelled',
+  ])('takes status.eq=%s', (status) => {
+    expect(single({ 'status.eq': status }).filters).toEqual({ 'status.eq': status });
   });
 
   it('names every offending parameter at once', () => {

@@ -459,6 +459,7 @@ describe('the routes added later', () => {
     const queries = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
     expect(queries).toEqual([
       'paymentId.eq',
+      'status.eq',
       'paymentMethod.eq',
       'debtorAccountId.eq',
       'creditorAccountNumber.eq',

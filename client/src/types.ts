@@ -1,0 +1,87 @@
+import type { components, operations } from './api-types.ts';
+
+/*
+ * Named types for every request and answer, taken from the generated ones (api-types.ts, from
+ * the served OpenAPI document). Interfaces rather than aliases: a compiler error then names the
+ * type ("is not assignable to CreditTransferRequest") instead of spelling out its fields.
+ */
+
+type Schemas = components['schemas'];
+/**
+ * The fields of one schema. An interface may extend only a name, and a mapped type (rather than
+ * the schema itself) makes the compiler say "required in type Fields<'CreditTransferRequest'>"
+ * instead of spelling out the schema's anonymous type.
+ */
+type Fields<Name extends keyof Schemas> = { [Key in keyof Schemas[Name]]: Schemas[Name][Key] };
+
+/** A credit transfer as the client sends it to `initiate`. */
+export interface CreditTransferRequest extends Fields<'CreditTransferRequest'> {}
+/** A credit transfer as the service shows it: the request's fields, `paymentId`, `status`, `statusReason`, `date`. */
+export interface CreditTransfer extends Fields<'CreditTransfer'> {}
+/** The status report: the transfer as it now is (the same shape as `CreditTransfer`). */
+export interface StatusReport extends CreditTransfer {}
+/** The body of a cancellation request. */
+export interface CancellationRequest extends Fields<'CancellationRequest'> {}
+/** A creditor or debtor. */
+export interface PartyIdentification extends Fields<'PartyIdentification'> {}
+export interface PartyIdentifier extends Fields<'PartyIdentifier'> {}
+export interface Account extends Fields<'Account'> {}
+export interface Agent extends Fields<'Agent'> {}
+export interface AgentIdentifier extends Fields<'AgentIdentifier'> {}
+export interface PaymentIdentification extends Fields<'PaymentIdentification'> {}
+export interface PostalAddress extends Fields<'PostalAddress'> {}
+export interface GenericTransactionCode extends Fields<'GenericTransactionCode'> {}
+/** The token endpoint's answer. */
+export interface TokenResponse extends Fields<'TokenResponse'> {}
+/** An error body of the service (RFC 9457 problem with the spec's `error` and `error_description`). */
+export interface Problem extends Fields<'Problem'> {}
+
+/** Every status a transfer can have. */
+export type PaymentStatus = Schemas['CreditTransferStatus'];
+/** Every error code the service (and its token endpoint) answers with. */
+export type ErrorCode = Problem['error'];
+
+type ListQuery = NonNullable<operations['listCreditTransfers']['parameters']['query']>;
+/** The list filters, named as the API's query parameters (`status.eq`, `debtorAccountId.eq`, ...). */
+export interface ListFilters extends Omit<ListQuery, 'cursor' | 'limit'> {}
+
+/** What every answer carries besides its body, read from the response headers. */
+export interface ResponseInfo {
+  /** The service's id of the request (`x-amzn-RequestId`): quote it when asking about a call. */
+  readonly requestId: string | undefined;
+  /** True when the service answered a repeat of an earlier request with the same idempotency key (`Idempotent-Replayed`). */
+  readonly replayed: boolean;
+}
+
+/**
+ * The answer of `initiate` and `cancel`: the transfer exactly as the service sent it, plus
+ * `requestId` and `replayed`, which are not enumerable, so `JSON.stringify` and spreading give
+ * the body alone.
+ */
+export type CreditTransferAnswer = CreditTransfer & ResponseInfo;
+
+/** `status()` without `ifNoneMatch`, or with one whose report has changed. */
+export interface StatusResult extends ResponseInfo {
+  modified: true;
+  report: StatusReport;
+  /** Send it back as `ifNoneMatch` to be told when nothing changed. */
+  etag: string | undefined;
+}
+
+/** `status()` with `ifNoneMatch` when the report has not changed (304): no report. */
+export interface NotModifiedResult extends ResponseInfo {
+  modified: false;
+  report: undefined;
+  etag: string;
+}
+
+/** One page of the list. */
+export interface ListPage extends ResponseInfo {
+  items: CreditTransfer[];
+  /** `Pagination-Cursor`: give it back (with the same filters) for the next page; empty on the last page. */
+  cursor: string;
+  /** `Pagination-Total`: transfers matching when paging began; `10000+` style lower bounds read as the number. */
+  total: number | undefined;
+  /** True when `total` is a lower bound (the service stopped counting). */
+  totalIsLowerBound: boolean;
+}
