@@ -353,6 +353,7 @@ export const toStatusChangedEvent = (
   ...(entry.statusReason !== undefined && { statusReason: entry.statusReason }),
   date: entry.date,
   actor: entry.actor,
+  ...(sequence > 0 && { previousStatus: record.history[sequence - 1]?.status }),
 });
 
 /**
