@@ -59,8 +59,8 @@ export const guardedLookup =
     });
   };
 
-const errorText = (error: Error & { code?: string }, timedOut: boolean): string => {
-  if (timedOut) return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+const errorText = (error: Error & { code?: string }, timedOutAfterMs: number | undefined): string => {
+  if (timedOutAfterMs !== undefined) return `no answer within ${timedOutAfterMs / 1000} s`;
   if (error instanceof AddressNotAllowedError) return error.message;
   switch (error.code) {
     case 'ECONNREFUSED':
@@ -129,7 +129,7 @@ export class HttpWebhookSender implements WebhookSender {
         outgoing.destroy(new Error('timeout'));
       }, timeoutMs);
       outgoing.on('error', (error: Error & { code?: string }) =>
-        settle({ error: errorText(error, timedOut), durationMs: elapsed() }),
+        settle({ error: errorText(error, timedOut ? timeoutMs : undefined), durationMs: elapsed() }),
       );
       outgoing.end(request.body);
     });
