@@ -38,12 +38,16 @@ afterAll(async () => {
 });
 
 const register = async (path: string, extra: Record<string, unknown> = {}, as = token) => {
-  const reply = await callApi(service.baseUrl, ENDPOINTS, { token: as, body: { url: receiver.url(path), ...extra } });
+  const reply = await callApi(service.baseUrl, ENDPOINTS, {
+    token: as,
+    body: { url: receiver.url(path), ...extra },
+  });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body as { id: string; secret: string; url: string };
 };
 
-const remove = (id: string, as = token) => callApi(service.baseUrl, `${ENDPOINTS}/${id}`, { token: as, method: 'DELETE' });
+const remove = (id: string, as = token) =>
+  callApi(service.baseUrl, `${ENDPOINTS}/${id}`, { token: as, method: 'DELETE' });
 
 const initiate = async (as = token, overrides: Record<string, unknown> = {}) => {
   const reply = await callApi(service.baseUrl, '/v1/payments/credit-transfers', {
@@ -74,23 +78,33 @@ describe('webhooks on the local runtime', () => {
     const verifier = new Webhook(endpoint.secret);
     for (const delivery of received) {
       // Verified on the raw body, as a receiver must, before any JSON parser touches it.
-      const verified = verifier.verify(delivery.rawBody, delivery.headers as Record<string, string>) as { id: string };
+      const verified = verifier.verify(delivery.rawBody, delivery.headers as Record<string, string>) as {
+        id: string;
+      };
       expect(verified.id).toBe(delivery.headers['webhook-id']);
       expect(delivery.event.type).toBe('credit-transfer.status-changed');
     }
     const unique = [...new Map(received.map((delivery) => [delivery.event.id, delivery])).values()];
     expect(unique.map((delivery) => delivery.event.data.status)).toEqual(STATUSES);
     expect(unique.map((delivery) => delivery.event.data.sequence)).toEqual([0, 1, 2, 3, 4]);
-    expect(unique.map((delivery) => delivery.event.data.previousStatus)).toEqual([undefined, ...STATUSES.slice(0, 4)]);
+    expect(unique.map((delivery) => delivery.event.data.previousStatus)).toEqual([
+      undefined,
+      ...STATUSES.slice(0, 4),
+    ]);
     // A body changed in transit fails verification.
     const first = received[0];
     expect(() =>
-      verifier.verify(first?.rawBody.replace('"sequence":0', '"sequence":9') ?? '', first?.headers as Record<string, string>),
+      verifier.verify(
+        first?.rawBody.replace('"sequence":0', '"sequence":9') ?? '',
+        first?.headers as Record<string, string>,
+      ),
     ).toThrow();
 
     const listed = await callApi(service.baseUrl, `/v1/events?paymentId.eq=${paymentId}`, { token });
     expect(listed.status).toBe(200);
-    expect(listed.body.map((event: unknown) => JSON.stringify(event))).toEqual(unique.map((delivery) => delivery.rawBody));
+    expect(listed.body.map((event: unknown) => JSON.stringify(event))).toEqual(
+      unique.map((delivery) => delivery.rawBody),
+    );
     expect(listed.headers.get('pagination-cursor')).toBe('');
     expect((await remove(endpoint.id)).status).toBe(204);
   });
@@ -106,10 +120,13 @@ describe('webhooks on the local runtime', () => {
     }, 'the third attempt of the first event');
     expect(new Set(first.map((entry) => entry.headers['webhook-id']))).toEqual(new Set([first[0]?.event.id]));
     // Each attempt is signed anew: a fresh timestamp, the same id.
-    for (const entry of first) new Webhook(endpoint.secret).verify(entry.rawBody, entry.headers as Record<string, string>);
+    for (const entry of first)
+      new Webhook(endpoint.secret).verify(entry.rawBody, entry.headers as Record<string, string>);
 
     const attempts = await eventually(async () => {
-      const reply = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/deliveries?limit=100`, { token });
+      const reply = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/deliveries?limit=100`, {
+        token,
+      });
       const forFirst = (reply.body as { eventId: string; outcome: string }[]).filter(
         (attempt) => attempt.eventId === first[0]?.event.id,
       );
@@ -142,7 +159,9 @@ describe('webhooks on the local runtime', () => {
     const [delivery] = await allChangesOf('/rotated', paymentId);
     expect(delivery?.headers['webhook-signature']?.split(' ')).toHaveLength(2);
     for (const secret of [endpoint.secret, newSecret]) {
-      expect(new Webhook(secret).verify(delivery?.rawBody ?? '', delivery?.headers as Record<string, string>)).toMatchObject({
+      expect(
+        new Webhook(secret).verify(delivery?.rawBody ?? '', delivery?.headers as Record<string, string>),
+      ).toMatchObject({
         data: { paymentId },
       });
     }
@@ -226,7 +245,10 @@ describe('webhooks on the local runtime', () => {
       ['POST', '/secret-rotation'],
       ['GET', '/deliveries'],
     ] as const) {
-      const reply = await callApi(service.baseUrl, `${ENDPOINTS}/${mine.id}${path}`, { token: other, method });
+      const reply = await callApi(service.baseUrl, `${ENDPOINTS}/${mine.id}${path}`, {
+        token: other,
+        method,
+      });
       expect(reply.status, `${method} ${path}`).toBe(404);
       expect(reply.body.error).toBe('not_found');
     }
@@ -238,8 +260,14 @@ describe('webhooks on the local runtime', () => {
     const theirList = await callApi(service.baseUrl, ENDPOINTS, { token: other });
     expect(theirList.body.map((endpoint: { id: string }) => endpoint.id)).toEqual([theirs.id]);
     const theirEvents = await callApi(service.baseUrl, '/v1/events?limit=100', { token: other });
-    expect(theirEvents.body.every((event: { data: { paymentId?: string } }) => event.data.paymentId === theirPayment)).toBe(true);
-    const mineSeenByThem = await callApi(service.baseUrl, `/v1/events?paymentId.eq=${myPayment}`, { token: other });
+    expect(
+      theirEvents.body.every(
+        (event: { data: { paymentId?: string } }) => event.data.paymentId === theirPayment,
+      ),
+    ).toBe(true);
+    const mineSeenByThem = await callApi(service.baseUrl, `/v1/events?paymentId.eq=${myPayment}`, {
+      token: other,
+    });
     expect(mineSeenByThem.body).toEqual([]);
     expect((await remove(mine.id)).status).toBe(204);
     expect((await remove(theirs.id, other)).status).toBe(204);
@@ -264,7 +292,10 @@ describe('webhooks on the local runtime', () => {
       expect(reply.body.error).toBe('invalid_request');
       expect(reply.body.invalidParams[0].name).toBe('url');
     }
-    const unknownField = await callApi(service.baseUrl, ENDPOINTS, { token, body: { url: receiver.url('/x'), secret: 'x' } });
+    const unknownField = await callApi(service.baseUrl, ENDPOINTS, {
+      token,
+      body: { url: receiver.url('/x'), secret: 'x' },
+    });
     expect(unknownField.status).toBe(400);
     const list = await callApi(service.baseUrl, ENDPOINTS, { token });
     expect(list.body.some((endpoint: { url: string }) => endpoint.url.includes('example.com'))).toBe(false);
@@ -279,7 +310,10 @@ describe('webhooks on the local runtime', () => {
       () => receiver.at('/watcher').find((entry) => entry.event.data.endpointId === gone.id),
       'the endpoint-disabled event',
     );
-    expect(notice.event).toMatchObject({ type: 'webhook-endpoint.disabled', data: { reason: 'gone', url: gone.url } });
+    expect(notice.event).toMatchObject({
+      type: 'webhook-endpoint.disabled',
+      data: { reason: 'gone', url: gone.url },
+    });
     new Webhook(watcher.secret).verify(notice.rawBody, notice.headers as Record<string, string>);
     const shown = await callApi(service.baseUrl, `${ENDPOINTS}/${gone.id}`, { token });
     expect(shown.body).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
@@ -287,7 +321,9 @@ describe('webhooks on the local runtime', () => {
     await initiate();
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(receiver.at('/gone').length).toBe(goneCalls);
-    expect(receiver.at('/watcher').every((entry) => entry.event.type === 'webhook-endpoint.disabled')).toBe(true);
+    expect(receiver.at('/watcher').every((entry) => entry.event.type === 'webhook-endpoint.disabled')).toBe(
+      true,
+    );
     const listed = await callApi(service.baseUrl, '/v1/events?type=webhook-endpoint.disabled', { token });
     expect(listed.body.map((event: { id: string }) => event.id)).toContain(notice.event.id);
     const redelivery = await callApi(service.baseUrl, `${ENDPOINTS}/${gone.id}/redeliveries`, {
@@ -305,11 +341,17 @@ describe('webhooks on the local runtime', () => {
     const paymentId = await initiate();
     const first = await allChangesOf('/replay', paymentId);
     const eventId = first[0]?.event.id as string;
-    const again = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, { token, body: { eventId } });
+    const again = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, {
+      token,
+      body: { eventId },
+    });
     expect(again.status).toBe(202);
     expect(again.body).toEqual({ queued: 1 });
     await eventually(
-      () => (receiver.at('/replay').filter((entry) => entry.headers['webhook-id'] === eventId).length >= 2 ? true : undefined),
+      () =>
+        receiver.at('/replay').filter((entry) => entry.headers['webhook-id'] === eventId).length >= 2
+          ? true
+          : undefined,
       'the redelivered event',
     );
     const since = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, {

@@ -37,7 +37,8 @@ export class WebhookReceiver {
         }
         const received = { path: request.url ?? '', headers: request.headers, rawBody, event };
         const seenBefore = this.received.filter(
-          (earlier) => earlier.path === received.path && earlier.headers['webhook-id'] === request.headers['webhook-id'],
+          (earlier) =>
+            earlier.path === received.path && earlier.headers['webhook-id'] === request.headers['webhook-id'],
         ).length;
         this.received.push(received);
         const status = (this.answers.get(received.path) ?? (() => 200))(received, seenBefore);
