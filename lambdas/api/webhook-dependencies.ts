@@ -19,7 +19,8 @@ export const webhookDependencies = (): WebhookEndpointDependencies & ListEventsD
       deliveries: store,
       resolve: systemResolver,
       urlPolicy: webhookUrlPolicy(),
-      cursorKey: cursorKeyFromEnvironment(),
+      // Read at first use: only the list operations are given a cursor key.
+      cursorKey: () => cursorKeyFromEnvironment()(),
       clock: systemClock,
     };
   }

@@ -36,6 +36,8 @@ export interface DeliveryDependencies {
   clock: Clock;
   policy: RetryPolicy;
   urlPolicy: WebhookUrlPolicy;
+  /** Told when this worker disabled an endpoint (an alarm counts these on AWS). */
+  onEndpointDisabled?: (endpoint: WebhookEndpointRecord, reason: 'gone' | 'failing') => void;
 }
 
 /**
@@ -86,7 +88,9 @@ const disableEndpoint = async (
   await recordEvent(deps, endpointDisabledEventRecord(endpoint.tenant, endpoint, reason, now), {
     exceptEndpoint: endpoint.id,
   });
-  await deps.endpoints.disable(endpoint.tenant, endpoint.id, reason, now);
+  if (await deps.endpoints.disable(endpoint.tenant, endpoint.id, reason, now)) {
+    deps.onEndpointDisabled?.(endpoint, reason);
+  }
 };
 
 export type AttemptResult = 'delivered' | 'retrying' | 'failed' | 'dropped' | 'taken';
