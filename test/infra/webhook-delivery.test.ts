@@ -54,7 +54,7 @@ describe('webhook delivery on AWS', () => {
       source: ['credit-transfers'],
       'detail-type': ['CreditTransferStatusChanged'],
     });
-    const target = (rule?.Properties.Targets as { DeadLetterConfig?: { Arn: unknown } }[])[0];
+    const target = ((rule?.Properties.Targets ?? []) as { DeadLetterConfig?: { Arn: unknown } }[])[0];
     const [ruleDlq] = getAttTargets(target?.DeadLetterConfig?.Arn);
     expect(new Set([queueId, queueDlq, ruleDlq]).size).toBe(3);
     for (const dlq of [queueDlq, ruleDlq]) {
@@ -120,7 +120,7 @@ describe('webhook delivery on AWS', () => {
   it('keeps the events by the table TTL attribute', () => {
     const table = [...resourcesOf(template, 'AWS::DynamoDB::Table').values()][0];
     expect(table?.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
-    const indexes = (table?.Properties.GlobalSecondaryIndexes as { IndexName: string }[]).map(
+    const indexes = ((table?.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string }[]).map(
       (i) => i.IndexName,
     );
     expect(indexes).toContain(WEBHOOK_INDEX.indexName);
