@@ -8,7 +8,7 @@ import { REFERENCE_RENDERER, type StaticAsset } from '#shared/static-asset';
  */
 export interface Route {
   operationId: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** API Gateway resource path, with `{name}` path parameters. */
   path: string;
   /** Handler source file, relative to the project root; it exports `handler`. */
@@ -81,6 +81,7 @@ export const ROUTES: readonly Route[] = [
     scope: 'transactions:write',
     summary: 'Credit transfer cancellation',
   },
+  ...webhookRoutes(),
   {
     operationId: 'getOpenApiDocument',
     method: 'GET',
@@ -104,6 +105,65 @@ export const ROUTES: readonly Route[] = [
     assets: [REFERENCE_RENDERER],
   },
 ];
+
+/** Webhook endpoints and the events API (issue 17). */
+function webhookRoutes(): Route[] {
+  const endpoint = (
+    operationId: string,
+    method: Route['method'],
+    path: string,
+    file: string,
+    summary: string,
+  ): Route => ({
+    operationId,
+    method,
+    path: `/v1/webhook-endpoints${path}`,
+    entry: `lambdas/api/${file}.ts`,
+    scope: 'webhooks:manage',
+    summary,
+  });
+  return [
+    endpoint('createWebhookEndpoint', 'POST', '', 'create-webhook-endpoint', 'Register a webhook endpoint'),
+    endpoint('listWebhookEndpoints', 'GET', '', 'list-webhook-endpoints', 'List webhook endpoints'),
+    endpoint('getWebhookEndpoint', 'GET', '/{id}', 'get-webhook-endpoint', 'Read a webhook endpoint'),
+    endpoint(
+      'deleteWebhookEndpoint',
+      'DELETE',
+      '/{id}',
+      'delete-webhook-endpoint',
+      'Delete a webhook endpoint',
+    ),
+    endpoint(
+      'rotateWebhookSecret',
+      'POST',
+      '/{id}/secret-rotation',
+      'rotate-webhook-secret',
+      'Rotate the signing secret of a webhook endpoint',
+    ),
+    endpoint(
+      'listWebhookDeliveries',
+      'GET',
+      '/{id}/deliveries',
+      'list-webhook-deliveries',
+      'Recent delivery attempts to a webhook endpoint',
+    ),
+    endpoint(
+      'redeliverWebhookEvents',
+      'POST',
+      '/{id}/redeliveries',
+      'redeliver-webhook-events',
+      'Queue events again for a webhook endpoint',
+    ),
+    {
+      operationId: 'listEvents',
+      method: 'GET',
+      path: '/v1/events',
+      entry: 'lambdas/api/list-events.ts',
+      scope: 'transactions:read',
+      summary: 'List events',
+    },
+  ];
+}
 
 /** Matches a concrete path against a route path; returns the path parameters, or undefined. */
 export const matchPath = (routePath: string, path: string): Record<string, string> | undefined => {

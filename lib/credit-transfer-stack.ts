@@ -13,6 +13,7 @@ import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
+import { WebhookDelivery } from './constructs/webhook-delivery.ts';
 import {
   AUTHORIZER_BINDINGS,
   railAccess,
@@ -37,6 +38,7 @@ export class CreditTransferStack extends Stack {
   readonly api: CreditTransferApi;
   readonly lifecycle: CreditTransferLifecycle;
   readonly statusEventConsumer: StatusEventConsumer;
+  readonly webhooks: WebhookDelivery;
   readonly connectorSecret?: ISecret;
   readonly webAcl?: ApiWebAcl;
   readonly monitoring: Monitoring;
@@ -75,6 +77,12 @@ export class CreditTransferStack extends Stack {
     });
     this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
       eventBus: this.lifecycle.eventBus,
+    });
+
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', {
+      eventBus: this.lifecycle.eventBus,
+      table: this.table.table,
+      logRetention: config.logRetention,
     });
 
     this.api = new CreditTransferApi(this, 'Api', {
@@ -125,6 +133,8 @@ export class CreditTransferStack extends Stack {
         fn.function,
       ]),
       ['Reconciler', this.lifecycle.reconciler.function],
+      ['WebhookIngest', this.webhooks.ingestFunction.function],
+      ['WebhookDeliver', this.webhooks.deliverFunction.function],
     ]);
     this.monitoring = new Monitoring(this, 'Monitoring', {
       name: this.stackName,
@@ -136,6 +146,17 @@ export class CreditTransferStack extends Stack {
       deadLetterQueues: new Map([
         ['StatusEventQueueDeadLetters', this.statusEventConsumer.queueDeadLetters],
         ['StatusEventRuleDeadLetters', this.statusEventConsumer.ruleDeadLetters],
+        ['WebhookQueueDeadLetters', this.webhooks.queueDeadLetters],
+        ['WebhookRuleDeadLetters', this.webhooks.ruleDeadLetters],
+      ]),
+      countAlarms: new Map([
+        [
+          'WebhookEndpointDisabled',
+          {
+            description: 'A webhook endpoint was disabled: it answered 410 Gone or failed for three days',
+            metric: this.webhooks.endpointsDisabled,
+          },
+        ],
       ]),
       ...(config.alarmEmail !== undefined && { alarmEmail: config.alarmEmail }),
     });

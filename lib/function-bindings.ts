@@ -3,7 +3,7 @@ import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import { LIST_INDEXES } from '#adapters/table-definition';
+import { LIST_INDEXES, WEBHOOK_INDEX } from '#adapters/table-definition';
 import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import type { Binding } from './constructs/function-defaults.ts';
 import type { TokenSigningKeys } from './constructs/signing-key.ts';
@@ -172,6 +172,20 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   // Records the request by a conditional update, reads to explain a refusal, starts the workflow.
   cancelCreditTransfer: (r) => [tableAccess(r.table, ['UpdateItem', 'GetItem']), workflowAccess(r.lifecycle)],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'])],
+  // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX).
+  createWebhookEndpoint: (r) => [tableAccess(r.table, ['Query', 'PutItem'])],
+  listWebhookEndpoints: (r) => [tableAccess(r.table, ['Query']), cursorKeyAccess(r.cursorKey)],
+  getWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem'])],
+  deleteWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem', 'DeleteItem'])],
+  rotateWebhookSecret: (r) => [tableAccess(r.table, ['GetItem', 'PutItem'])],
+  listWebhookDeliveries: (r) => [tableAccess(r.table, ['GetItem', 'Query'])],
+  redeliverWebhookEvents: (r) => [
+    tableAccess(r.table, ['GetItem', 'Query', 'PutItem'], [WEBHOOK_INDEX.indexName]),
+  ],
+  listEvents: (r) => [
+    tableAccess(r.table, ['Query'], [WEBHOOK_INDEX.indexName]),
+    cursorKeyAccess(r.cursorKey),
+  ],
   getOpenApiDocument: () => [],
   getReferencePage: () => [],
   getReferencePageScript: () => [],

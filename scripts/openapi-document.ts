@@ -23,10 +23,28 @@ import {
 } from '#domain/credit-transfer';
 import { POLL_AFTER_SECONDS } from '#domain/get-credit-transfer-status';
 import { DEFAULT_MAX_VALUE_DATE_DAYS } from '#domain/initiate-credit-transfer';
+import { listEventsQuerySchema } from '#domain/list-events';
 import { CURSOR_MAX_LENGTH, listCreditTransfersQuerySchema, MAX_LIMIT } from '#domain/list-filters';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/scopes';
 import { atMostCharacters, described, lengthBoundedText, optionalField, patternLength } from '#domain/text';
 import type { JsonWebKeySet } from '#domain/token-signer';
+import {
+  createdWebhookEndpointSchema,
+  createWebhookEndpointRequestSchema,
+  deliveryAttemptSchema,
+  MAX_ENDPOINTS_PER_TENANT,
+  redeliveryRequestSchema,
+  redeliveryResultSchema,
+  rotatedWebhookSecretSchema,
+  webhookEndpointIdSchema,
+  webhookEndpointSchema,
+} from '#domain/webhook-endpoint';
+import {
+  listWebhookDeliveriesQuerySchema,
+  listWebhookEndpointsQuerySchema,
+  MAX_REDELIVERIES_PER_REQUEST,
+} from '#domain/webhook-endpoints';
+import { EVENT_RETENTION_DAYS, webhookEventSchema } from '#domain/webhook-event';
 import { ROUTES, type Route } from '#routes';
 import { gatewayResponse } from '#shared/gateway-responses';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '#shared/middleware';
@@ -71,6 +89,8 @@ const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'payment_not_cancellable',
+  'webhook_endpoint_disabled',
+  'too_many_webhook_endpoints',
   'payload_too_large',
   'request_timeout',
   'request_header_fields_too_large',
@@ -429,13 +449,159 @@ export const CREDIT_TRANSFER_EXAMPLE = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Webhook endpoints and events (issue 17).
+
+const webhookEndpointPath = z.strictObject({ id: webhookEndpointIdSchema });
+const ENDPOINT_NOT_FOUND = {
+  404: { description: 'No webhook endpoint with this id for this client (`not_found`).' },
+} as const;
+const paginationCursorHeader = headersObject({
+  'Pagination-Cursor': {
+    schema: text(0, CURSOR_MAX_LENGTH),
+    description: 'Position of the next page: send it as `cursor`. Empty on the last page.',
+    required: true,
+  },
+});
+
+const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
+  createWebhookEndpoint: {
+    tags: ['Webhooks'],
+    description:
+      'Registers an endpoint: every event of the client (or of the types named) is sent to it as an HTTP POST ' +
+      'with the headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` and ' +
+      '`webhook-signature`, as the Standard Webhooks specification defines them. The answer carries the signing ' +
+      'secret, this once only. A delivery answered with anything but 2xx within 10 seconds is retried after 5 s, ' +
+      '5 min, 30 min, 2 h, 5 h, 10 h and 10 h; an endpoint failing for three days, or answering 410 Gone, is ' +
+      `disabled. A client registers at most ${MAX_ENDPOINTS_PER_TENANT} endpoints.`,
+    requestBody: {
+      description: 'The endpoint.',
+      required: true,
+      content: json(createWebhookEndpointRequestSchema, { url: 'https://example.com/webhooks/payments' }),
+    },
+    responses: {
+      '201': {
+        description: 'Registered, with its signing secret.',
+        content: json(createdWebhookEndpointSchema),
+      },
+      ...errors([400, 401, 403, 409, 413, 415], {
+        400: {
+          description:
+            'The request is not valid (`invalid_request`): among others, a URL that is not https, carries ' +
+            'credentials, or whose host is or resolves to an address that is not public.',
+        },
+        409: {
+          description: `The client has ${MAX_ENDPOINTS_PER_TENANT} endpoints already (\`too_many_webhook_endpoints\`).`,
+        },
+      }),
+    },
+  },
+  listWebhookEndpoints: {
+    tags: ['Webhooks'],
+    description: 'The client’s webhook endpoints, oldest first, a page at a time.',
+    requestParams: { query: listWebhookEndpointsQuerySchema },
+    responses: {
+      '200': {
+        description: 'A page of endpoints (possibly empty).',
+        content: json(z.array(webhookEndpointSchema).check(z.maxLength(MAX_LIMIT))),
+        headers: paginationCursorHeader,
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
+  getWebhookEndpoint: {
+    tags: ['Webhooks'],
+    description: 'One webhook endpoint. Another client’s endpoint answers 404, as an unknown one does.',
+    requestParams: { path: webhookEndpointPath },
+    responses: {
+      '200': { description: 'The endpoint.', content: json(webhookEndpointSchema) },
+      ...errors([400, 401, 403, 404], ENDPOINT_NOT_FOUND),
+    },
+  },
+  deleteWebhookEndpoint: {
+    tags: ['Webhooks'],
+    description: 'Deletes the endpoint: nothing more is sent to it, deliveries still queued included.',
+    requestParams: { path: webhookEndpointPath },
+    responses: {
+      '204': { description: 'Deleted.' },
+      ...errors([400, 401, 403, 404], ENDPOINT_NOT_FOUND),
+    },
+  },
+  rotateWebhookSecret: {
+    tags: ['Webhooks'],
+    description:
+      'Replaces the signing secret. The one it replaces keeps signing beside the new one for 24 hours: every ' +
+      'delivery meanwhile carries both signatures, so a receiver can switch to the new secret at its own pace.',
+    requestParams: { path: webhookEndpointPath },
+    requestBody: {
+      description: 'Nothing, or `{}`.',
+      required: false,
+      content: json(z.strictObject({})),
+    },
+    responses: {
+      '200': { description: 'The endpoint with its new secret.', content: json(rotatedWebhookSecretSchema) },
+      ...errors([400, 401, 403, 404, 413, 415], ENDPOINT_NOT_FOUND),
+    },
+  },
+  listWebhookDeliveries: {
+    tags: ['Webhooks'],
+    description: 'The most recent delivery attempts to the endpoint (kept 30 days), newest first.',
+    requestParams: { path: webhookEndpointPath, query: listWebhookDeliveriesQuerySchema },
+    responses: {
+      '200': {
+        description: 'The attempts.',
+        content: json(z.array(deliveryAttemptSchema).check(z.maxLength(MAX_LIMIT))),
+      },
+      ...errors([400, 401, 403, 404], ENDPOINT_NOT_FOUND),
+    },
+  },
+  redeliverWebhookEvents: {
+    tags: ['Webhooks'],
+    description:
+      'Queues events again for the endpoint: one (`eventId`), or every event recorded since a time (`since`), ' +
+      `at most ${MAX_REDELIVERIES_PER_REQUEST} per request. Each is delivered with its own id and schedule.`,
+    requestParams: { path: webhookEndpointPath },
+    requestBody: {
+      description: 'What to send again.',
+      required: true,
+      content: json(redeliveryRequestSchema),
+    },
+    responses: {
+      '202': { description: 'Queued.', content: json(redeliveryResultSchema) },
+      ...errors([400, 401, 403, 404, 409, 413, 415], {
+        404: { description: 'No webhook endpoint, or no event, with this id for this client (`not_found`).' },
+        409: { description: 'The endpoint is disabled (`webhook_endpoint_disabled`).' },
+      }),
+    },
+  },
+  listEvents: {
+    tags: ['Events'],
+    description:
+      'The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). ' +
+      `Kept ${EVENT_RETENTION_DAYS} days: a consumer that was away catches up with ` +
+      '`createdAt.gte`, then follows `Pagination-Cursor` page by page.',
+    requestParams: { query: listEventsQuerySchema },
+    responses: {
+      '200': {
+        description: 'A page of events (possibly empty).',
+        content: json(z.array(webhookEventSchema).check(z.maxLength(MAX_LIMIT))),
+        headers: paginationCursorHeader,
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // The operations, by operationId. Adding a route to ROUTES with one of these ids is all it
 // takes to document it.
 
-export type TagName = 'Credit transfers' | 'Authorization' | 'Documentation';
+export type TagName = 'Credit transfers' | 'Webhooks' | 'Events' | 'Authorization' | 'Documentation';
 
 const TAGS: Record<TagName, string> = {
   'Credit transfers': 'Initiate, read, list and cancel credit transfers.',
+  Webhooks:
+    'Endpoints the service pushes events to, signed per the Standard Webhooks specification and retried for days. See docs/webhooks.md.',
+  Events: 'Every event the service delivered, kept and listable for at least a year.',
   Authorization: 'Access tokens (OAuth 2.0 client credentials) and the keys that verify them.',
   Documentation: 'This contract, as a document and as a page.',
 };
@@ -449,6 +615,7 @@ export type OperationDetails = Omit<ZodOpenApiOperationObject, 'operationId' | '
 const TOKEN_ERROR = { mediaTypes: ['application/json'] } as const;
 
 export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
+  ...WEBHOOK_OPERATIONS,
   issueToken: {
     tags: ['Authorization'],
     description:
@@ -782,7 +949,7 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
     }
     const pathItem = paths[route.path] ?? {};
     paths[route.path] = pathItem;
-    const method = route.method === 'GET' ? 'get' : 'post';
+    const method = route.method === 'GET' ? 'get' : route.method === 'DELETE' ? 'delete' : 'post';
     if (pathItem[method]) throw new Error(`Two routes for ${route.method} ${route.path}`);
     pathItem[method] = operationOf(route, details);
     for (const tag of details.tags) tags.add(tag);

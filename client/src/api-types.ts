@@ -167,6 +167,150 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/webhook-endpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List webhook endpoints
+     * @description The client’s webhook endpoints, oldest first, a page at a time.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    get: operations['listWebhookEndpoints'];
+    put?: never;
+    /**
+     * Register a webhook endpoint
+     * @description Registers an endpoint: every event of the client (or of the types named) is sent to it as an HTTP POST with the headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` and `webhook-signature`, as the Standard Webhooks specification defines them. The answer carries the signing secret, this once only. A delivery answered with anything but 2xx within 10 seconds is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; an endpoint failing for three days, or answering 410 Gone, is disabled. A client registers at most 100 endpoints.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    post: operations['createWebhookEndpoint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook-endpoints/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a webhook endpoint
+     * @description One webhook endpoint. Another client’s endpoint answers 404, as an unknown one does.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    get: operations['getWebhookEndpoint'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint
+     * @description Deletes the endpoint: nothing more is sent to it, deliveries still queued included.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    delete: operations['deleteWebhookEndpoint'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook-endpoints/{id}/secret-rotation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate the signing secret of a webhook endpoint
+     * @description Replaces the signing secret. The one it replaces keeps signing beside the new one for 24 hours: every delivery meanwhile carries both signatures, so a receiver can switch to the new secret at its own pace.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    post: operations['rotateWebhookSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook-endpoints/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Recent delivery attempts to a webhook endpoint
+     * @description The most recent delivery attempts to the endpoint (kept 30 days), newest first.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    get: operations['listWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook-endpoints/{id}/redeliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Queue events again for a webhook endpoint
+     * @description Queues events again for the endpoint: one (`eventId`), or every event recorded since a time (`since`), at most 1000 per request. Each is delivered with its own id and schedule.
+     *
+     *     Requires scope `webhooks:manage`.
+     */
+    post: operations['redeliverWebhookEvents'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List events
+     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page.
+     *
+     *     Requires scope `transactions:read`.
+     */
+    get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/openapi.json': {
     parameters: {
       query?: never;
@@ -276,6 +420,38 @@ export interface components {
     CancellationRequest: {
       /** @description Why the cancellation is requested; line feed and tab are allowed. */
       cancellationReason?: string;
+    };
+    CreatedWebhookEndpoint: {
+      /** @description Id of the webhook endpoint. */
+      id: string;
+      /** @description Where events are sent. */
+      url: string;
+      /** @description What the endpoint is for. */
+      description?: string;
+      /** @description The event types it receives. */
+      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      /**
+       * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
+       * @enum {string}
+       */
+      status: 'enabled' | 'disabled';
+      /**
+       * Format: date-time
+       * @description When it was registered.
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was disabled.
+       */
+      disabledAt?: string;
+      /**
+       * @description Why it was disabled.
+       * @enum {string}
+       */
+      disabledReason?: 'gone' | 'failing';
+      /** @description The signing secret, `whsec_` and base64 (Standard Webhooks). Shown this once only: keep it. */
+      secret: string;
     };
     CreditTransfer: {
       identifiers?: components['schemas']['PaymentIdentification'][];
@@ -420,6 +596,63 @@ export interface components {
       | 'AcceptedSettlementCompleted'
       | 'Rejected'
       | 'Cancelled';
+    CreditTransferStatusChangedEvent: {
+      /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit-transfer.status-changed';
+      /**
+       * Format: date-time
+       * @description When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.
+       */
+      createdAt: string;
+      data: {
+        /** @description The credit transfer whose status changed. */
+        paymentId: string;
+        /**
+         * @description The new status.
+         * @enum {string}
+         */
+        status:
+          | 'Received'
+          | 'AcceptedTechnicalValidation'
+          | 'AcceptedCustomerProfile'
+          | 'AcceptedSettlementInProcess'
+          | 'AcceptedSettlementCompleted'
+          | 'Rejected'
+          | 'Cancelled';
+        /** @description Reason attached to the new status. */
+        statusReason?: string;
+        /**
+         * Format: date-time
+         * @description When the status changed.
+         */
+        date: string;
+        /**
+         * @description The status before; absent on the first one (Received).
+         * @enum {string}
+         */
+        previousStatus?:
+          | 'Received'
+          | 'AcceptedTechnicalValidation'
+          | 'AcceptedCustomerProfile'
+          | 'AcceptedSettlementInProcess'
+          | 'AcceptedSettlementCompleted'
+          | 'Rejected'
+          | 'Cancelled';
+        /**
+         * Format: int32
+         * @description Position of this change in the transfer history, from 0: it grows with each change of one transfer, so a receiver can drop an event older than one it already applied.
+         */
+        sequence: number;
+      };
+    };
+    Event:
+      | components['schemas']['CreditTransferStatusChangedEvent']
+      | components['schemas']['WebhookEndpointDisabledEvent'];
     GenericTransactionCode: {
       codeType?: string;
       name?: string;
@@ -577,6 +810,8 @@ export interface components {
         | 'not_found'
         | 'method_not_allowed'
         | 'payment_not_cancellable'
+        | 'webhook_endpoint_disabled'
+        | 'too_many_webhook_endpoints'
         | 'payload_too_large'
         | 'request_timeout'
         | 'request_header_fields_too_large'
@@ -598,6 +833,43 @@ export interface components {
         /** @description Why it was refused. */
         reason: string;
       }[];
+    };
+    RotatedWebhookSecret: {
+      /** @description Id of the webhook endpoint. */
+      id: string;
+      /** @description Where events are sent. */
+      url: string;
+      /** @description What the endpoint is for. */
+      description?: string;
+      /** @description The event types it receives. */
+      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      /**
+       * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
+       * @enum {string}
+       */
+      status: 'enabled' | 'disabled';
+      /**
+       * Format: date-time
+       * @description When it was registered.
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was disabled.
+       */
+      disabledAt?: string;
+      /**
+       * @description Why it was disabled.
+       * @enum {string}
+       */
+      disabledReason?: 'gone' | 'failing';
+      /** @description The signing secret, `whsec_` and base64 (Standard Webhooks). Shown this once only: keep it. */
+      secret: string;
+      /**
+       * Format: date-time
+       * @description Until then the secret it replaces still signs too: every delivery carries both signatures.
+       */
+      previousSecretExpiresAt: string;
     };
     TokenRequest: {
       /**
@@ -624,6 +896,126 @@ export interface components {
       expires_in: number;
       /** @description Space-separated granted scopes. */
       scope: string;
+    };
+    WebhookDeliveryAttempt: {
+      /** @description The event (the `webhook-id` sent). */
+      eventId: string;
+      /**
+       * Format: int32
+       * @description Which attempt for this event: 1 for the first.
+       */
+      attempt: number;
+      /**
+       * Format: date-time
+       * @description When the attempt started.
+       */
+      attemptedAt: string;
+      /**
+       * Format: int32
+       * @description How long it took, in milliseconds.
+       */
+      durationMs: number;
+      /**
+       * Format: int32
+       * @description The status the endpoint answered.
+       */
+      httpStatus?: number;
+      /** @description Why there was no answer: a timeout, a refused connection, an address that is not public. */
+      error?: string;
+      /**
+       * @description `delivered` on a 2xx answer.
+       * @enum {string}
+       */
+      outcome: 'delivered' | 'failed';
+    };
+    WebhookEndpoint: {
+      /** @description Id of the webhook endpoint. */
+      id: string;
+      /** @description Where events are sent. */
+      url: string;
+      /** @description What the endpoint is for. */
+      description?: string;
+      /** @description The event types it receives. */
+      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      /**
+       * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
+       * @enum {string}
+       */
+      status: 'enabled' | 'disabled';
+      /**
+       * Format: date-time
+       * @description When it was registered.
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was disabled.
+       */
+      disabledAt?: string;
+      /**
+       * @description Why it was disabled.
+       * @enum {string}
+       */
+      disabledReason?: 'gone' | 'failing';
+    };
+    WebhookEndpointDisabledEvent: {
+      /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'webhook-endpoint.disabled';
+      /**
+       * Format: date-time
+       * @description When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.
+       */
+      createdAt: string;
+      data: {
+        /** @description The webhook endpoint that was disabled. */
+        endpointId: string;
+        /** @description Its URL. */
+        url: string;
+        /**
+         * @description `gone`: it answered 410 Gone; `failing`: no delivery to it succeeded for three days.
+         * @enum {string}
+         */
+        reason: 'gone' | 'failing';
+        /**
+         * Format: date-time
+         * @description When it was disabled.
+         */
+        disabledAt: string;
+      };
+    };
+    WebhookEndpointRequest: {
+      /** @description Where events are sent: an https URL whose host is public (it must not be or resolve to a loopback, private, link-local, carrier-grade NAT, unique-local or otherwise reserved address). Redirects are not followed. */
+      url: string;
+      /** @description What the endpoint is for, for people. */
+      description?: string;
+      /** @description The event types it receives; every type when absent. */
+      eventTypes?: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+    };
+    WebhookRedeliveryRequest: {
+      /** @description Send this event again. */
+      eventId?: string;
+      /**
+       * Format: date-time
+       * @description Send again every event recorded at or after this time.
+       */
+      since?: string;
+    };
+    WebhookRedeliveryResult: {
+      /**
+       * Format: int32
+       * @description How many events were queued for delivery.
+       */
+      queued: number;
+      /**
+       * Format: date-time
+       * @description Present when more events follow than one request queues: send it as `since` to queue the rest.
+       */
+      nextSince?: string;
     };
   };
   responses: never;
@@ -1646,6 +2038,1123 @@ export interface operations {
       };
       /** @description The idempotency key was used before with a different request body (`idempotency_key_reused`). */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listWebhookEndpoints: {
+    parameters: {
+      query?: {
+        /** @description Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters. */
+        cursor?: string;
+        /** @description Number of webhook endpoints per page, an integer from 1 to 100 (default 25). */
+        limit?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of endpoints (possibly empty). */
+      200: {
+        headers: {
+          /** @description Position of the next page: send it as `cursor`. Empty on the last page. */
+          'Pagination-Cursor': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'][];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  createWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The endpoint. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://example.com/webhooks/payments"
+         *     }
+         */
+        'application/json': components['schemas']['WebhookEndpointRequest'];
+      };
+    };
+    responses: {
+      /** @description Registered, with its signing secret. */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedWebhookEndpoint'];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`): among others, a URL that is not https, carries credentials, or whose host is or resolves to an address that is not public. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The client has 100 endpoints already (`too_many_webhook_endpoints`). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Id of the webhook endpoint. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No webhook endpoint with this id for this client (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  deleteWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Id of the webhook endpoint. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted. */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No webhook endpoint with this id for this client (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Id of the webhook endpoint. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Nothing, or `{}`. */
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description The endpoint with its new secret. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotatedWebhookSecret'];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No webhook endpoint with this id for this client (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Number of delivery attempts per page, an integer from 1 to 100 (default 25). */
+        limit?: string;
+      };
+      header?: never;
+      path: {
+        /** @description Id of the webhook endpoint. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The attempts. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryAttempt'][];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No webhook endpoint with this id for this client (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  redeliverWebhookEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Id of the webhook endpoint. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description What to send again. */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookRedeliveryRequest'];
+      };
+    };
+    responses: {
+      /** @description Queued. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookRedeliveryResult'];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No webhook endpoint, or no event, with this id for this client (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The endpoint is disabled (`webhook_endpoint_disabled`). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description Only events of this type. */
+        type?: 'credit-transfer.status-changed' | 'webhook-endpoint.disabled';
+        /** @description Only events about the credit transfer with this paymentId. */
+        'paymentId.eq'?: string;
+        /** @description Only events recorded at or after this time (ISO 8601, UTC). */
+        'createdAt.gte'?: string;
+        /** @description Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters. */
+        cursor?: string;
+        /** @description Number of events per page, an integer from 1 to 100 (default 25). */
+        limit?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of events (possibly empty). */
+      200: {
+        headers: {
+          /** @description Position of the next page: send it as `cursor`. Empty on the last page. */
+          'Pagination-Cursor': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Event'][];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
         headers: {
           [name: string]: unknown;
         };

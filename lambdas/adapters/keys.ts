@@ -149,3 +149,43 @@ export const authenticationFailuresKey = (caller: { clientId: string; sourceAddr
 
 /** The signing key schedule (AWS): which KMS key signs, and which the key set publishes. */
 export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 'SCHEDULE' });
+/**
+ * Webhooks. A tenant's endpoints share one partition (listed by id, which sorts by creation);
+ * each endpoint's deliveries and attempts share another; each event has its own, and a copy
+ * under its transfer for `paymentId.eq`. WEBHOOK_INDEX orders a tenant's events and the queued
+ * deliveries (in WEBHOOK_DUE_SHARDS partitions, so no one partition takes every write).
+ */
+export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOKS`,
+  sk: `ENDPOINT#${endpointId}`,
+});
+export const webhookDeliveryKey = (tenant: string, endpointId: string, eventId: string): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
+  sk: `DELIVERY#${eventId}`,
+});
+export const webhookAttemptKey = (
+  tenant: string,
+  endpointId: string,
+  attemptedAt: string,
+  eventId: string,
+): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
+  sk: `ATTEMPT#${attemptedAt}#${eventId}`,
+});
+export const webhookEventKey = (tenant: string, eventId: string): TableKey => ({
+  pk: `TENANT#${tenant}#EVENT#${eventId}`,
+  sk: 'EVENT',
+});
+export const paymentEventKey = (tenant: string, paymentId: string, order: string): TableKey => ({
+  pk: `TENANT#${tenant}#EVENTS_OF#${paymentId}`,
+  sk: order,
+});
+/** Index partition of a tenant's events; the order is `<createdAt>#<eventId>`. */
+export const eventsIndexKey = (tenant: string): string => `TENANT#${tenant}#EVENTS`;
+export const eventOrder = (createdAt: string, eventId: string): string => `${createdAt}#${eventId}`;
+export const WEBHOOK_DUE_SHARDS = 4;
+export const webhookDueShardKey = (shard: number): string => `WEBHOOK_DUE#${shard}`;
+export const webhookDueShardOf = (endpointId: string): number =>
+  createHash('sha256').update(endpointId).digest().readUInt8(0) % WEBHOOK_DUE_SHARDS;
+/** Where the local runtime has read the events file up to. */
+export const localEventBusOffsetKey = (): TableKey => ({ pk: 'LOCAL_EVENT_BUS', sk: 'OFFSET' });

@@ -63,6 +63,18 @@ export const RECOVERY_INDEX = {
 } as const satisfies IndexDefinition;
 
 /**
+ * Webhooks' one index, overloaded: a tenant's events in the order they were recorded (for the
+ * events API), and the deliveries waiting for an attempt by due time (sparse: only while queued).
+ * One index rather than two, since a deployed table gains one index per update.
+ */
+export const WEBHOOK_INDEX = {
+  indexName: 'webhookEventsAndDeliveries',
+  partitionKey: 'webhookIndexKey',
+  sortKey: 'webhookIndexOrder',
+  include: ['body', 'eventType', 'expiresAt', 'tenant', 'endpointId', 'eventId', 'attempts', 'state'],
+} as const satisfies IndexDefinition;
+
+/**
  * Items that carry this attribute (epoch seconds) are deleted by DynamoDB some time after it
  * passes, e.g. the failed-authentication throttle's counters. Readers still check it themselves:
  * deletion can lag by days.
@@ -73,7 +85,7 @@ export const TABLE_DEFINITION = {
   partitionKey: 'pk',
   sortKey: 'sk',
   timeToLiveAttribute: TIME_TO_LIVE_ATTRIBUTE,
-  indexes: [...LIST_INDEX_DEFINITIONS, RECOVERY_INDEX] as readonly IndexDefinition[],
+  indexes: [...LIST_INDEX_DEFINITIONS, RECOVERY_INDEX, WEBHOOK_INDEX] as readonly IndexDefinition[],
 } as const;
 
 /** One index as CreateTable and UpdateTable (Create) take it. */

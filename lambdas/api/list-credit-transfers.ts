@@ -6,21 +6,10 @@ import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { type ListDependencies, listCreditTransfers as list } from '#domain/list-credit-transfers';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
+import { queryParameters } from './query-string.ts';
 import { servicerHeaders } from './request-headers.ts';
 
-/** Every value of every query parameter: API Gateway's single-value map keeps only the last of a repeat. */
-export const queryParameters = (event: APIGatewayProxyEvent): Record<string, string[]> => {
-  if (event.multiValueQueryStringParameters) {
-    return Object.fromEntries(
-      Object.entries(event.multiValueQueryStringParameters).map(([name, values]) => [name, values ?? []]),
-    );
-  }
-  return Object.fromEntries(
-    Object.entries(event.queryStringParameters ?? {}).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name, [value]]],
-    ),
-  );
-};
+export { queryParameters } from './query-string.ts';
 
 let wired: ListDependencies | undefined;
 

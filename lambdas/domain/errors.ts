@@ -38,3 +38,22 @@ export class IdempotencyKeyReusedError extends Error {
     this.name = 'IdempotencyKeyReusedError';
   }
 }
+
+/** A webhook endpoint or event that is not the caller's to see: unknown, or another tenant's. */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** A webhook request the endpoint's state refuses. */
+export class WebhookConflictError extends Error {
+  constructor(
+    readonly code: 'webhook_endpoint_disabled' | 'too_many_webhook_endpoints',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WebhookConflictError';
+  }
+}

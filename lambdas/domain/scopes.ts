@@ -8,6 +8,7 @@ export const SCOPES = [
   'parties:write',
   'cards:read',
   'cards:write',
+  'webhooks:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -23,6 +24,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   'parties:write': 'Create and modify parties',
   'cards:read': 'View card information',
   'cards:write': 'Issue and manage cards',
+  'webhooks:manage': 'Register and manage webhook endpoints',
 };
 
 /** A scope parameter or claim (RFC 6749 3.3: space-delimited) as a list without repeats. */

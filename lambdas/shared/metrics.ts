@@ -47,3 +47,9 @@ export const countingStatusEvents = (publisher: StatusEventPublisher): StatusEve
     for (const event of events) countStatusChange(event);
   },
 });
+
+/** A webhook endpoint disabled (410 Gone, or failing for three days): its owner receives nothing more. */
+export const WEBHOOK_ENDPOINTS_DISABLED_METRIC = 'WebhookEndpointsDisabled';
+export const countWebhookEndpointDisabled = (): void => {
+  metrics.addMetric(WEBHOOK_ENDPOINTS_DISABLED_METRIC, MetricUnit.Count, 1);
+};

@@ -3,8 +3,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   IdempotencyKeyReusedError,
   InvalidRequestError,
+  NotFoundError,
   PaymentNotCancellableError,
   PaymentNotFoundError,
+  WebhookConflictError,
 } from '#domain/errors';
 import { firstDuplicateKey } from './duplicate-keys.ts';
 import { headerValue, SINGLE_VALUE_HEADERS, singleHeaderValue } from './http-event.ts';
@@ -34,6 +36,8 @@ export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
     return problemResponse(400, 'invalid_request', error.message, { invalidParams: error.invalidParams });
   }
   if (error instanceof PaymentNotFoundError) return problemResponse(404, 'not_found', error.message);
+  if (error instanceof NotFoundError) return problemResponse(404, 'not_found', error.message);
+  if (error instanceof WebhookConflictError) return problemResponse(409, error.code, error.message);
   if (error instanceof PaymentNotCancellableError) {
     return problemResponse(409, 'payment_not_cancellable', error.message);
   }

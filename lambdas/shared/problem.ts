@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'payment_not_cancellable'
+  | 'webhook_endpoint_disabled'
+  | 'too_many_webhook_endpoints'
   | 'payload_too_large'
   | 'request_timeout'
   | 'request_header_fields_too_large'

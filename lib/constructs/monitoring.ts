@@ -34,6 +34,8 @@ export interface MonitoringProps {
   readonly table: Table;
   /** Dead-letter queues, by a readable name: any message in one is an alarm. */
   readonly deadLetterQueues: ReadonlyMap<string, IQueue>;
+  /** Counts, by a readable name, of which any is an alarm (e.g. webhook endpoints disabled). */
+  readonly countAlarms?: ReadonlyMap<string, { description: string; metric: IMetric }>;
   readonly alarmEmail?: string;
 }
 
@@ -209,6 +211,9 @@ export class Monitoring extends Construct {
         1,
       );
     }
+
+    for (const [name, { description, metric }] of props.countAlarms ?? [])
+      alarm(name, description, metric, 1);
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `${props.name}-${Aws.REGION}`,

@@ -18,6 +18,7 @@ import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './da
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
+import type { LocalWebhookDelivery } from './webhook-delivery.ts';
 
 export interface LocalRuntimeOptions {
   host: string;
@@ -116,9 +117,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   server.keepAliveTimeout = 65_000;
 
   let lifecycle: LocalLifecycle | undefined;
+  let webhooks: LocalWebhookDelivery | undefined;
   const stop = async () => {
     server.closeAllConnections();
     await new Promise((resolveClose) => server.close(resolveClose));
+    await webhooks?.stop();
     await lifecycle?.stop();
     await stopChild(dynalite.child);
   };
@@ -145,6 +148,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
       // Node timers reach 24.8 days at most: a longer hold is left to the reconciler.
       LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
+      // A developer's own receiver on this machine may be a webhook endpoint (never on AWS).
+      WEBHOOK_ALLOW_LOCAL_RECEIVERS: 'true',
     });
 
     try {
@@ -191,6 +196,15 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     if (lifecycle.repaired !== undefined) {
       notices.push(
         `Recovery check: ${lifecycle.repaired} transfer(s) whose record and recovery entry disagreed (a crash lost part of a write) repaired from the record`,
+      );
+    }
+
+    webhooks = await (await import('./webhook-delivery.ts')).startLocalWebhookDelivery({
+      eventsFile: files.events,
+    });
+    if (webhooks.released > 0) {
+      notices.push(
+        `Webhooks: ${webhooks.released} delivery attempt(s) cut short by the last stop are due again`,
       );
     }
 

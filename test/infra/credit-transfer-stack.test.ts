@@ -233,8 +233,8 @@ describe('CreditTransfers stack, default stage', () => {
 
   it('runs every function on nodejs24.x and arm64', () => {
     const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').values()];
-    // One per route, the authorizer, one per workflow task, and the reconciler.
-    expect(functions).toHaveLength(ROUTES.length + 1 + Object.keys(WORKFLOW_FUNCTIONS).length + 1);
+    // One per route, the authorizer, one per workflow task, the reconciler, and the two of webhooks.
+    expect(functions).toHaveLength(ROUTES.length + 1 + Object.keys(WORKFLOW_FUNCTIONS).length + 1 + 2);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
     }
@@ -410,7 +410,7 @@ describe('CreditTransfers stack, default stage', () => {
     expect(environmentOf(functionOfRoute('listCreditTransfers')).TABLE_NAME).toEqual({ Ref: tableId });
   });
 
-  it('signs list cursors with a secret derived from an HMAC key only the list function may use', () => {
+  it('signs list cursors with a secret derived from an HMAC key only the list functions may use', () => {
     const hmacKeys = [...resourcesOf(template(), 'AWS::KMS::Key')].filter(
       ([, key]) => key.Properties.KeySpec === 'HMAC_256',
     );
@@ -418,14 +418,16 @@ describe('CreditTransfers stack, default stage', () => {
     const [cursorKeyId, cursorKey] = hmacKeys[0] ?? [];
     expect(cursorKey?.Properties.KeyUsage).toBe('GENERATE_VERIFY_MAC');
 
-    const listFunction = functionOfRoute('listCreditTransfers');
-    expect(environmentOf(listFunction).LIST_CURSOR_KEY_ID).toEqual({ Ref: cursorKeyId });
-    const kmsActions = [...allowedActions(statementsOfFunction(template(), listFunction))].filter((action) =>
-      action.startsWith('kms:'),
-    );
-    expect(kmsActions).toEqual(['kms:GenerateMac']);
+    const listFunctions = ['listCreditTransfers', 'listWebhookEndpoints', 'listEvents'].map(functionOfRoute);
+    for (const listFunction of listFunctions) {
+      expect(environmentOf(listFunction).LIST_CURSOR_KEY_ID).toEqual({ Ref: cursorKeyId });
+      const kmsActions = [...allowedActions(statementsOfFunction(template(), listFunction))].filter(
+        (action) => action.startsWith('kms:'),
+      );
+      expect(kmsActions).toEqual(['kms:GenerateMac']);
+    }
     for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
-      if (id === listFunction) continue;
+      if (listFunctions.includes(id)) continue;
       expect(allowedActions(statementsOfFunction(template(), id)), id).not.toContain('kms:GenerateMac');
       expect(environmentOf(id).LIST_CURSOR_KEY_ID, id).toBeUndefined();
     }

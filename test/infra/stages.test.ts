@@ -597,7 +597,9 @@ describe('stages', () => {
         const queues = resourcesOf(template, 'AWS::SQS::Queue');
         const rule = onlyOne(
           [...resourcesOf(template, 'AWS::Events::Rule').values()].filter(
-            (r) => refOf(r.Properties.EventBusName) === busId,
+            (r) =>
+              refOf(r.Properties.EventBusName) === busId &&
+              String(r.Properties.Description).includes('example consumer'),
           ),
           'rule on the bus',
         );
@@ -767,7 +769,8 @@ describe('stages', () => {
             ),
           ),
         ]);
-        expect(deadLetterQueues.size, stage).toBe(2);
+        // The example consumer's two, and webhook delivery's two.
+        expect(deadLetterQueues.size, stage).toBe(4);
         for (const queueId of deadLetterQueues) {
           expect(
             alarmsWatching(

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '#domain/scopes';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
@@ -88,7 +89,7 @@ describe('token endpoint', () => {
     );
     expect(reply.status).toBe(200);
     // No scope asked: every scope the client is allowed.
-    expect(reply.body.scope.split(' ')).toHaveLength(8);
+    expect(reply.body.scope.split(' ')).toHaveLength(SCOPES.length);
   });
 
   it('issues a token for HTTP Basic credentials', async () => {

@@ -1,0 +1,55 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { PendingDelivery, StatusChangedEvent } from '#domain/ports';
+import { recordStatusChange } from '#domain/webhook-delivery';
+import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
+import { logger } from '#shared/logger';
+import { countWebhookEndpointDisabled } from '#shared/metrics';
+import { observed } from '#shared/observability';
+import { deliveryDependencies } from './dependencies.ts';
+
+/** The EventBridge event as the rule puts it in the queue. */
+interface StatusEventMessage {
+  id: string;
+  detail: StatusChangedEvent;
+}
+
+/**
+ * The delivery queue's consumer: each message is a status event from the bus. It is recorded
+ * (the webhook event kept, a delivery queued in the table per endpoint) before the message is
+ * acknowledged; a message that fails is reported alone (partial batch failure) and comes back.
+ * Then the deliveries just queued are attempted at once; whatever fails waits in the table for
+ * its retry, which the scheduled delivery function sends.
+ */
+export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const deps = {
+    ...deliveryDependencies(),
+    onEndpointDisabled: () => countWebhookEndpointDisabled(),
+  };
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  const queued: PendingDelivery[] = [];
+  for (const record of event.Records) {
+    try {
+      const message = JSON.parse(record.body) as StatusEventMessage;
+      queued.push(...(await recordStatusChange(deps, message.detail)));
+    } catch (error) {
+      logger.error('A status event could not be recorded for webhooks; it is retried', {
+        messageId: record.messageId,
+        error: error as Error,
+      });
+      failures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
+    onError: (error, delivery) =>
+      logger.warn('A webhook attempt failed; the delivery is due again', {
+        eventId: delivery.eventId,
+        error: error as Error,
+      }),
+  });
+  // The first attempts go out now; the rest of the pool's turn comes with the scheduled function.
+  dispatcher.offer(queued);
+  await dispatcher.idle();
+  return { batchItemFailures: failures };
+};
+
+export const handler = observed(ingestStatusEvents);

@@ -1,0 +1,128 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction, SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { EVENT_SOURCE } from '#adapters/event-publisher';
+import { WEBHOOK_INDEX } from '#adapters/table-definition';
+import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
+import { SERVICE_NAME } from '#shared/logger';
+import { METRICS_NAMESPACE, WEBHOOK_ENDPOINTS_DISABLED_METRIC } from '#shared/metrics';
+import { tableAccess } from '../function-bindings.ts';
+import { bind, ServiceFunction } from './function-defaults.ts';
+
+export interface WebhookDeliveryProps {
+  readonly eventBus: IEventBus;
+  readonly table: ITable;
+  readonly logRetention?: RetentionDays;
+}
+
+/** The function that records status events and makes the first attempts; its timeout bounds a batch. */
+const INGEST_TIMEOUT = Duration.seconds(60);
+
+/**
+ * Webhook delivery on AWS. A rule copies every status change from the bus into a queue; the
+ * ingest function records each (the event kept for the events API with a TTL, a delivery queued
+ * per endpoint, in the table) before the message is acknowledged, reports failed messages alone
+ * (partial batch failures) and tries the new deliveries at once. Retries wait in the table, not
+ * in a function: a function started every minute sends what is due, every second for most of the
+ * minute, so none is lost when a function dies (its claims end and are taken again).
+ */
+export class WebhookDelivery extends Construct {
+  readonly queue: Queue;
+  readonly queueDeadLetters: Queue;
+  readonly ruleDeadLetters: Queue;
+  readonly rule: Rule;
+  readonly ingestFunction: ServiceFunction;
+  readonly deliverFunction: ServiceFunction;
+  readonly schedule: Rule;
+  /** Endpoints disabled (410 Gone, or failing for three days): alarmed by the stack's monitoring. */
+  readonly endpointsDisabled: Metric;
+
+  constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
+    super(scope, id);
+
+    const queueProps = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+    this.queueDeadLetters = new Queue(this, 'QueueDeadLetters', {
+      ...queueProps,
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, 'Queue', {
+      ...queueProps,
+      retentionPeriod: Duration.days(4),
+      // Six times the function's timeout, as Lambda advises for a queue it reads.
+      visibilityTimeout: Duration.seconds(INGEST_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.queueDeadLetters, maxReceiveCount: 5 },
+    });
+    this.ruleDeadLetters = new Queue(this, 'RuleDeadLetters', {
+      ...queueProps,
+      retentionPeriod: Duration.days(14),
+    });
+    for (const deadLetters of [this.queueDeadLetters, this.ruleDeadLetters]) {
+      Validations.of(deadLetters).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason:
+          'This queue is itself a dead-letter queue (of the webhook queue, or of its rule target); its depth is alarmed.',
+      });
+    }
+
+    this.rule = new Rule(this, 'StatusChanged', {
+      eventBus: props.eventBus,
+      description: 'Every credit transfer status change, to the webhook delivery queue',
+      eventPattern: { source: [EVENT_SOURCE], detailType: [STATUS_CHANGED_EVENT] },
+    });
+    this.rule.addTarget(
+      new SqsQueue(this.queue, {
+        deadLetterQueue: this.ruleDeadLetters,
+        retryAttempts: 185,
+        maxEventAge: Duration.hours(24),
+      }),
+    );
+
+    const metricsEnvironment = {
+      environment: { POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME: SERVICE_NAME },
+    };
+    // Events and endpoints by key, the queue of deliveries through its index.
+    const webhookTable = tableAccess(
+      props.table,
+      ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
+      [WEBHOOK_INDEX.indexName],
+    );
+
+    this.ingestFunction = new ServiceFunction(this, 'IngestFunction', {
+      entry: 'lambdas/webhooks/ingest-status-events.ts',
+      description: 'Webhooks: records status events and queues their deliveries, then tries them',
+      timeout: INGEST_TIMEOUT,
+      ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
+    });
+    bind(this.ingestFunction.function, webhookTable, metricsEnvironment);
+    this.ingestFunction.function.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 20 }),
+    );
+
+    this.deliverFunction = new ServiceFunction(this, 'DeliverFunction', {
+      entry: 'lambdas/webhooks/deliver-due-webhooks.ts',
+      description: 'Webhooks: sends the deliveries that are due (retries)',
+      timeout: Duration.seconds(75),
+      ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
+    });
+    bind(this.deliverFunction.function, webhookTable, metricsEnvironment);
+    this.schedule = new Rule(this, 'DeliverySchedule', {
+      description: 'Starts the webhook retry sender every minute',
+      schedule: Schedule.rate(Duration.minutes(1)),
+    });
+    this.schedule.addTarget(new LambdaFunction(this.deliverFunction.function, { retryAttempts: 2 }));
+
+    this.endpointsDisabled = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: WEBHOOK_ENDPOINTS_DISABLED_METRIC,
+      dimensionsMap: { service: SERVICE_NAME },
+      statistic: 'Sum',
+      period: Duration.minutes(5),
+    });
+  }
+}

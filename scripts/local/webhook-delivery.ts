@@ -1,0 +1,144 @@
+import { open } from 'node:fs/promises';
+import { documentClient, tableName } from '#adapters/dynamodb-client';
+import { localEventBusOffsetKey } from '#adapters/keys';
+import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
+import type { StatusChangedEvent } from '#domain/ports';
+import { recordStatusChange } from '#domain/webhook-delivery';
+import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
+import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
+
+/**
+ * Webhook delivery in the local runtime: what an EventBridge rule, a queue and the delivery
+ * function do on AWS. The events file is the local bus; this reads it on from where it last got
+ * (the offset is kept in the table, and moves only once the events before it are recorded and
+ * their deliveries queued there), so a crash reads some events again, which recording ignores,
+ * and loses none. Deliveries go out from the queue in the table.
+ */
+export interface LocalWebhookDelivery {
+  /** Deliveries cut short by the previous run's end, made due again at start. */
+  released: number;
+  stop(): Promise<void>;
+}
+
+/** Bytes of the events file read per look: a long backlog is recorded a slice at a time. */
+const READ_BYTES = 1 << 20;
+/** Status events recorded at once. */
+const RECORD_CONCURRENCY = 8;
+
+const readOffset = async (): Promise<number> => {
+  const { Item } = await documentClient().get({
+    TableName: tableName(),
+    Key: localEventBusOffsetKey(),
+    ConsistentRead: true,
+  });
+  return typeof Item?.offset === 'number' ? Item.offset : 0;
+};
+
+const writeOffset = async (offset: number): Promise<void> => {
+  await documentClient().put({ TableName: tableName(), Item: { ...localEventBusOffsetKey(), offset } });
+};
+
+/** The whole lines of the file after `offset`, at most READ_BYTES of them, and the offset after them. */
+const readLines = async (file: string, offset: number): Promise<{ lines: string[]; next: number }> => {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { lines: [], next: offset };
+    throw error;
+  }
+  try {
+    const { size } = await handle.stat();
+    // A file shorter than the offset is a new one (the data folder was replaced): read it all.
+    const from = size < offset ? 0 : offset;
+    const length = Math.min(size - from, READ_BYTES);
+    if (length <= 0) return { lines: [], next: from };
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, from);
+    const end = buffer.lastIndexOf(0x0a);
+    if (end < 0) return { lines: [], next: from };
+    return {
+      lines: buffer.subarray(0, end).toString('utf8').split('\n'),
+      next: from + end + 1,
+    };
+  } finally {
+    await handle.close();
+  }
+};
+
+const statusChangeOf = (line: string): StatusChangedEvent | undefined => {
+  try {
+    const envelope = JSON.parse(line) as { 'detail-type'?: string; detail?: StatusChangedEvent };
+    return envelope['detail-type'] === STATUS_CHANGED_EVENT ? envelope.detail : undefined;
+  } catch {
+    // A line torn by a crash is set aside at start; anything else unreadable is not an event.
+    return undefined;
+  }
+};
+
+export const startLocalWebhookDelivery = async (options: {
+  eventsFile: string;
+  pollIntervalMs?: number;
+}): Promise<LocalWebhookDelivery> => {
+  const deps = deliveryDependencies();
+  const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
+    onError: (error, delivery) =>
+      console.error(`Webhook delivery of event ${delivery.eventId} failed; it is due again later`, error),
+  });
+  const released = await deps.deliveries.releaseClaims(deps.clock.now());
+  let offset = await readOffset();
+  const pollIntervalMs = options.pollIntervalMs ?? 200;
+
+  const readBus = async () => {
+    for (;;) {
+      const { lines, next } = await readLines(options.eventsFile, offset);
+      if (next === offset && lines.length === 0) return;
+      // One transfer's changes are recorded in order (so the events list has them in order),
+      // different transfers' side by side.
+      const byTransfer = new Map<string, StatusChangedEvent[]>();
+      for (const change of lines.flatMap((line) => statusChangeOf(line) ?? [])) {
+        const key = `${change.tenant}/${change.paymentId}`;
+        byTransfer.set(key, [...(byTransfer.get(key) ?? []), change]);
+      }
+      const transfers = [...byTransfer.values()];
+      for (let start = 0; start < transfers.length; start += RECORD_CONCURRENCY) {
+        await Promise.all(
+          transfers.slice(start, start + RECORD_CONCURRENCY).map(async (changes) => {
+            for (const change of changes) dispatcher.offer(await recordStatusChange(deps, change));
+          }),
+        );
+      }
+      offset = next;
+      await writeOffset(offset);
+    }
+  };
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let turn: Promise<void> = Promise.resolve();
+  const tick = async () => {
+    try {
+      await readBus();
+      await dispatcher.pump();
+    } catch (error) {
+      console.error('Webhook delivery: reading the events or the queue failed; tried again shortly', error);
+    }
+    if (!stopped) {
+      timer = setTimeout(() => {
+        turn = tick();
+      }, pollIntervalMs);
+    }
+  };
+  turn = tick();
+
+  return {
+    released,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await turn;
+      // Attempts still running end with the process; their claims are released at the next start.
+      await Promise.race([dispatcher.idle(), new Promise((resolve) => setTimeout(resolve, 2000))]);
+    },
+  };
+};

@@ -1,0 +1,128 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { WEBHOOK_INDEX } from '#adapters/table-definition';
+import { synthesize } from './synth.ts';
+import {
+  allowedActions,
+  getAttTargets,
+  type Resource,
+  refOf,
+  resourcesOf,
+  statementsOfFunction,
+} from './template-queries.ts';
+
+let template: Template;
+beforeAll(() => {
+  template = synthesize().template;
+});
+
+const functionByEntry = (fragment: string): [string, Resource] => {
+  const found = [...resourcesOf(template, 'AWS::Lambda::Function')].filter(([, fn]) =>
+    String(fn.Properties.Description).includes(fragment),
+  );
+  expect(found, fragment).toHaveLength(1);
+  return found[0] as [string, Resource];
+};
+
+const alarmsOn = (predicate: (alarm: Resource) => boolean) =>
+  [...resourcesOf(template, 'AWS::CloudWatch::Alarm').values()].filter(predicate);
+
+describe('webhook delivery on AWS', () => {
+  it('copies every status change from the bus into a queue, with dead-letter queues for the rule and the queue', () => {
+    const [ingestId] = functionByEntry('records status events');
+    const mapping = [...resourcesOf(template, 'AWS::Lambda::EventSourceMapping').values()].find(
+      (m) => refOf(m.Properties.FunctionName) === ingestId,
+    );
+    expect(mapping?.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    const [queueId] = getAttTargets(mapping?.Properties.EventSourceArn);
+    const queue = resourcesOf(template, 'AWS::SQS::Queue').get(queueId as string);
+    expect(queue?.Properties.SqsManagedSseEnabled).toBe(true);
+    const [queueDlq] = getAttTargets(
+      (queue?.Properties.RedrivePolicy as { deadLetterTargetArn?: unknown } | undefined)?.deadLetterTargetArn,
+    );
+    expect(queueDlq).toBeDefined();
+    // The queue's messages stay hidden for six times the function's timeout, as Lambda advises.
+    const [, ingest] = functionByEntry('records status events');
+    expect(queue?.Properties.VisibilityTimeout).toBe(6 * (ingest.Properties.Timeout as number));
+
+    const rule = [...resourcesOf(template, 'AWS::Events::Rule').values()].find((r) =>
+      ((r.Properties.Targets ?? []) as { Arn: unknown }[]).some((t) =>
+        getAttTargets(t.Arn).includes(queueId as string),
+      ),
+    );
+    expect(rule?.Properties.EventPattern).toEqual({
+      source: ['credit-transfers'],
+      'detail-type': ['CreditTransferStatusChanged'],
+    });
+    const target = ((rule?.Properties.Targets ?? []) as { DeadLetterConfig?: { Arn: unknown } }[])[0];
+    const [ruleDlq] = getAttTargets(target?.DeadLetterConfig?.Arn);
+    expect(new Set([queueId, queueDlq, ruleDlq]).size).toBe(3);
+    for (const dlq of [queueDlq, ruleDlq]) {
+      expect(
+        alarmsOn(
+          (alarm) =>
+            (alarm.Properties.Dimensions as { Value: unknown }[] | undefined)?.some((d) =>
+              getAttTargets(d.Value).includes(dlq as string),
+            ) === true,
+        ),
+        dlq,
+      ).toHaveLength(1);
+    }
+  });
+
+  it('sends due retries from a function started every minute', () => {
+    const [deliverId, deliver] = functionByEntry('sends the deliveries that are due');
+    const schedule = [...resourcesOf(template, 'AWS::Events::Rule').values()].find((r) =>
+      ((r.Properties.Targets ?? []) as { Arn: unknown }[]).some((t) =>
+        getAttTargets(t.Arn).includes(deliverId),
+      ),
+    );
+    expect(schedule?.Properties.ScheduleExpression).toBe('rate(1 minute)');
+    // A run looks for 50 s and lets its last attempts (10 s at most) finish.
+    expect(deliver.Properties.Timeout).toBeGreaterThanOrEqual(61);
+  });
+
+  it('gives the delivery functions the table items and the webhook index only, and nothing of KMS', () => {
+    for (const fragment of ['records status events', 'sends the deliveries that are due']) {
+      const [id] = functionByEntry(fragment);
+      const statements = statementsOfFunction(template, id).filter((s) =>
+        (Array.isArray(s.Action) ? s.Action : [s.Action]).some((a) => String(a).startsWith('dynamodb:')),
+      );
+      const resources = statements.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
+      expect(JSON.stringify(resources)).toContain(`/index/${WEBHOOK_INDEX.indexName}`);
+      expect(JSON.stringify(resources)).not.toContain('/index/*');
+      const actions = allowedActions(statementsOfFunction(template, id));
+      expect([...actions].filter((a) => a.startsWith('kms:'))).toEqual([]);
+      expect(actions.has('dynamodb:Scan')).toBe(false);
+      expect(actions.has('dynamodb:DeleteItem')).toBe(false);
+    }
+  });
+
+  it('never lets a function on AWS accept a loopback receiver (that is the local runtime only)', () => {
+    for (const [id, fn] of resourcesOf(template, 'AWS::Lambda::Function')) {
+      const environment =
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      expect(environment.WEBHOOK_ALLOW_LOCAL_RECEIVERS, id).toBeUndefined();
+      expect(environment.WEBHOOK_RETRY_SCHEDULE_SECONDS, id).toBeUndefined();
+    }
+  });
+
+  it('alarms when an endpoint is disabled', () => {
+    expect(
+      alarmsOn(
+        (alarm) =>
+          alarm.Properties.MetricName === 'WebhookEndpointsDisabled' &&
+          alarm.Properties.Namespace === 'CreditTransfers',
+      ),
+    ).toHaveLength(1);
+  });
+
+  it('keeps the events by the table TTL attribute', () => {
+    const table = [...resourcesOf(template, 'AWS::DynamoDB::Table').values()][0];
+    expect(table?.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    const indexes = ((table?.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string }[]).map(
+      (i) => i.IndexName,
+    );
+    expect(indexes).toContain(WEBHOOK_INDEX.indexName);
+  });
+});

@@ -1,0 +1,72 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, expect, it } from 'vitest';
+import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
+import {
+  callApi,
+  type LocalService,
+  removeDataDir,
+  requestToken,
+  startLocalService,
+} from './support/local-service.ts';
+import { eventually, WebhookReceiver } from './support/webhook-receiver.ts';
+
+let service: LocalService | undefined;
+let receiver: WebhookReceiver | undefined;
+
+afterAll(async () => {
+  await service?.stop();
+  await receiver?.stop();
+  if (service) await removeDataDir(service.dataDir);
+});
+
+it('delivers after a restart what a runtime killed mid-delivery was sending, with the same webhook-id', async () => {
+  receiver = await new WebhookReceiver().start();
+  let killed = false;
+  // Until the kill, every delivery is held open: the service is mid-delivery when it dies.
+  receiver.answer('/crash', () => (killed ? 200 : 'hold'));
+  service = await startLocalService();
+  const token = await requestToken(service.baseUrl);
+  const endpoint = await callApi(service.baseUrl, '/v1/webhook-endpoints', {
+    token,
+    body: { url: receiver.url('/crash') },
+  });
+  expect(endpoint.status).toBe(201);
+  const initiated = await callApi(service.baseUrl, '/v1/payments/credit-transfers', {
+    token,
+    body: minimalCreditTransfer(),
+  });
+  expect(initiated.status).toBe(202);
+  const paymentId = initiated.body.paymentId as string;
+  const held = await eventually(() => receiver?.about('/crash', paymentId)[0], 'the first delivery attempt');
+
+  await service.kill();
+  killed = true;
+  const heldBefore = receiver.about('/crash', paymentId).length;
+  service = await startLocalService({ dataDir: service.dataDir });
+
+  // The attempt cut short goes out again under the same id, answered this time; every other
+  // change of the transfer is delivered too.
+  const again = await eventually(
+    () =>
+      receiver
+        ?.about('/crash', paymentId)
+        .slice(heldBefore)
+        .find((entry) => entry.headers['webhook-id'] === held.headers['webhook-id']),
+    'the same event after the restart',
+    60_000,
+  );
+  new Webhook(endpoint.body.secret).verify(again.rawBody, again.headers as Record<string, string>);
+  expect(again.rawBody).toBe(held.rawBody);
+  const statuses = await eventually(
+    () => {
+      const seen = new Set(receiver?.about('/crash', paymentId).map((entry) => entry.event.data.status));
+      return seen.has('AcceptedSettlementCompleted') && seen.size === 5 ? seen : undefined;
+    },
+    'every status change after the restart',
+    60_000,
+  );
+  expect(statuses.size).toBe(5);
+  expect(service.output()).toMatch(
+    /Webhooks: \d+ delivery attempt\(s\) cut short by the last stop are due again/,
+  );
+}, 150_000);

@@ -1,0 +1,100 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpWebhookSender } from '#adapters/webhook-sender';
+
+/** Receivers on loopback only; host names are resolved by an injected lookup, never by DNS. */
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+const receiver = async (answer: (request: IncomingMessage, response: ServerResponse) => void) => {
+  const requests: IncomingMessage[] = [];
+  const server = createServer((request, response) => {
+    requests.push(request);
+    answer(request, response);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, requests };
+};
+
+type LookupCallback = (error: Error | null, addresses: { address: string; family: number }[]) => void;
+/** A lookup that answers every name with these addresses. */
+const lookupTo =
+  (...addresses: string[]) =>
+  (_hostname: string, _options: unknown, callback: LookupCallback) =>
+    callback(
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
+
+const request = (url: string, allowLoopback = false) => ({
+  url,
+  headers: { 'content-type': 'application/json', 'webhook-id': 'evt' },
+  body: '{"a":1}',
+  allowLoopback,
+});
+
+describe('webhook sender', () => {
+  it('connects to a name through the checked lookup when the address is allowed', async () => {
+    const { port, requests } = await receiver((_request, response) => response.writeHead(204).end());
+    const sender = new HttpWebhookSender({ lookup: lookupTo('127.0.0.1') as never });
+    const answer = await sender.send(request(`http://receiver.test:${port}/h`, true));
+    expect(answer.httpStatus).toBe(204);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.headers['webhook-id']).toBe('evt');
+  });
+
+  it('refuses a name that now resolves to a loopback or private address (DNS rebinding), without connecting', async () => {
+    const { port, requests } = await receiver((_request, response) => response.writeHead(200).end());
+    for (const addresses of [
+      ['127.0.0.1'],
+      ['10.0.0.8'],
+      ['93.184.216.34', '127.0.0.1'],
+      ['::ffff:127.0.0.1'],
+    ]) {
+      const sender = new HttpWebhookSender({ lookup: lookupTo(...addresses) as never });
+      const answer = await sender.send(request(`http://rebound.test:${port}/h`));
+      expect(answer.httpStatus).toBeUndefined();
+      expect(answer.error).toMatch(/^address not public/);
+    }
+    expect(requests).toHaveLength(0);
+  });
+
+  it('refuses an address written in the URL that is not public, without connecting', async () => {
+    const { port, requests } = await receiver((_request, response) => response.writeHead(200).end());
+    const answer = await new HttpWebhookSender().send(request(`http://127.0.0.1:${port}/h`));
+    expect(answer.error).toBe('address not public: 127.0.0.1');
+    expect(requests).toHaveLength(0);
+  });
+
+  it('does not follow a redirect: the 3xx is the answer', async () => {
+    const { port, requests } = await receiver((_request, response) =>
+      response.writeHead(302, { Location: `http://127.0.0.1:${port}/elsewhere` }).end(),
+    );
+    const answer = await new HttpWebhookSender().send(request(`http://127.0.0.1:${port}/h`, true));
+    expect(answer.httpStatus).toBe(302);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(requests.map((incoming) => incoming.url)).toEqual(['/h']);
+  });
+
+  it('gives up on an endpoint that does not answer in time, and reports a refused connection', async () => {
+    const { port } = await receiver(() => undefined);
+    const slow = await new HttpWebhookSender({ timeoutMs: 200 }).send(
+      request(`http://127.0.0.1:${port}/h`, true),
+    );
+    expect(slow.error).toBe('no answer within 0.2 s');
+    expect(slow.durationMs).toBeGreaterThanOrEqual(150);
+
+    const closed = await receiver(() => undefined);
+    servers.pop()?.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const refused = await new HttpWebhookSender().send(request(`http://127.0.0.1:${closed.port}/h`, true));
+    expect(refused.error).toBe('connection refused');
+  });
+});
