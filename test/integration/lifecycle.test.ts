@@ -100,6 +100,19 @@ const eventsOf = async (paymentId: string) =>
     .filter((line) => line.includes(paymentId))
     .map((line) => JSON.parse(line) as { id: string; detail: { status: string; sequence: number } });
 
+/** The transfer's events once `done` holds of them, or as they are when WAIT_MS has passed. */
+const eventsWhen = async (
+  paymentId: string,
+  done: (events: Awaited<ReturnType<typeof eventsOf>>) => boolean,
+) => {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const events = await eventsOf(paymentId);
+    if (done(events) || Date.now() > deadline) return events;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
 beforeAll(async () => {
   service = await startLocalService({ env: { SANDBOX_HOLD_SECONDS: String(HOLD_SECONDS) } });
   token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
@@ -302,7 +315,11 @@ describe('cancellations racing settlement', () => {
       expect(new Set(history).size).toBe(history.length);
       if (final === 'Cancelled') expect(item.cancellation).toBeDefined();
 
-      const events = await eventsOf(paymentId);
+      // Events go out in the step after the status write: wait for them, within the lifecycle's bound.
+      const events = await eventsWhen(
+        paymentId,
+        (found) => new Set(found.map((event) => event.id)).size >= history.length,
+      );
       expect(new Set(events.map((event) => event.id)).size).toBe(history.length);
       expect(
         events.filter((event) => FINAL.has(event.detail.status)).map((event) => event.detail.status),

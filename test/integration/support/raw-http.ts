@@ -22,19 +22,21 @@ const parseReply = (raw: Buffer, elapsedMs: number): RawReply => {
     const name = line.slice(0, colon).trim().toLowerCase();
     headers[name] = [...(headers[name] ?? []), line.slice(colon + 1).trim()];
   }
-  let body = text.slice(headerEnd + 4);
+  // Chunk sizes count bytes, so the body is decoded from the bytes, not from the text.
+  let bodyBytes = raw.subarray(Buffer.byteLength(text.slice(0, headerEnd + 4)));
   if (headers['transfer-encoding']?.includes('chunked')) {
-    let decoded = '';
-    let rest = body;
+    const chunks: Buffer[] = [];
+    let rest = bodyBytes;
     for (;;) {
       const sizeEnd = rest.indexOf('\r\n');
-      const size = Number.parseInt(rest.slice(0, sizeEnd), 16);
+      const size = Number.parseInt(rest.subarray(0, sizeEnd).toString('latin1'), 16);
       if (!size) break;
-      decoded += rest.slice(sizeEnd + 2, sizeEnd + 2 + size);
-      rest = rest.slice(sizeEnd + 2 + size + 2);
+      chunks.push(rest.subarray(sizeEnd + 2, sizeEnd + 2 + size));
+      rest = rest.subarray(sizeEnd + 2 + size + 2);
     }
-    body = decoded;
+    bodyBytes = Buffer.concat(chunks);
   }
+  const body = bodyBytes.toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(body);
