@@ -111,6 +111,8 @@ export interface AwsJsonClientOptions {
   readonly attemptTimeoutMs?: number;
   /** First backoff; each retry waits a random time up to this doubled per attempt. @default 50 */
   readonly backoffMs?: number;
+  /** Where connections go (a Unix socket, locally); by default Node's global agents. */
+  readonly agent?: http.Agent;
 }
 
 export type AwsJsonCall = <Output = Record<string, unknown>>(
@@ -149,11 +151,17 @@ const errorOf = (response: Answer): AwsServiceError => {
   );
 };
 
-/** One POST; connections are kept alive by Node's global agents. */
-const post = (url: URL, headers: http.OutgoingHttpHeaders, body: string, timeoutMs: number) =>
+/** One POST; connections are kept alive by Node's global agents, or by the agent given. */
+const post = (
+  url: URL,
+  headers: http.OutgoingHttpHeaders,
+  body: string,
+  timeoutMs: number,
+  agent: http.Agent | undefined,
+) =>
   new Promise<Answer>((resolve, reject) => {
     const send = url.protocol === 'http:' ? http.request : https.request;
-    const request = send(url, { method: 'POST', headers }, (response) => {
+    const request = send(url, { method: 'POST', headers, ...(agent && { agent }) }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', (error) => reject(new AwsNetworkError(error.message)));
@@ -206,7 +214,7 @@ export const awsJsonClient = (service: AwsJsonService, options: AwsJsonClientOpt
       },
       await credentials(),
     );
-    const response = await post(endpoint, signed.headers ?? {}, body, attemptTimeoutMs);
+    const response = await post(endpoint, signed.headers ?? {}, body, attemptTimeoutMs, options.agent);
     if (response.statusCode < 200 || response.statusCode > 299) throw errorOf(response);
     return response.text === '' ? {} : JSON.parse(response.text);
   };

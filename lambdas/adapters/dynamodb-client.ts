@@ -19,6 +19,7 @@ import type {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { type AwsJsonCall, awsJsonClient, type CredentialSource, DYNAMODB, isAwsError } from './aws-json.ts';
+import { UNIX_SOCKET_ENDPOINT, UnixSocketAgent } from './unix-socket-agent.ts';
 
 /** An answer without the SDK's response metadata, which this client does not make. */
 type Answer<T> = Omit<T, '$metadata'>;
@@ -153,12 +154,19 @@ export const isConditionFailure = (error: unknown): boolean =>
 export const regionalDocumentClient = (aws: { credentials?: CredentialSource; region?: string } = {}) =>
   documentClientOf(awsJsonClient(DYNAMODB, aws));
 
-/** DYNAMODB_ENDPOINT points the client at the local dynalite, with its fixed credentials. */
-export const createDocumentClient = (endpoint = optionalEnv('DYNAMODB_ENDPOINT')): DocumentClient =>
+/**
+ * DYNAMODB_SOCKET (the local service's table, on a Unix socket) or DYNAMODB_ENDPOINT points the
+ * client at a local dynalite, with its fixed credentials.
+ */
+export const createDocumentClient = (
+  endpoint = optionalEnv('DYNAMODB_ENDPOINT'),
+  socket = optionalEnv('DYNAMODB_SOCKET'),
+): DocumentClient =>
   documentClientOf(
-    endpoint
+    endpoint || socket
       ? awsJsonClient(DYNAMODB, {
-          endpoint,
+          endpoint: socket ? UNIX_SOCKET_ENDPOINT : endpoint,
+          ...(socket && { agent: new UnixSocketAgent(socket) }),
           region: optionalEnv('AWS_REGION') ?? 'local',
           credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
           maxAttempts: 5,

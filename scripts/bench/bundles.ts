@@ -179,17 +179,20 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
   writeFileSync(EMPTY_ENTRY, 'export const handler = async () => ({ statusCode: 204 });\n');
   const empty = await bundle('empty-handler', 'node_modules/.cache/bench-bundles/empty-handler.ts');
 
-  const dynalite = await startDynalite({ host: '127.0.0.1', port: 0, path: join(OUT_DIR, 'dynamodb') });
+  const dynalite = await startDynalite({
+    socket: join(OUT_DIR, 'dynamodb.sock'),
+    path: join(OUT_DIR, 'dynamodb'),
+  });
   const lines: string[] = [];
   try {
     const tableName = 'bench-bundles';
-    await ensureTable(createDynamoDbClient(dynalite.endpoint), tableName);
+    await ensureTable(createDynamoDbClient({ socket: dynalite.socket }), tableName);
     const keyFile = join(OUT_DIR, 'signing-key.pem');
     ensureLocalSigningKey(keyFile);
     const env = {
       AWS_REGION: 'local',
       TABLE_NAME: tableName,
-      DYNAMODB_ENDPOINT: dynalite.endpoint,
+      DYNAMODB_SOCKET: dynalite.socket,
       ISSUER: 'http://127.0.0.1',
       AUDIENCE: 'credit-transfers',
       LOCAL_SIGNING_KEY_FILE: keyFile,

@@ -1,6 +1,13 @@
 // dynalite in its own process, persisted in LevelDB. It exits when its parent goes away
 // (stdin closes), so a runtime killed with SIGKILL leaves no server holding the database lock.
+// It listens on a Unix socket inside the owner-only data folder, on no TCP port: only the
+// service's user can reach the table, and it accepts any credentials.
+import { unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { connect } from 'node:net';
+
+// Everything it writes (the table's files, the socket) is the owner's alone.
+process.umask(0o077);
 
 const require = createRequire(import.meta.url);
 const fromDynalite = createRequire(require.resolve('dynalite'));
@@ -26,12 +33,32 @@ for (const Iterator of [
 
 const dynalite = require('dynalite');
 
-const [host, port, path] = process.argv.slice(2);
+const [socketPath, path] = process.argv.slice(2);
+
+/** A socket file left by a killed server is removed; one a running server answers on is not. */
+const clearStaleSocket = () =>
+  new Promise((resolve, reject) => {
+    const probe = connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      reject(new Error(`Another service is running on this data folder: its table answers on ${socketPath}`));
+    });
+    probe.once('error', (error) => {
+      if (error.code === 'ECONNREFUSED') unlinkSync(socketPath);
+      if (error.code === 'ECONNREFUSED' || error.code === 'ENOENT') resolve();
+      else reject(error);
+    });
+  });
+
+await clearStaleSocket().catch((error) => {
+  console.error(error.message);
+  process.exit(1);
+});
 const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 
 const stop = () => server.close(() => process.exit(0));
-server.listen(Number(port), host, () => {
-  console.log(`listening at: http://${host}:${server.address().port}`);
+server.listen(socketPath, () => {
+  console.log(`listening at: ${socketPath}`);
 });
 process.stdin.on('end', stop);
 process.stdin.resume();

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -14,7 +14,14 @@ import {
   type ProxyHandler,
   type TokenAuthorizer,
 } from './api-gateway.ts';
-import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './data-folder.ts';
+import {
+  checkEventLog,
+  checkSecrets,
+  DataFolderError,
+  damagedTable,
+  dataFolderFiles,
+  tightenDataFolder,
+} from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
@@ -22,7 +29,6 @@ import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreati
 export interface LocalRuntimeOptions {
   host: string;
   port: number;
-  dynamodbPort: number;
   dataDir: string;
   tableName: string;
   client: { clientId: string; clientSecret: string; tenant: string };
@@ -30,12 +36,14 @@ export interface LocalRuntimeOptions {
 
 export interface LocalRuntime {
   baseUrl: string;
-  dynamodbEndpoint: string;
+  /** The table's Unix socket, inside the data folder: the table listens on no TCP port. */
+  tableSocket: string;
   /** What the start found and did about it (a torn event line, repaired transfers), one line each. */
   notices: string[];
   stop(): Promise<void>;
 }
 
+const MAX_SOCKET_PATH_BYTES = 107;
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const AUDIENCE = 'credit-transfers';
 
@@ -67,24 +75,33 @@ const stopChild = (child: ChildProcess): Promise<void> =>
  * running the real handlers. The server answers 503 until everything is ready.
  */
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
-  await mkdir(options.dataDir, { recursive: true });
+  const notices: string[] = [];
+  const tightened = tightenDataFolder(options.dataDir);
+  if (tightened !== undefined) notices.push(tightened);
   const files = dataFolderFiles(options.dataDir);
   // The data folder is checked before anything listens: a damaged file stops the start.
   const { cursorSecret } = checkSecrets(options.dataDir);
-  const notices: string[] = [];
+  // Linux takes at most 107 bytes for a socket's path.
+  if (Buffer.byteLength(files.tableSocket) > MAX_SOCKET_PATH_BYTES) {
+    throw new DataFolderError(
+      `${options.dataDir} is too deep for the table's socket (${files.tableSocket} is over ${MAX_SOCKET_PATH_BYTES} bytes): set DATA_DIR to a shorter path`,
+    );
+  }
   const tornEvents = checkEventLog(files.events);
   if (tornEvents !== undefined) notices.push(tornEvents);
 
   const openTable = async (): Promise<DynaliteProcess> => {
     try {
-      return await startDynalite({ host: options.host, port: options.dynamodbPort, path: files.table });
+      return await startDynalite({ socket: files.tableSocket, path: files.table });
     } catch (error) {
-      // A busy port is no damage; anything else while opening the files is.
-      if (/EADDRINUSE/.test(String(error))) throw error;
+      // A folder another service runs on is no damage; anything else while opening the files is.
+      const inUse = /Another service is running[^\n]*/.exec(String(error))?.[0];
+      if (inUse !== undefined) throw new DataFolderError(inUse);
       throw damagedTable(files.table, error);
     }
   };
   let dynalite = await openTable();
+  const tableAdmin = () => createDynamoDbClient({ socket: files.tableSocket });
 
   let listener: RequestListener | undefined;
   const server = createHttpServer((request, response) => {
@@ -117,7 +134,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     Object.assign(process.env, {
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
-      DYNAMODB_ENDPOINT: dynalite.endpoint,
+      DYNAMODB_SOCKET: files.tableSocket,
       // PUBLIC_URL: the address clients use when something (a proxy) stands in front of this server.
       ISSUER: process.env.PUBLIC_URL || baseUrl,
       AUDIENCE,
@@ -134,7 +151,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
 
     try {
       try {
-        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+        await ensureTable(tableAdmin(), options.tableName);
       } catch (error) {
         if (!(error instanceof TableStuckCreatingError)) throw error;
         // The first start was cut short while making the table: nothing was stored yet. The
@@ -146,10 +163,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           `${files.table}: the table was still being created when the service stopped, so it held nothing; it was moved to ${aside} and made again`,
         );
         dynalite = await openTable();
-        process.env.DYNAMODB_ENDPOINT = dynalite.endpoint;
-        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+        await ensureTable(tableAdmin(), options.tableName);
       }
-      await checkTableReadable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+      await checkTableReadable(tableAdmin(), options.tableName);
     } catch (error) {
       // dynalite stops on some damage (a corrupt block): what it said is the better reason.
       const said =
@@ -188,7 +204,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
     });
-    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, notices, stop };
+    return { baseUrl, tableSocket: files.tableSocket, notices, stop };
   } catch (error) {
     await stop();
     throw error;
