@@ -25,6 +25,7 @@ import {
 import { logger } from '#shared/logger';
 import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
 import { type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody, problemResponse } from '#shared/problem';
+import { inOwnContext } from './invocations.ts';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
@@ -344,9 +345,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     const cached = authorizerCache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
-      const result = await options.authorizer(
-        { type: 'TOKEN', authorizationToken: token, methodArn: arn },
-        lambdaContext('authorizer'),
+      const context = lambdaContext('authorizer');
+      const result = await inOwnContext(context.awsRequestId, () =>
+        options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
       );
       // Expired entries go once the cache grows, so a long-running local service stays small.
       if (authorizerCache.size >= 10_000) {
@@ -459,7 +460,8 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     };
     let result: APIGatewayProxyResult;
     try {
-      result = await handler(event, lambdaContext(route.operationId));
+      const context = lambdaContext(route.operationId);
+      result = await inOwnContext(context.awsRequestId, () => handler(event, context));
     } catch (error) {
       // A handler that throws past its middleware is a failed Lambda invocation.
       console.error(`${route.operationId} failed`, error);

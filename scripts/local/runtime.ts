@@ -23,6 +23,7 @@ import {
   tightenDataFolder,
 } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
+import { useInvocationContexts } from './invocations.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
 
@@ -75,6 +76,8 @@ const stopChild = (child: ChildProcess): Promise<void> =>
  * running the real handlers. The server answers 503 until everything is ready.
  */
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
+  // First, before any handler or AWS client has run: each invocation keeps its own log context.
+  await useInvocationContexts();
   const notices: string[] = [];
   const tightened = tightenDataFolder(options.dataDir);
   if (tightened !== undefined) notices.push(tightened);
