@@ -50,13 +50,62 @@ const clearStaleSocket = () =>
     });
   });
 
+/**
+ * A server of the same folder that was just stopped may still be finishing its last writes and
+ * hold LevelDB's lock for a moment: wait for it (at most LOCK_WAIT_MS) rather than fail to open.
+ */
+const LOCK_WAIT_MS = 10_000;
+const awaitUnlocked = async () => {
+  const { Level } = fromDynalite('level');
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    const probe = new Level(path);
+    try {
+      await probe.open();
+      await probe.close();
+      return;
+    } catch (error) {
+      const locked = error.code === 'LEVEL_LOCKED' || error.cause?.code === 'LEVEL_LOCKED';
+      // Anything else (damage) is for dynalite to meet and report as it opens.
+      if (!locked || Date.now() > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+};
+
 await clearStaleSocket().catch((error) => {
   console.error(error.message);
   process.exit(1);
 });
+await awaitUnlocked();
 const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 
-const stop = () => server.close(() => process.exit(0));
+// dynalite writes an item's index entries and the item one after another, answering once all
+// are written: stopping, it exits only when no request is between its first write and its answer
+// (a request whose client has gone, its parent killed, still finishes), so a stop never leaves
+// index entries without their item. At most STOP_WAIT_MS, in case one never answers.
+const STOP_WAIT_MS = 5000;
+let inFlight = 0;
+let stopping = false;
+const exitWhenIdle = () => {
+  if (stopping && inFlight === 0) process.exit(0);
+};
+server.prependListener('request', (_request, response) => {
+  inFlight++;
+  const end = response.end;
+  response.end = function (...args) {
+    inFlight--;
+    setImmediate(exitWhenIdle);
+    return end.apply(this, args);
+  };
+});
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  server.close();
+  setTimeout(() => process.exit(0), STOP_WAIT_MS).unref();
+  exitWhenIdle();
+};
 server.listen(socketPath, () => {
   console.log(`listening at: ${socketPath}`);
 });
