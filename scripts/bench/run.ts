@@ -7,6 +7,7 @@ import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
 import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, fixed, requestToken } from './support.ts';
+import { benchUploadMemory, formatUploadMemory } from './upload-memory.ts';
 
 /**
  * `npm run bench`: figures measured side by side in one run, on a fresh local service per
@@ -101,6 +102,16 @@ await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
   });
 });
 
+await report.write();
+
+// Memory under anonymous uploads: bodies are limited before they are read, so it stays flat.
+await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+  const figures = await benchUploadMemory(service, { uploads: 100, megabytes: 10 });
+  report.section({
+    title: 'Server memory under 100 anonymous 10 MB uploads',
+    lines: formatUploadMemory(figures),
+  });
+});
 await report.write();
 
 // The list figures compare tables of known sizes.
