@@ -228,8 +228,8 @@ class ClientAbortedError extends Error {
 
 /**
  * Reads the body, up to `limit` bytes: past it (or when the declared Content-Length already is)
- * it answers 'too-large' at once, keeping nothing, and the rest is discarded as it arrives. A
- * body still arriving after `timeoutMs` is given up on.
+ * it answers 'too-large' at once, keeping nothing; the rest is never read (Node closes the
+ * connection once the answer is out). A body still arriving after `timeoutMs` is given up on.
  */
 const readBody = (
   request: IncomingMessage,
@@ -471,8 +471,6 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
   };
 
   return (request, response) => {
-    // Answered before its body ended (refused), a request's connection is closed by Node once
-    // the answer is out: the rest of the body is never read.
     dispatch(request, response).catch((error: unknown) => {
       if (error instanceof ClientAbortedError) {
         // Nobody is left to answer: worth a line when looking into a client, never a stack trace.

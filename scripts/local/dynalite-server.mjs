@@ -90,14 +90,24 @@ let stopping = false;
 const exitWhenIdle = () => {
   if (stopping && inFlight === 0) process.exit(0);
 };
-server.prependListener('request', (_request, response) => {
+server.prependListener('request', (request, response) => {
   inFlight++;
-  const end = response.end;
-  response.end = function (...args) {
+  let settled = false;
+  const settle = () => {
+    if (settled) return;
+    settled = true;
     inFlight--;
     setImmediate(exitWhenIdle);
+  };
+  const end = response.end;
+  response.end = function (...args) {
+    settle();
     return end.apply(this, args);
   };
+  // A request cut off before its body arrived is never handled, so never written.
+  request.once('close', () => {
+    if (!request.complete) settle();
+  });
 });
 const stop = () => {
   if (stopping) return;
