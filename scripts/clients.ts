@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -24,11 +24,12 @@ import { InvalidClientRegistrationError } from '#auth/register-client';
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '#domain/client';
 import { type ClientAuditPublisher, systemClock } from '#domain/ports';
 import { SCOPES } from '#domain/scopes';
+import { dataFolderFiles } from '#local/data-folder';
 
 /**
  * `npm run clients -- create|list|disable|rotate-secret`: client administration for operators.
- * Without --table it works on the running local service (DYNAMODB_ENDPOINT or DYNAMODB_PORT,
- * TABLE_NAME; audit events appended to EVENTS_FILE or DATA_DIR/events.jsonl). With --table it
+ * Without --table it works on the running local service (its table's socket in DATA_DIR, or
+ * DYNAMODB_SOCKET; TABLE_NAME; audit events appended to EVENTS_FILE or DATA_DIR/events.jsonl). With --table it
  * works on a deployed stage with the operator's AWS credentials, audit events on --event-bus.
  * A secret is printed once, on stdout, and nowhere else.
  */
@@ -52,13 +53,16 @@ interface Target {
 }
 
 const localTarget = (): Target => {
-  const endpoint = process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.DYNAMODB_PORT || '8000'}`;
+  const dataDir = resolve(process.env.DATA_DIR || '.local-data');
+  // The table answers only on its socket inside the data folder.
+  const socket = process.env.DYNAMODB_SOCKET || dataFolderFiles(dataDir).tableSocket;
   const tableName = process.env.TABLE_NAME || 'credit-transfers';
-  const eventsFile =
-    process.env.EVENTS_FILE || join(resolve(process.env.DATA_DIR || '.local-data'), 'events.jsonl');
-  const client = createDocumentClient(endpoint);
+  const eventsFile = process.env.EVENTS_FILE || dataFolderFiles(dataDir).events;
+  // What this writes into the data folder (the audit events) is the owner's alone, as the service's files are.
+  process.umask(0o077);
+  const client = createDocumentClient(undefined, socket);
   return {
-    description: `table ${tableName} of the local service (DynamoDB at ${endpoint})`,
+    description: `table ${tableName} of the local service (DynamoDB on ${socket})`,
     local: true,
     administration: async () => ({
       clients: new DynamoDbClientStore(client, tableName),

@@ -5,7 +5,9 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 // Nothing is traced locally (Powertools turns tracing off outside Lambda), so the X-Ray SDK is
 // kept from its automatic mode, whose async hooks cost every promise of the service a little.
 process.env.AWS_XRAY_MANUAL_MODE ??= 'true';
-const { checkSecrets, DataFolderError } = await import('#local/data-folder');
+// Every file and folder the service and its table process make is the owner's alone (0600, 0700).
+process.umask(0o077);
+const { checkSecrets, DataFolderError, tightenDataFolder } = await import('#local/data-folder');
 
 /** A damaged data file is the operator's to fix: one line saying which and how, no stack trace. */
 const refuseToStart = (error: unknown): never => {
@@ -18,23 +20,28 @@ const setting = (name: string, fallback: string): string => process.env[name] ||
 
 const dataDir = resolve(setting('DATA_DIR', '.local-data'));
 // The secrets first, before the rest of the service is even loaded: a damaged one stops it at once.
+// The folder is made owner-only before any secret is written to it.
 try {
+  const tightened = tightenDataFolder(dataDir);
+  if (tightened !== undefined) console.warn(tightened);
   checkSecrets(dataDir);
 } catch (error) {
   refuseToStart(error);
 }
 const { startLocalRuntime } = await import('#local/runtime');
 
+const DEFAULT_CLIENT_SECRET = 'local-client-secret';
 const client = {
   clientId: setting('LOCAL_CLIENT_ID', 'local-client'),
-  clientSecret: setting('LOCAL_CLIENT_SECRET', 'local-client-secret'),
+  clientSecret: setting('LOCAL_CLIENT_SECRET', DEFAULT_CLIENT_SECRET),
   tenant: 'local',
 };
+// A secret the operator chose is theirs to know: the banner shows only the well-known default.
+const shownSecret = client.clientSecret === DEFAULT_CLIENT_SECRET ? client.clientSecret : undefined;
 
 const runtime = await startLocalRuntime({
   host: setting('HOST', '127.0.0.1'),
   port: Number(setting('PORT', '3000')),
-  dynamodbPort: Number(setting('DYNAMODB_PORT', '8000')),
   dataDir,
   tableName: setting('TABLE_NAME', 'credit-transfers'),
   client,
@@ -58,14 +65,15 @@ setInterval(() => {
 }, 1000).unref();
 
 const { baseUrl } = runtime;
+const secret = shownSecret ?? '<LOCAL_CLIENT_SECRET>';
 console.log(`Credit transfer service listening on ${baseUrl}
-  DynamoDB (dynalite):  ${runtime.dynamodbEndpoint}
+  DynamoDB (dynalite):  ${runtime.tableSocket} (Unix socket, this user only)
   OpenAPI:              ${baseUrl}/openapi.json   reference: ${baseUrl}/docs
-  Client:               client_id=${client.clientId} client_secret=${client.clientSecret} tenant=${client.tenant} (all scopes)
+  Client:               client_id=${client.clientId} ${shownSecret === undefined ? 'client_secret as set in LOCAL_CLIENT_SECRET' : `client_secret=${shownSecret}`} tenant=${client.tenant} (all scopes)
 
 Try it:
   TOKEN=$(curl -s ${baseUrl}/oauth/token -H 'Content-Type: application/json' \\
-    -d '{"grant_type":"client_credentials","client_id":"${client.clientId}","client_secret":"${client.clientSecret}","scope":"transactions:read transactions:write"}' \\
+    -d '{"grant_type":"client_credentials","client_id":"${client.clientId}","client_secret":"${secret}","scope":"transactions:read transactions:write"}' \\
     | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
   curl -s ${baseUrl}/v1/payments/credit-transfers -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
     -H 'idempotencyId: 7d1f0c1e-first-try' -d '{"paymentMethod":"CreditTransfer","amount":"125.50","currency":"EUR","debtorAccountId":"001-DDA-01-123456"}'

@@ -10,6 +10,7 @@ import {
   LOCAL_CALLS,
   serviceClient,
 } from './aws-clients.ts';
+import { UNIX_SOCKET_ENDPOINT, UnixSocketAgent } from './unix-socket-agent.ts';
 
 /**
  * The one DynamoDB client module: the AWS SDK's document client (plain JavaScript values in and
@@ -45,27 +46,23 @@ export const regionalDocumentClient = (
   config: Pick<DynamoDBClientConfig, 'credentials' | 'region'> = {},
 ): DocumentClient => dynamoDbDocumentClient(FUNCTION_CALLS, config);
 
-let localHttpAgent: Agent | undefined;
-
-/** The agent local clients connect through (a Unix socket to the local table, say); set before the first call. */
-export const useLocalHttpAgent = (agent: Agent | undefined): void => {
-  localHttpAgent = agent;
-};
-
-/** DYNAMODB_ENDPOINT points the client at the local dynalite, with its fixed credentials. */
+/**
+ * DYNAMODB_SOCKET (the local service's table, on a Unix socket inside its data folder) or
+ * DYNAMODB_ENDPOINT points the client at a local dynalite, with its fixed credentials.
+ */
 export const createDocumentClient = (
   endpoint = optionalEnv('DYNAMODB_ENDPOINT'),
-  httpAgent: Agent | undefined = localHttpAgent,
+  socket = optionalEnv('DYNAMODB_SOCKET'),
 ): DocumentClient =>
-  endpoint
+  endpoint || socket
     ? dynamoDbDocumentClient(
         LOCAL_CALLS,
         {
-          endpoint,
+          endpoint: socket ? UNIX_SOCKET_ENDPOINT : endpoint,
           region: optionalEnv('AWS_REGION') ?? 'local',
           credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
         },
-        httpAgent,
+        socket ? new UnixSocketAgent(socket) : undefined,
       )
     : dynamoDbDocumentClient(FUNCTION_CALLS);
 

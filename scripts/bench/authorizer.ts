@@ -31,7 +31,10 @@ export const benchAuthorizer = async (
   options: { invocations: number; concurrency: number; rounds: number; tableName: string },
 ): Promise<AuthorizerBench> => {
   const keys = privateKeySigner(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
-  const table = new DynamoDbClientStore(createDocumentClient(service.dynamodbEndpoint), options.tableName);
+  const table = new DynamoDbClientStore(
+    createDocumentClient(undefined, service.tableSocket),
+    options.tableName,
+  );
   const client = (await table.get(LOCAL_CLIENT.clientId)) as ClientRecord;
   if (client === undefined) throw new Error(`the seeded client ${LOCAL_CLIENT.clientId} is not in the table`);
   const inMemory: Pick<ClientStore, 'get'> = { get: async () => client };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -258,6 +259,23 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 };
 
+/** A loopback TCP port that forwards every connection to a Unix socket (the bench's own table). */
+const forwardToSocket = async (socket: string): Promise<{ endpoint: string; close: () => void }> => {
+  const server = createServer((connection) => {
+    const upstream = connect(socket);
+    connection.pipe(upstream).pipe(connection);
+    const end = () => {
+      connection.destroy();
+      upstream.destroy();
+    };
+    connection.on('error', end);
+    upstream.on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
+};
+
 const TARGET_RATIO = 1.3;
 
 export const benchBundles = async (options: { runs: number }): Promise<string[]> => {
@@ -269,12 +287,17 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     'node_modules/.cache/bench-bundles/reference-handler.ts',
   );
 
-  const dynalite = await startDynalite({ host: '127.0.0.1', port: 0, path: join(OUT_DIR, 'dynamodb') });
+  const dynalite = await startDynalite({
+    socket: join(OUT_DIR, 'dynamodb.sock'),
+    path: join(OUT_DIR, 'dynamodb'),
+  });
+  // The functions reach DynamoDB over TCP as on Lambda, through their endpoint variable.
+  const tableTcp = await forwardToSocket(dynalite.socket);
   const stub = await startAwsJsonStub(stepFunctionsAndEventBridge);
   const lines: string[] = [];
   try {
     const tableName = 'bench-bundles';
-    await ensureTable(createDynamoDbClient(dynalite.endpoint), tableName);
+    await ensureTable(createDynamoDbClient({ socket: dynalite.socket }), tableName);
     const keyFile = join(OUT_DIR, 'signing-key.pem');
     ensureLocalSigningKey(keyFile);
     // As on Lambda: credentials in the environment, AWS found through the SDK's own endpoint variables.
@@ -282,7 +305,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       AWS_REGION: 'eu-west-1',
       AWS_ACCESS_KEY_ID: 'bench',
       AWS_SECRET_ACCESS_KEY: 'bench',
-      AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: tableTcp.endpoint,
       AWS_ENDPOINT_URL_SFN: stub.endpoint,
       AWS_ENDPOINT_URL_EVENTBRIDGE: stub.endpoint,
       TABLE_NAME: tableName,
@@ -298,7 +321,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     };
     // This process prepares each first event from source, against the same table.
-    for (const name of ['DYNAMODB_ENDPOINT', 'DYNAMODB_PORT']) delete process.env[name];
+    for (const name of ['DYNAMODB_ENDPOINT', 'DYNAMODB_SOCKET']) delete process.env[name];
     Object.assign(process.env, env);
     // Imported once the environment is set: the logger reads its level when it is made.
     const { registerClient } = await import('#auth/register-client');
@@ -353,6 +376,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     );
   } finally {
     dynalite.child.kill('SIGTERM');
+    tableTcp.close();
     await stub.close();
   }
   return lines;

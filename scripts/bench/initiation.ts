@@ -34,7 +34,7 @@ export const benchInitiationThroughput = async (
       if (reply.status !== 202) throw new Error(`initiation answered ${reply.status}: ${reply.text}`);
     });
 
-  const client = createDocumentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(undefined, service.tableSocket);
   const template = toCreditTransferItem({
     tenant: 'bench',
     paymentId: 'template',
@@ -71,7 +71,7 @@ export const benchInitiationThroughput = async (
 
 /** Write capacity per initiation, measured by DynamoDB's own ReturnConsumedCapacity. */
 export const benchInitiationCapacity = async (service: LocalService) => {
-  const client = createDocumentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(undefined, service.tableSocket);
   const units: { operation: string; units: number }[] = [];
   const store = new DynamoDbCreditTransferStore(client, TABLE, (operation, capacityUnits) =>
     units.push({ operation, units: capacityUnits }),

@@ -94,7 +94,7 @@ export const benchListAtScale = async (
   api: BenchClient,
   options: { sizes: number[]; runs?: number; unboundedUpTo?: number; seedBudgetSeconds?: number },
 ): Promise<ScaleRow[]> => {
-  const client = createDocumentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(undefined, service.tableSocket);
   const runs = options.runs ?? 5;
   const now = Date.now();
   const rows: ScaleRow[] = [];

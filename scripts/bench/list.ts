@@ -94,7 +94,7 @@ interface PageFigures {
 
 /** Latency over HTTP (the whole stack) and read units through the same adapter the handler uses. */
 const measurePage = async (
-  endpoint: string,
+  socket: string,
   api: BenchClient,
   options: { withCursor: boolean; runs: number },
 ): Promise<PageFigures> => {
@@ -115,7 +115,7 @@ const measurePage = async (
   latencies.sort((a, b) => a - b);
 
   const units = { listQuery: 0, listBatchGet: 0, listCount: 0 } as Record<string, number>;
-  const list = new DynamoDbCreditTransferList(createDocumentClient(endpoint), TABLE, {
+  const list = new DynamoDbCreditTransferList(createDocumentClient(undefined, socket), TABLE, {
     onCapacity: (operation, capacity) => {
       units[operation] = (units[operation] ?? 0) + capacity;
     },
@@ -142,7 +142,7 @@ const measurePage = async (
 };
 
 /** Read units of Pagination-Total alone, for accounts with 100, 1,000 and 10,000 transfers. */
-const measureCounts = async (endpoint: string) => {
+const measureCounts = async (socket: string) => {
   const rows = [];
   for (const size of COUNT_SIZES) {
     for (const filters of [
@@ -150,7 +150,7 @@ const measureCounts = async (endpoint: string) => {
       { 'debtorAccountId.eq': `bench-count-${size}`, 'amount.gte': '0' },
     ] satisfies ListFilters[]) {
       let countUnits = 0;
-      const list = new DynamoDbCreditTransferList(createDocumentClient(endpoint), TABLE, {
+      const list = new DynamoDbCreditTransferList(createDocumentClient(undefined, socket), TABLE, {
         onCapacity: (operation, capacity) => {
           if (operation === 'listCount') countUnits += capacity;
         },
@@ -183,12 +183,12 @@ interface ProjectionReads {
  * table in the same dynalite holding the same items.
  */
 const measureProjections = async (
-  endpoint: string,
+  socket: string,
   label: string,
   account: string,
   items: Record<string, unknown>[],
 ): Promise<ProjectionReads> => {
-  const client = createDocumentClient(endpoint);
+  const client = createDocumentClient(undefined, socket);
   const units: Record<string, number> = {};
   const list = new DynamoDbCreditTransferList(client, TABLE, {
     onCapacity: (operation, capacity) => {
@@ -300,7 +300,7 @@ export const benchListCreditTransfers = async (
 ): Promise<ListBenchReport> => {
   const largeCount = options.largeCount ?? 100_000;
   const runs = options.runs ?? 30;
-  const client = createDocumentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(undefined, service.tableSocket);
   const start = Date.now();
 
   const measured = Array.from({ length: MEASURED_TRANSFERS }, (_, index) =>
@@ -328,27 +328,27 @@ export const benchListCreditTransfers = async (
   await load(client, TABLE, [...measured, ...background(1_000 - MEASURED_TRANSFERS, 0)]);
   const smallSeconds = (performance.now() - began) / 1000;
   // Warm-up: the first requests pay for module loading and JIT, not for the table.
-  await measurePage(service.dynamodbEndpoint, api, { withCursor: false, runs });
-  await measurePage(service.dynamodbEndpoint, api, { withCursor: true, runs });
-  const smallFirst = await measurePage(service.dynamodbEndpoint, api, { withCursor: false, runs });
-  const smallNext = await measurePage(service.dynamodbEndpoint, api, { withCursor: true, runs });
+  await measurePage(service.tableSocket, api, { withCursor: false, runs });
+  await measurePage(service.tableSocket, api, { withCursor: true, runs });
+  const smallFirst = await measurePage(service.tableSocket, api, { withCursor: false, runs });
+  const smallNext = await measurePage(service.tableSocket, api, { withCursor: true, runs });
 
   began = performance.now();
   const rest = largeCount - 1_000 - countAccounts.length;
   await load(client, TABLE, [...countAccounts, ...background(Math.max(0, rest), 1_000)]);
   const largeSeconds = (performance.now() - began) / 1000;
-  const largeFirst = await measurePage(service.dynamodbEndpoint, api, { withCursor: false, runs });
-  const largeNext = await measurePage(service.dynamodbEndpoint, api, { withCursor: true, runs });
+  const largeFirst = await measurePage(service.tableSocket, api, { withCursor: false, runs });
+  const largeNext = await measurePage(service.tableSocket, api, { withCursor: true, runs });
 
   return {
     loadSeconds: { small: smallSeconds, large: largeSeconds },
     stored: { small: 1_000, large: largeCount },
     firstPage: { small: smallFirst, large: largeFirst },
     nextPage: { small: smallNext, large: largeNext },
-    counts: await measureCounts(service.dynamodbEndpoint),
+    counts: await measureCounts(service.tableSocket),
     projectionReads: [
       await measureProjections(
-        service.dynamodbEndpoint,
+        service.tableSocket,
         'minimal transfers',
         'bench-count-1000',
         countAccounts.filter(
@@ -357,7 +357,7 @@ export const benchListCreditTransfers = async (
             listDebtorAccountIdKey(TENANT, 'bench-count-1000'),
         ),
       ),
-      await measureProjections(service.dynamodbEndpoint, 'every field', MEASURED_ACCOUNT, measured),
+      await measureProjections(service.tableSocket, 'every field', MEASURED_ACCOUNT, measured),
     ],
     writes: [
       writeCosts(

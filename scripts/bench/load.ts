@@ -138,7 +138,7 @@ const verifyAccepted = async (api: ReturnType<typeof benchClient>, accepted: rea
 
 /** Transfers per idempotency key in the table itself (a full scan, after the load). */
 const transfersPerKey = async (service: LocalService, label: string) => {
-  const client = createDocumentClient(service.dynamodbEndpoint);
+  const client = createDocumentClient(undefined, service.tableSocket);
   const perKey = new Map<string, number>();
   let startKey: Record<string, unknown> | undefined;
   do {

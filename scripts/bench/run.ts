@@ -9,6 +9,7 @@ import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
+import { benchUploadMemory, formatUploadMemory } from './upload-memory.ts';
 
 /**
  * `npm run bench`: figures measured side by side in one run, on a fresh local service per
@@ -37,7 +38,7 @@ const report = new BenchReport('bench', ['## Service figures (`npm run bench`)']
 const scaleReport = new BenchReport('bench-list-scale', ['## List at scale (`npm run bench`)']);
 
 /**
- * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, bundles, list-scale; comma-separated)
+ * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, table-calls, authorizer, upload-memory, bundles, list-scale; comma-separated)
  * runs only those sections; a region is rewritten only when one of its sections ran.
  */
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
@@ -145,58 +146,72 @@ if (runs('lifecycle')) await report.write();
 
 // Table calls, capacity units and CPU per settled transfer, counted inside dynalite: a service of
 // its own, so the counter weighs on no other figure.
-const counting = await tableCallCounting(process.env.NODE_OPTIONS);
-try {
-  await withService(counting.env, async (service, api) => {
-    const happy = await benchHappyPathTableCalls(service, api, counting.directory);
-    report.section({
-      title: 'Table calls per settled transfer',
-      lines: preformatted(formatHappyPath(happy)),
+if (runs('table-calls')) {
+  const counting = await tableCallCounting(process.env.NODE_OPTIONS);
+  try {
+    await withService(counting.env, async (service, api) => {
+      const happy = await benchHappyPathTableCalls(service, api, counting.directory);
+      report.section({
+        title: 'Table calls per settled transfer',
+        lines: preformatted(formatHappyPath(happy)),
+      });
     });
-  });
-} finally {
-  await counting.remove();
+  } finally {
+    await counting.remove();
+  }
 }
 // The authorizer's revocation check (one client read per invocation API Gateway does not answer
 // from its cache), side by side with the same authorizer reading the client from memory.
-await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
-  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-  const bench = await benchAuthorizer(service, {
-    invocations: 2000,
-    concurrency,
-    rounds: 3,
-    tableName: 'credit-transfers',
-  });
-  report.section({
-    title: `Authorizer: revocation check (2000 invocations x 3 rounds, concurrency ${concurrency}, alternating)`,
-    table: {
-      columns: ['authorizer', 'per second', 'p50 ms', 'p99 ms'],
-      rows: [
-        [
-          'with the client read (GetItem, dynalite)',
-          fixed(bench.withCheck.perSecond),
-          fixed(bench.withCheck.p50Ms),
-          fixed(bench.withCheck.p99Ms),
+if (runs('authorizer'))
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+    const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+    const bench = await benchAuthorizer(service, {
+      invocations: 2000,
+      concurrency,
+      rounds: 3,
+      tableName: 'credit-transfers',
+    });
+    report.section({
+      title: `Authorizer: revocation check (2000 invocations x 3 rounds, concurrency ${concurrency}, alternating)`,
+      table: {
+        columns: ['authorizer', 'per second', 'p50 ms', 'p99 ms'],
+        rows: [
+          [
+            'with the client read (GetItem, dynalite)',
+            fixed(bench.withCheck.perSecond),
+            fixed(bench.withCheck.p50Ms),
+            fixed(bench.withCheck.p99Ms),
+          ],
+          [
+            'client from memory (no check cost)',
+            fixed(bench.withoutCheck.perSecond),
+            fixed(bench.withoutCheck.p50Ms),
+            fixed(bench.withoutCheck.p99Ms),
+          ],
         ],
-        [
-          'client from memory (no check cost)',
-          fixed(bench.withoutCheck.perSecond),
-          fixed(bench.withoutCheck.p50Ms),
-          fixed(bench.withoutCheck.p99Ms),
-        ],
+      },
+      notes: [
+        `Added per invocation: **${fixed(bench.addedP50Ms, 2)} ms** at the median; throughput ratio with / without **${fixed(bench.withCheck.perSecond / bench.withoutCheck.perSecond, 2)}**. ` +
+          'On AWS it is one strongly consistent GetItem (0.5 RCU on demand) per authorizer invocation; API Gateway caches the answer per token for 30 s, so a client calling often pays it at most twice a minute per token.',
+        "The local figure is dynalite's, one process answering every reader; a DynamoDB GetItem from Lambda in the same region takes a few milliseconds, the cost to expect per cache miss on AWS.",
       ],
-    },
-    notes: [
-      `Added per invocation: **${fixed(bench.addedP50Ms, 2)} ms** at the median; throughput ratio with / without **${fixed(bench.withCheck.perSecond / bench.withoutCheck.perSecond, 2)}**. ` +
-        'On AWS it is one strongly consistent GetItem (0.5 RCU on demand) per authorizer invocation; API Gateway caches the answer per token for 30 s, so a client calling often pays it at most twice a minute per token.',
-      "The local figure is dynalite's, one process answering every reader; a DynamoDB GetItem from Lambda in the same region takes a few milliseconds, the cost to expect per cache miss on AWS.",
-    ],
+    });
   });
-});
+
+// Memory under anonymous uploads: bodies are limited before they are read, so it stays flat.
+if (runs('upload-memory')) {
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+    const figures = await benchUploadMemory(service, { uploads: 100, megabytes: 10 });
+    report.section({
+      title: 'Server memory under 100 anonymous 10 MB uploads',
+      lines: formatUploadMemory(figures),
+    });
+  });
+}
 await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
-// invocation in a fresh process against an empty handler built the same way.
+// invocation in a fresh process against a reference handler making one GetItem, built the same way.
 if (runs('bundles')) {
   const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) });
   for (const line of bundleLines) console.log(line);

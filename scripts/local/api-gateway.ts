@@ -22,8 +22,10 @@ import {
   gatewayResponseBody,
   gatewayResponseHeaders,
 } from '#shared/gateway-responses';
-import { toProblemResponse } from '#shared/middleware';
+import { logger } from '#shared/logger';
+import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
 import { type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody, problemResponse } from '#shared/problem';
+import { inOwnContext } from './invocations.ts';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
@@ -144,6 +146,9 @@ export const createHttpServer = (
     listener,
   );
   server.on('clientError', answerClientError);
+  // A client that asks before sending its body (Expect: 100-continue) is answered like any other:
+  // the gateway sends 100 Continue only once the route and the authorization let the body in.
+  server.on('checkContinue', listener);
   return server;
 };
 
@@ -188,35 +193,93 @@ const sendGatewayResponse = (response: ServerResponse, type: GatewayResponseType
   });
 };
 
-/** API Gateway's own payload limit: larger bodies never reach a handler. */
-const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+/**
+ * The most bytes a route's body may have: the service's own limit, which every handler that reads
+ * a body applies (API Gateway's 10 MB would let a body that large be held in memory first).
+ */
+const MAX_ROUTE_BODY_BYTES = MAX_BODY_BYTES;
+/** Bodies read at once; further requests wait their turn, their bytes left in the socket. */
+const MAX_BODIES_READ_AT_ONCE = 32;
+
+/** At most `size` calls of `run` at a time; the others wait in order. */
+class Slots {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.size) this.active++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+/** The client went away before its request was read or answered. */
+class ClientAbortedError extends Error {
+  override name = 'ClientAbortedError';
+}
 
 /**
- * Reads the body up to API Gateway's limit; past it, drains the rest so the client reads the
- * 413, not a reset. Smaller bodies go to the handler, which applies the service's own limit.
- * A body still arriving after `timeoutMs` is given up on.
+ * Reads the body, up to `limit` bytes: past it (or when the declared Content-Length already is)
+ * it answers 'too-large' at once, keeping nothing; the rest is never read (Node closes the
+ * connection once the answer is out). A body still arriving after `timeoutMs` is given up on.
  */
-const readBody = (request: IncomingMessage, timeoutMs: number): Promise<Buffer | 'too-large' | 'timeout'> =>
-  new Promise((resolve, reject) => {
+const readBody = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  limit: number,
+  timeoutMs: number,
+): Promise<Buffer | 'too-large' | 'timeout'> => {
+  if (Number(request.headers['content-length'] ?? 0) > limit) return Promise.resolve('too-large');
+  return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const deadline = setTimeout(() => {
-      request.removeAllListeners('data');
-      resolve('timeout');
-    }, timeoutMs);
-    request.on('data', (chunk: Buffer) => {
+    const stop = () => {
+      clearTimeout(deadline);
+      request.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    const refuse = (outcome: 'too-large' | 'timeout') => {
+      stop();
+      chunks.length = 0;
+      resolve(outcome);
+    };
+    const deadline = setTimeout(() => refuse('timeout'), timeoutMs);
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    request.on('end', () => {
-      clearTimeout(deadline);
-      resolve(size > GATEWAY_MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks));
-    });
-    request.on('error', (error) => {
-      clearTimeout(deadline);
-      reject(error);
-    });
+      if (size > limit) refuse('too-large');
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error & { code?: string }) => {
+      stop();
+      reject(error.code === 'ECONNRESET' ? new ClientAbortedError(error.message) : error);
+    };
+    const onClose = () => onError(new ClientAbortedError('the connection closed before the body ended'));
+    request.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    // A client that waits for 100 Continue sends the body only now that it is wanted.
+    if (/100-continue/i.test(request.headers.expect ?? '')) response.writeContinue();
   });
+};
+
+/** The 413 the route's handler gives: the token endpoint answers its refusals as application/json (RFC 6749). */
+const tooLargeAnswer = (route: Route): APIGatewayProxyResult => {
+  const answer = toProblemResponse(new PayloadTooLargeError());
+  if (route.path !== '/oauth/token') return answer;
+  return {
+    ...answer,
+    headers: { ...answer.headers, 'Content-Type': 'application/json', Pragma: 'no-cache' },
+  };
+};
 
 /** The 408 for a body too slow to arrive; the connection closes, as the rest of it is not wanted. */
 const sendRequestTimeout = (response: ServerResponse): void => {
@@ -282,9 +345,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     const cached = authorizerCache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
-      const result = await options.authorizer(
-        { type: 'TOKEN', authorizationToken: token, methodArn: arn },
-        lambdaContext('authorizer'),
+      const context = lambdaContext('authorizer');
+      const result = await inOwnContext(context.awsRequestId, () =>
+        options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
       );
       // Expired entries go once the cache grows, so a long-running local service stays small.
       if (authorizerCache.size >= 10_000) {
@@ -300,16 +363,18 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     }
   };
 
+  const bodySlots = new Slots(MAX_BODIES_READ_AT_ONCE);
+
   const dispatch = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const body = await readBody(request, bodyTimeoutMs);
-    if (body === 'timeout') return sendRequestTimeout(response);
     let path = url.pathname;
     try {
       path = decodeURI(url.pathname);
     } catch {
       // Left encoded: the path parameter holding the broken escape is refused by name below.
     }
+    // The route and the authorization first, from the headers alone: no body is read for a
+    // request that is refused anyway.
     const candidates = options.routes.flatMap(({ route, handler }) => {
       const parameters = matchPath(route.path, url.pathname);
       return parameters ? [{ route, handler, parameters }] : [];
@@ -338,7 +403,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
         return sendGatewayResponse(response, 'ACCESS_DENIED');
       authorizer = { ...result.context, principalId: result.principalId };
     }
-    if (body === 'too-large') return sendGatewayResponse(response, 'REQUEST_TOO_LARGE');
+    const body = await bodySlots.run(() => readBody(request, response, MAX_ROUTE_BODY_BYTES, bodyTimeoutMs));
+    if (body === 'timeout') return sendRequestTimeout(response);
+    if (body === 'too-large') return send(response, tooLargeAnswer(route));
 
     const pathParameters: Record<string, string> = {};
     for (const [name, value] of Object.entries(parameters)) {
@@ -393,7 +460,8 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     };
     let result: APIGatewayProxyResult;
     try {
-      result = await handler(event, lambdaContext(route.operationId));
+      const context = lambdaContext(route.operationId);
+      result = await inOwnContext(context.awsRequestId, () => handler(event, context));
     } catch (error) {
       // A handler that throws past its middleware is a failed Lambda invocation.
       console.error(`${route.operationId} failed`, error);
@@ -406,6 +474,15 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     // As API Gateway (REST) does, every answer names its request, gateway refusals included.
     response.setHeader('x-amzn-RequestId', randomUUID());
     dispatch(request, response).catch((error: unknown) => {
+      if (error instanceof ClientAbortedError) {
+        // Nobody is left to answer: worth a line when looking into a client, never a stack trace.
+        logger.debug('The client went away before its request arrived', {
+          method: request.method,
+          path: new URL(request.url ?? '/', 'http://localhost').pathname,
+        });
+        response.destroy();
+        return;
+      }
       console.error('Unhandled error in the local API gateway', error);
       // A handler that throws past its middleware is a Lambda error: API Gateway answers 5XX.
       if (!response.headersSent) sendGatewayResponse(response, 'DEFAULT_5XX');

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { ensureLocalCursorSecret } from '#adapters/cursor-key';
 import { setAsideTornTail } from '#adapters/event-publisher-local';
 import { checkLocalSigningKey, ensureLocalSigningKey } from '#adapters/signer-local';
@@ -17,7 +17,37 @@ export const dataFolderFiles = (dataDir: string) => ({
   events: join(dataDir, 'events.jsonl'),
   executions: join(dataDir, 'executions.jsonl'),
   table: join(dataDir, 'dynamodb'),
+  /** The table's Unix socket: the only way to it, inside this owner-only folder. */
+  tableSocket: join(dataDir, 'dynamodb.sock'),
 });
+
+/** Permission bits of anyone but the owner. */
+const GROUP_AND_OTHERS = 0o077;
+
+/**
+ * Makes the data folder if absent (0700), and takes from the folder and everything in it any
+ * permission of anyone but its owner (folders end 0700, files 0600); answers a line saying what
+ * it changed, if anything.
+ */
+export const tightenDataFolder = (dataDir: string): string | undefined => {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const tightened: string[] = [];
+  const visit = (path: string) => {
+    const stat = lstatSync(path);
+    const mode = stat.mode & 0o777;
+    // A symbolic link has no permissions of its own; what it points to is not the folder's.
+    if (!stat.isSymbolicLink() && (mode & GROUP_AND_OTHERS) !== 0) {
+      chmodSync(path, mode & ~GROUP_AND_OTHERS);
+      tightened.push(`${relative(dataDir, path) || '.'} (was ${mode.toString(8)})`);
+    }
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  visit(dataDir);
+  if (tightened.length === 0) return undefined;
+  const shown = tightened.slice(0, 5).join(', ');
+  const more = tightened.length > 5 ? ` and ${tightened.length - 5} more` : '';
+  return `${dataDir}: readable by others, now the owner's only (folders 0700, files 0600): ${shown}${more}`;
+};
 
 /** A damaged file in the data folder: its message is one line an operator can act on. */
 export class DataFolderError extends Error {

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export interface DynaliteProcess {
-  endpoint: string;
+  /** The Unix socket it listens on. */
+  socket: string;
   child: ChildProcess;
   /** What it printed to stderr (why it stopped, when it did). */
   errors: () => string;
@@ -10,26 +11,22 @@ export interface DynaliteProcess {
 
 /**
  * Starts dynalite as its own process (it serves far more requests than in-process), persisted
- * in LevelDB under `path`. Port 0 picks a free port; the promise settles once it listens.
+ * in LevelDB under `path`, listening on the Unix socket `socket` (never on a TCP port); the
+ * promise settles once it listens.
  */
-export const startDynalite = (options: {
-  host: string;
-  port: number;
-  path: string;
-}): Promise<DynaliteProcess> =>
+export const startDynalite = (options: { socket: string; path: string }): Promise<DynaliteProcess> =>
   new Promise((resolve, reject) => {
     const server = fileURLToPath(new URL('./dynalite-server.mjs', import.meta.url));
-    const child = spawn(process.execPath, [server, options.host, String(options.port), options.path], {
+    const child = spawn(process.execPath, [server, options.socket, options.path], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
     let errors = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const port = /listening at: https?:\/\/[^:]+:(\d+)/.exec(output)?.[1];
-      if (port !== undefined) {
+      if (output.includes('listening at: ')) {
         child.stdout?.off('data', onData);
-        resolve({ endpoint: `http://${options.host}:${port}`, child, errors: () => errors });
+        resolve({ socket: options.socket, child, errors: () => errors });
       }
     };
     child.stdout?.on('data', onData);

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { useWorkflowStarter } from '#adapters/workflow-starter';
 import type { ReconcileReport } from '#domain/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
+import { inOwnContext } from './invocations.ts';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
 /**
@@ -32,7 +34,7 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
   let current: Promise<ReconcileReport | undefined> | undefined;
   const run = (event: ReconcileEvent): Promise<ReconcileReport | undefined> => {
     // One run at a time, as one scheduled invocation per period on AWS.
-    current ??= reconcile(event)
+    current ??= inOwnContext(`reconcile-${randomUUID()}`, () => reconcile(event))
       .catch((error: unknown) => {
         logger.warn('Reconciler run failed; the next run retries', { error: error as Error });
         return undefined;

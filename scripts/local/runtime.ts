@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -14,8 +14,16 @@ import {
   type ProxyHandler,
   type TokenAuthorizer,
 } from './api-gateway.ts';
-import { checkEventLog, checkSecrets, damagedTable, dataFolderFiles } from './data-folder.ts';
+import {
+  checkEventLog,
+  checkSecrets,
+  DataFolderError,
+  damagedTable,
+  dataFolderFiles,
+  tightenDataFolder,
+} from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
+import { useInvocationContexts } from './invocations.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
 import type { LocalWebhookDelivery } from './webhook-delivery.ts';
@@ -23,7 +31,6 @@ import type { LocalWebhookDelivery } from './webhook-delivery.ts';
 export interface LocalRuntimeOptions {
   host: string;
   port: number;
-  dynamodbPort: number;
   dataDir: string;
   tableName: string;
   client: { clientId: string; clientSecret: string; tenant: string };
@@ -31,12 +38,14 @@ export interface LocalRuntimeOptions {
 
 export interface LocalRuntime {
   baseUrl: string;
-  dynamodbEndpoint: string;
+  /** The table's Unix socket, inside the data folder: the table listens on no TCP port. */
+  tableSocket: string;
   /** What the start found and did about it (a torn event line, repaired transfers), one line each. */
   notices: string[];
   stop(): Promise<void>;
 }
 
+const MAX_SOCKET_PATH_BYTES = 107;
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The operator's PUBLIC_URL, read before a start sets it: a second start keeps its own default. */
 const configuredPublicUrl = process.env.PUBLIC_URL;
@@ -80,24 +89,35 @@ const stopChild = (child: ChildProcess): Promise<void> =>
  * running the real handlers. The server answers 503 until everything is ready.
  */
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
-  await mkdir(options.dataDir, { recursive: true });
+  // First, before any handler or AWS client has run: each invocation keeps its own log context.
+  await useInvocationContexts();
+  const notices: string[] = [];
+  const tightened = tightenDataFolder(options.dataDir);
+  if (tightened !== undefined) notices.push(tightened);
   const files = dataFolderFiles(options.dataDir);
   // The data folder is checked before anything listens: a damaged file stops the start.
   const { cursorSecret } = checkSecrets(options.dataDir);
-  const notices: string[] = [];
+  // Linux takes at most 107 bytes for a socket's path.
+  if (Buffer.byteLength(files.tableSocket) > MAX_SOCKET_PATH_BYTES) {
+    throw new DataFolderError(
+      `${options.dataDir} is too deep for the table's socket (${files.tableSocket} is over ${MAX_SOCKET_PATH_BYTES} bytes): set DATA_DIR to a shorter path`,
+    );
+  }
   const tornEvents = checkEventLog(files.events);
   if (tornEvents !== undefined) notices.push(tornEvents);
 
   const openTable = async (): Promise<DynaliteProcess> => {
     try {
-      return await startDynalite({ host: options.host, port: options.dynamodbPort, path: files.table });
+      return await startDynalite({ socket: files.tableSocket, path: files.table });
     } catch (error) {
-      // A busy port is no damage; anything else while opening the files is.
-      if (/EADDRINUSE/.test(String(error))) throw error;
+      // A folder another service runs on is no damage; anything else while opening the files is.
+      const inUse = /Another service is running[^\n]*/.exec(String(error))?.[0];
+      if (inUse !== undefined) throw new DataFolderError(inUse);
       throw damagedTable(files.table, error);
     }
   };
   let dynalite = await openTable();
+  const tableAdmin = () => createDynamoDbClient({ socket: files.tableSocket });
 
   let listener: RequestListener | undefined;
   const server = createHttpServer((request, response) => {
@@ -132,7 +152,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     Object.assign(process.env, {
       AWS_REGION: 'local',
       TABLE_NAME: options.tableName,
-      DYNAMODB_ENDPOINT: dynalite.endpoint,
+      DYNAMODB_SOCKET: files.tableSocket,
       // PUBLIC_URL: the address clients use when something (a proxy) stands in front of this
       // server; every absolute URL the service writes starts with it, never with the Host header.
       PUBLIC_URL: publicUrl(baseUrl),
@@ -154,7 +174,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
 
     try {
       try {
-        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+        await ensureTable(tableAdmin(), options.tableName);
       } catch (error) {
         if (!(error instanceof TableStuckCreatingError)) throw error;
         // The first start was cut short while making the table: nothing was stored yet. The
@@ -166,10 +186,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           `${files.table}: the table was still being created when the service stopped, so it held nothing; it was moved to ${aside} and made again`,
         );
         dynalite = await openTable();
-        process.env.DYNAMODB_ENDPOINT = dynalite.endpoint;
-        await ensureTable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+        await ensureTable(tableAdmin(), options.tableName);
       }
-      await checkTableReadable(createDynamoDbClient(dynalite.endpoint), options.tableName);
+      await checkTableReadable(tableAdmin(), options.tableName);
     } catch (error) {
       // dynalite stops on some damage (a corrupt block): what it said is the better reason.
       const said =
@@ -218,7 +237,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       isAllowed,
       authorizerCacheSeconds: authorizerCacheSeconds(process.env.LOCAL_AUTHORIZER_CACHE_SECONDS),
     });
-    return { baseUrl, dynamodbEndpoint: dynalite.endpoint, notices, stop };
+    return { baseUrl, tableSocket: files.tableSocket, notices, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -11,7 +11,8 @@ export const LOCAL_CLIENT = { clientId: 'it-client', clientSecret: 'it-client-se
 
 export interface LocalService {
   baseUrl: string;
-  dynamodbEndpoint: string;
+  /** The table's Unix socket (DYNAMODB_SOCKET for a tool that works on the service's table). */
+  tableSocket: string;
   dataDir: string;
   /** The service process (its children: dynalite). */
   pid: number;
@@ -46,7 +47,6 @@ export const spawnService = (dataDir: string, env: Record<string, string> = {}):
       ...process.env,
       HOST: '127.0.0.1',
       PORT: '0',
-      DYNAMODB_PORT: '0',
       DATA_DIR: dataDir,
       LOCAL_CLIENT_ID: LOCAL_CLIENT.clientId,
       LOCAL_CLIENT_SECRET: LOCAL_CLIENT.clientSecret,
@@ -81,7 +81,7 @@ export const startLocalService = async (options: { dataDir?: string; env?: Recor
   });
   const service: LocalService = {
     baseUrl,
-    dynamodbEndpoint: /DynamoDB \(dynalite\):\s+(\S+)/.exec(output())?.[1] ?? '',
+    tableSocket: /DynamoDB \(dynalite\):\s+(\S+)/.exec(output())?.[1] ?? '',
     dataDir,
     pid: child.pid ?? 0,
     output,

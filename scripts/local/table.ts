@@ -7,12 +7,18 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#adapters/table-definition';
+import { UNIX_SOCKET_ENDPOINT, UnixSocketAgent } from '#adapters/unix-socket-agent';
 import { rebuildWithMissingIndexes } from './table-rebuild.ts';
 
-/** The AWS SDK's client, for administering a local table (the functions use their own, lighter one). */
-export const createDynamoDbClient = (endpoint: string): DynamoDBClient =>
+/**
+ * The AWS SDK's client, for administering a local table (the functions use their own, lighter
+ * one): the service's table on its Unix socket (`{ socket }`), or a test's dynalite at `endpoint`.
+ */
+export const createDynamoDbClient = (table: string | { socket: string }): DynamoDBClient =>
   new DynamoDBClient({
-    endpoint,
+    ...(typeof table === 'string'
+      ? { endpoint: table }
+      : { endpoint: UNIX_SOCKET_ENDPOINT, requestHandler: { httpAgent: new UnixSocketAgent(table.socket) } }),
     region: process.env.AWS_REGION ?? 'local',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 5,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +13,7 @@ import {
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
 import { msSinceApiRequest } from './api-activity.ts';
+import { inOwnContext } from './invocations.ts';
 
 /**
  * Runs the lifecycle ASL file in this process with aws-local-stepfunctions, its Task states
@@ -21,11 +23,16 @@ import { msSinceApiRequest } from './api-activity.ts';
  *
  * The API's handlers share this process and the table: unbounded, the workflow would take most
  * of both under load and starve initiation. So while the API is receiving requests at most
- * `maxRunning` executions run at once (later starts wait in order, holding only their input) and
- * at most `maxActiveTasks` Task states run at once across them; once it has been quiet for
+ * `maxRunning` executions run at once (later starts wait, holding only their input) and at most
+ * `maxActiveTasks` Task states run at once across them; once it has been quiet for
  * `apiQuietAfterMs`, many more may (`maxRunningWhenQuiet`, `maxActiveTasksWhenQuiet`), so a
- * backlog left by a burst settles fast. An execution waiting in a Wait state holds neither a task
- * slot nor CPU, which is why far more executions than tasks may run.
+ * backlog left by a burst settles fast. An execution waiting in a Wait state (a value date, a
+ * clearing poll) holds neither: it needs no CPU, and a thousand transfers held for tomorrow must
+ * not keep anyone's new transfer from running today.
+ *
+ * Waiting starts and waiting tasks are served fairly between tenants: one queue per tenant, the
+ * queues served in turn (within a tenant, the oldest execution first), so one tenant's backlog
+ * delays another's work by at most one turn per waiting tenant.
  */
 
 type TaskHandler = (input: unknown) => Promise<unknown>;
@@ -78,22 +85,63 @@ const DEFAULT_API_QUIET_AFTER_MS = 1000;
 const LIMIT_RECHECK_MS = 100;
 
 /**
- * At most `size()` calls of `run` at a time; the others wait in order. The size may change at any
- * time: waiters are let in when a call finishes and, while any wait, on a short timer.
+ * Items waiting their turn, one queue per tenant: `shift` takes from each tenant in turn, and
+ * within a tenant the item of lowest `order` first.
  */
-class Permits {
+export class FairQueue<T> {
+  /** Tenants in the order they are served next (a Map keeps insertion order). */
+  private readonly queues = new Map<string, { order: number; item: T }[]>();
+  private count = 0;
+
+  push(tenant: string, order: number, item: T): void {
+    const queue = this.queues.get(tenant) ?? [];
+    if (queue.length === 0) this.queues.set(tenant, queue);
+    // Mostly appended at the end: orders grow as work arrives.
+    let at = queue.length;
+    while (at > 0 && (queue[at - 1]?.order ?? 0) > order) at--;
+    queue.splice(at, 0, { order, item });
+    this.count++;
+  }
+
+  shift(): T | undefined {
+    const next = this.queues.entries().next();
+    if (next.done) return undefined;
+    const [tenant, queue] = next.value;
+    const entry = queue.shift();
+    // This tenant goes to the back of the line; a tenant with nothing left leaves it.
+    this.queues.delete(tenant);
+    if (queue.length > 0) this.queues.set(tenant, queue);
+    this.count--;
+    return entry?.item;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  clear(): void {
+    this.queues.clear();
+    this.count = 0;
+  }
+}
+
+/**
+ * At most `size()` calls of `run` at a time; the others wait in a FairQueue. The size may change
+ * at any time: waiters are let in when a call finishes and, while any wait, on a short timer.
+ */
+class FairPermits {
   private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting = new FairQueue<() => void>();
   private recheck: NodeJS.Timeout | undefined;
 
   constructor(private readonly size: () => number) {}
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.waiting.length === 0 && this.active < this.size()) this.active++;
+  async run<T>(tenant: string, order: number, task: () => Promise<T>): Promise<T> {
+    if (this.waiting.size === 0 && this.active < this.size()) this.active++;
     else {
       // Unref'd: a timer alone must not keep the process alive.
       this.recheck ??= setInterval(() => this.admit(), LIMIT_RECHECK_MS).unref();
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve) => this.waiting.push(tenant, order, resolve));
     }
     try {
       return await task();
@@ -111,7 +159,7 @@ class Permits {
       this.active++;
       next();
     }
-    if (this.waiting.length === 0 && this.recheck) {
+    if (this.waiting.size === 0 && this.recheck) {
       clearInterval(this.recheck);
       this.recheck = undefined;
     }
@@ -164,13 +212,26 @@ interface Running {
   done: Promise<void>;
 }
 
+const transferOf = (start: { tenant: string; paymentId: string }) => `${start.tenant}/${start.paymentId}`;
+
+/** Which tenant and transfer a Task state's input is for: the lifecycle state carries both. */
+const identifiersOf = (input: unknown): { tenant: string; transfer: string } => {
+  const { tenant, paymentId } = (input ?? {}) as { tenant?: unknown; paymentId?: unknown };
+  const tenantName = typeof tenant === 'string' ? tenant : '';
+  return { tenant: tenantName, transfer: transferOf({ tenant: tenantName, paymentId: String(paymentId) }) };
+};
+
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly used = new Set<string>();
   private readonly running = new Map<string, Running>();
-  /** Starts waiting for a free execution slot, oldest first. */
-  private readonly pending: { name: string; start: LifecycleStart }[] = [];
+  /** Starts waiting for an execution slot, per tenant. */
+  private readonly pending = new FairQueue<{ name: string; start: LifecycleStart }>();
   /** Executions waiting or running, per transfer. */
   private readonly perTransfer = new Map<string, number>();
+  /** Running executions that are not in a Wait state: what `maxRunning` bounds. */
+  private runnable = 0;
+  /** Every start in order: a waiting start's and a waiting task's place in its tenant's queue. */
+  private sequence = 0;
   private stopped = false;
   private recheck: NodeJS.Timeout | undefined;
 
@@ -179,6 +240,8 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     private readonly overrides: Overrides,
     private readonly options: LocalWorkflowRunnerOptions,
     private readonly apiQuiet: () => boolean,
+    /** Per transfer, the start number of its oldest running execution (its tasks' place in line). */
+    private readonly startNumbers: Map<string, number>,
   ) {}
 
   static async create(options: LocalWorkflowRunnerOptions): Promise<LocalWorkflowRunner> {
@@ -190,11 +253,18 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const apiQuiet = () => msSinceApiRequest() >= quietAfterMs;
     const busyTasks = options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS;
     const quietTasks = options.maxActiveTasksWhenQuiet ?? DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET;
-    const taskSlots = new Permits(() => (apiQuiet() ? quietTasks : busyTasks));
+    const taskSlots = new FairPermits(() => (apiQuiet() ? quietTasks : busyTasks));
+    const startNumbers = new Map<string, number>();
     const bounded = Object.fromEntries(
       Object.entries(handlers).map(([name, handler]) => [
         name,
-        (input: unknown) => taskSlots.run(() => handler(input)),
+        (input: unknown) => {
+          const { tenant, transfer } = identifiersOf(input);
+          // Each task a Lambda invocation of its own: its log lines carry its transfer only.
+          return taskSlots.run(tenant, startNumbers.get(transfer) ?? 0, () =>
+            inOwnContext(randomUUID(), () => handler(input)),
+          );
+        },
       ]),
     );
     return new LocalWorkflowRunner(
@@ -206,6 +276,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       },
       options,
       apiQuiet,
+      startNumbers,
     );
   }
 
@@ -213,34 +284,37 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const name = lifecycleExecutionName(start);
     // ExecutionAlreadyExists on AWS: the wanted outcome of a repeated start.
     if (this.stopped || this.used.has(name)) return;
-    const transfer = `${start.tenant}/${start.paymentId}`;
+    const transfer = transferOf(start);
     // A recovery of a transfer whose execution is still waiting its turn or running here would only
     // repeat it: that one drives the transfer, and if it stops short the reconciler finds it due again.
     if (start.trigger === 'recovery' && this.perTransfer.has(transfer)) return;
     this.used.add(name);
     this.perTransfer.set(transfer, (this.perTransfer.get(transfer) ?? 0) + 1);
-    this.pending.push({ name, start });
+    this.pending.push(start.tenant, this.sequence++, { name, start });
     this.runPending();
   }
 
   private finished(start: LifecycleStart): void {
-    const transfer = `${start.tenant}/${start.paymentId}`;
+    const transfer = transferOf(start);
     const left = (this.perTransfer.get(transfer) ?? 1) - 1;
     if (left > 0) this.perTransfer.set(transfer, left);
-    else this.perTransfer.delete(transfer);
+    else {
+      this.perTransfer.delete(transfer);
+      this.startNumbers.delete(transfer);
+    }
   }
 
-  /** Called on every start, every finished execution and, while any wait, on a short timer. */
+  /** Called on every start, every execution that finishes or waits, and, while any wait, on a short timer. */
   private runPending(): void {
     const limit = this.apiQuiet()
       ? (this.options.maxRunningWhenQuiet ?? DEFAULT_MAX_RUNNING_WHEN_QUIET)
       : (this.options.maxRunning ?? DEFAULT_MAX_RUNNING);
-    while (!this.stopped && this.running.size < limit) {
+    while (!this.stopped && this.runnable < limit) {
       const next = this.pending.shift();
       if (!next) break;
       this.run(next.name, next.start);
     }
-    if (this.pending.length > 0) {
+    if (this.pending.size > 0) {
       // Unref'd: a timer alone must not keep the process alive.
       this.recheck ??= setInterval(() => this.runPending(), LIMIT_RECHECK_MS).unref();
     } else if (this.recheck) {
@@ -256,20 +330,38 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       trigger: start.trigger,
       ...(start.attempt !== undefined && { attempt: start.attempt }),
     };
+    const transfer = transferOf(start);
+    if (!this.startNumbers.has(transfer)) this.startNumbers.set(transfer, this.sequence++);
     const startedAt = new Date().toISOString();
-    const execution = this.machine.run(input, {
-      overrides: this.overrides,
-      noThrowOnAbort: true,
-      context: { Execution: { Id: `${LOCAL_STATE_MACHINE_ARN}:${name}`, Name: name } },
-    });
+    // Outside the context of whatever started it (an HTTP request): the execution is no part of it.
+    const execution = inOwnContext(name, () =>
+      this.machine.run(input, {
+        overrides: this.overrides,
+        noThrowOnAbort: true,
+        context: { Execution: { Id: `${LOCAL_STATE_MACHINE_ARN}:${name}`, Name: name } },
+      }),
+    );
+    this.runnable++;
 
     let entered = 0;
     let retries = 0;
     let aborted = false;
+    let inWait = false;
     const counted = (async () => {
       for await (const event of execution.eventLogs) {
-        if (event.type === 'StateEntered') entered += 1;
-        else if (event.type === 'StateRetried') retries += 1;
+        if (event.type === 'StateEntered') {
+          entered += 1;
+          if (event.state.type === 'Wait' && !inWait) {
+            // Waiting needs no slot: another execution may run meanwhile.
+            inWait = true;
+            this.runnable--;
+            this.runPending();
+          }
+        } else if (event.type === 'StateExited' && event.state.type === 'Wait' && inWait) {
+          // Runnable again, even above the limit for a moment: its tasks still wait for a task slot.
+          inWait = false;
+          this.runnable++;
+        } else if (event.type === 'StateRetried') retries += 1;
         else if (event.type === 'ExecutionAborted') aborted = true;
       }
     })();
@@ -301,12 +393,13 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         }
         this.options.onExecution?.(summary);
         if (this.options.executionsFile) {
-          await appendFile(this.options.executionsFile, `${JSON.stringify(summary)}\n`).catch(
-            () => undefined,
-          );
+          await appendFile(this.options.executionsFile, `${JSON.stringify(summary)}\n`, {
+            mode: 0o600,
+          }).catch(() => undefined);
         }
       })
       .finally(() => {
+        if (!inWait) this.runnable--;
         this.running.delete(name);
         this.finished(start);
         this.runPending();
@@ -314,19 +407,24 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     this.running.set(name, { abort: execution.abort, done });
   }
 
-  /** Executions running now. */
+  /** Executions running now, not counting those in a Wait state. */
   get inFlight(): number {
-    return this.running.size;
+    return this.runnable;
+  }
+
+  /** Executions in a Wait state (a value date, a clearing poll). */
+  get waiting(): number {
+    return this.running.size - this.runnable;
   }
 
   /** Executions started but waiting for a free slot. */
   get queued(): number {
-    return this.pending.length;
+    return this.pending.size;
   }
 
   /** Resolves once no execution runs or waits (including those started meanwhile). */
   async idle(): Promise<void> {
-    while (this.running.size > 0 || this.pending.length > 0) {
+    while (this.running.size > 0 || this.pending.size > 0) {
       await Promise.all([...this.running.values()].map((run) => run.done));
     }
   }
@@ -337,7 +435,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.pending.length = 0;
+    this.pending.clear();
     for (const run of this.running.values()) run.abort();
     await this.idle();
   }

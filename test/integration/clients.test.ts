@@ -25,7 +25,8 @@ const clients = async (
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> => {
   const child = spawn(process.execPath, ['--import', 'tsx', CLIENTS_SCRIPT, ...args], {
-    env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint, DATA_DIR: service.dataDir },
+    // DATA_DIR alone: the tool finds the table's socket in it.
+    env: { ...process.env, DATA_DIR: service.dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

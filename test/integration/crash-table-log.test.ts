@@ -10,6 +10,7 @@ import {
   type LocalService,
   removeDataDir,
   requestToken,
+  socketGone,
   startLocalService,
 } from './support/local-service.ts';
 
@@ -32,22 +33,10 @@ afterAll(async () => {
   for (const folder of folders) await removeDataDir(folder);
 });
 
-const gone = async (url: string) => {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    try {
-      await fetch(url);
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} still answers`);
-};
-
-const paymentIdsInTable = async (endpoint: string): Promise<string[]> => {
+const paymentIdsInTable = async (socket: string): Promise<string[]> => {
   const items =
     (
-      await createDocumentClient(endpoint).scan({
+      await createDocumentClient(undefined, socket).scan({
         TableName: 'credit-transfers',
         ConsistentRead: true,
         FilterExpression: 'sk = :sk',
@@ -86,10 +75,10 @@ it('drives every transfer the table still holds to a final status after a power 
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  const { dynamodbEndpoint } = service;
+  const { tableSocket } = service;
   await service.kill();
   service = undefined;
-  await gone(dynamodbEndpoint);
+  expect(await socketGone(tableSocket)).toBe(true);
 
   const log = await readFile(newestLog(join(original, 'dynamodb')));
   const boundaries = recordBoundaries(log);
@@ -119,7 +108,7 @@ it('drives every transfer the table still holds to a final status after a power 
     repairedCounts.push(Number(repaired));
 
     const after = await requestToken(service.baseUrl, 'transactions:read');
-    const pending = new Set(await paymentIdsInTable(service.dynamodbEndpoint));
+    const pending = new Set(await paymentIdsInTable(service.tableSocket));
     while (pending.size > 0 && Date.now() - restartedAt < 30_000) {
       for (const paymentId of [...pending]) {
         const reply = await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token: after });

@@ -46,7 +46,7 @@ const storedTransfers = async (): Promise<Record<string, unknown>[]> => {
 beforeAll(async () => {
   service = await startLocalService();
   token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-  table = createDocumentClient(service.dynamodbEndpoint);
+  table = createDocumentClient(undefined, service.tableSocket);
 });
 
 afterAll(async () => {

@@ -116,7 +116,7 @@ const eventsWhen = async (
 beforeAll(async () => {
   service = await startLocalService({ env: { SANDBOX_HOLD_SECONDS: String(HOLD_SECONDS) } });
   token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-  table = createDocumentClient(service.dynamodbEndpoint);
+  table = createDocumentClient(undefined, service.tableSocket);
 });
 
 afterAll(async () => {

@@ -29,7 +29,7 @@ let clients: DynamoDbClientStore;
 
 beforeAll(async () => {
   service = await startLocalService();
-  const documents = createDocumentClient(service.dynamodbEndpoint);
+  const documents = createDocumentClient(undefined, service.tableSocket);
   store = new DynamoDbCreditTransferStore(documents, TABLE);
   clients = new DynamoDbClientStore(documents, TABLE);
 });

@@ -69,9 +69,9 @@ const ids = (records: CreditTransferRecord[]) => records.map((r) => r.paymentId)
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'list-store-'));
-  dynalite = await startDynalite({ host: '127.0.0.1', port: 0, path: join(dataDir, 'dynamodb') });
-  client = createDynamoDbClient(dynalite.endpoint);
-  documents = createDocumentClient(dynalite.endpoint);
+  dynalite = await startDynalite({ socket: join(dataDir, 'dynamodb.sock'), path: join(dataDir, 'dynamodb') });
+  client = createDynamoDbClient({ socket: dynalite.socket });
+  documents = createDocumentClient(undefined, dynalite.socket);
   await ensureTable(client, TABLE);
   store = new DynamoDbCreditTransferStore(documents, TABLE);
 });

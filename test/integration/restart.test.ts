@@ -10,6 +10,8 @@ import {
   type LocalService,
   removeDataDir,
   requestToken,
+  socketAnswers,
+  socketGone,
   startLocalService,
 } from './support/local-service.ts';
 
@@ -62,20 +64,21 @@ it('keeps clients, payments and the signing key across a restart', async () => {
   await expect(requestToken(service.baseUrl)).resolves.toBeTypeOf('string');
 });
 
-it('stops dynalite with the service on SIGTERM, leaving the port free', async () => {
+it('stops dynalite with the service on SIGTERM, leaving nothing on its socket', async () => {
   const running = await startLocalService();
   const health = await fetch(`${running.baseUrl}/health`);
   expect(health.status).toBe(200);
-  const endpoint = running.dynamodbEndpoint;
+  const socket = running.tableSocket;
+  expect(await socketAnswers(socket)).toBe(true);
   await running.stop();
+  expect(await socketAnswers(socket)).toBe(false);
   await removeDataDir(running.dataDir);
-  await expect(fetch(endpoint)).rejects.toThrow();
 });
 
 it('stops the service and dynalite when the npm process above them is killed outright', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'credit-transfers-npm-'));
   const npm = spawn('npm', ['start'], {
-    env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DATA_DIR: dataDir },
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = collectOutput(npm);
@@ -101,6 +104,6 @@ it('stops the service and dynalite when the npm process above them is killed out
     return false;
   };
   expect(await gone(`${baseUrl}/health`)).toBe(true);
-  expect(await gone(dynamodb)).toBe(true);
+  expect(await socketGone(dynamodb)).toBe(true);
   await removeDataDir(dataDir);
 });

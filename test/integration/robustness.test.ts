@@ -353,7 +353,8 @@ describe('answers the HTTP layer gives by itself', () => {
     ]) {
       expectProblem(await rawRequest(service.serviceUrl, [malformed]), 400, 'invalid_request');
     }
-    const longChunkExtension = `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20 * 1024)}\r\n`;
+    // With a token: the body is read only once the request is authorized.
+    const longChunkExtension = `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20 * 1024)}\r\n`;
     expectProblem(await rawRequest(service.serviceUrl, [longChunkExtension]), 413, 'payload_too_large');
   });
 
@@ -396,5 +397,61 @@ describe('answers the HTTP layer gives by itself', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('bodies refused before they are read', () => {
+  const TEN_MB = 10 * 1024 * 1024;
+  const firstBytes = 'x'.repeat(1024);
+
+  it('answers 401 to a large upload without a token before its body has been sent', async () => {
+    const head = requestText(service.serviceUrl, 'POST', TRANSFERS, [
+      json,
+      ['Content-Length', String(TEN_MB)],
+    ]);
+    // Only the first kilobyte is ever sent: the answer cannot wait for the rest.
+    expectProblem(await rawRequest(service.serviceUrl, [head, firstBytes]), 401, 'unauthorized');
+  });
+
+  it('answers 413 to a declared length over the limit before its body has been sent, in the route’s own form', async () => {
+    const head = requestText(service.serviceUrl, 'POST', '/oauth/token', [
+      json,
+      ['Content-Length', String(TEN_MB)],
+    ]);
+    const reply = await rawRequest(service.serviceUrl, [head, firstBytes]);
+    expect(reply.status).toBe(413);
+    expect(reply.json.error).toBe('payload_too_large');
+    expect(reply.headers['content-type']).toEqual(['application/json']);
+
+    const initiation = requestText(service.serviceUrl, 'POST', TRANSFERS, [
+      authorized(),
+      json,
+      ['Content-Length', String(TEN_MB)],
+    ]);
+    expectProblem(await rawRequest(service.serviceUrl, [initiation, firstBytes]), 413, 'payload_too_large');
+  });
+
+  it('answers 413 to a chunked body once it grows past the limit, before it ends', async () => {
+    const head = requestText(service.serviceUrl, 'POST', TRANSFERS, [
+      authorized(),
+      json,
+      ['Transfer-Encoding', 'chunked'],
+    ]);
+    const chunk = `${(16 * 1024).toString(16)}\r\n${'x'.repeat(16 * 1024)}\r\n`;
+    // 80 KiB sent of a body that never ends: past the 64 KiB limit, the answer comes.
+    const reply = await rawRequest(service.serviceUrl, [head, ...Array.from({ length: 5 }, () => chunk)], {
+      gapMs: 20,
+    });
+    expectProblem(reply, 413, 'payload_too_large');
+  });
+
+  it('answers a client waiting for 100 Continue without asking for its body when the request is refused', async () => {
+    const head = requestText(service.serviceUrl, 'POST', TRANSFERS, [
+      json,
+      ['Content-Length', String(TEN_MB)],
+      ['Expect', '100-continue'],
+    ]);
+    const reply = await rawRequest(service.serviceUrl, [head]);
+    expectProblem(reply, 401, 'unauthorized');
   });
 });

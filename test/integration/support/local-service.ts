@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
   collectOutput,
@@ -54,6 +56,29 @@ export const startLocalService = async (
     stop: () => finish(service.stop),
     kill: () => finish(service.kill),
   };
+};
+
+/** Whether anything answers HTTP on the Unix socket (the table's, when its process runs). */
+export const socketAnswers = (socket: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    const outgoing = request(
+      { createConnection: () => connect(socket), path: '/', method: 'GET' },
+      (reply) => {
+        reply.resume();
+        resolve(true);
+      },
+    );
+    outgoing.on('error', () => resolve(false));
+    outgoing.end();
+  });
+
+/** Waits until nothing answers on the socket (at most 10 s); false if something still does. */
+export const socketGone = async (socket: string): Promise<boolean> => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (!(await socketAnswers(socket))) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
 };
 
 export const removeDataDir = (dataDir: string) => rm(dataDir, { recursive: true, force: true });
@@ -138,7 +163,7 @@ export const createClient = async (
     ],
     {
       // DATA_DIR: the audit event goes to the service's own events file.
-      env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint, DATA_DIR: service.dataDir },
+      env: { ...process.env, DATA_DIR: service.dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -5,13 +5,13 @@ import type { LocalService } from './local-service.ts';
 
 /** An operator's command (`npm run clients`, `npm run keys`) against the running local service and its data folder. */
 export const runScript = async (
-  service: Pick<LocalService, 'dynamodbEndpoint' | 'dataDir'>,
+  service: Pick<LocalService, 'dataDir'>,
   script: 'clients' | 'keys',
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> => {
   const path = fileURLToPath(new URL(`../../../scripts/${script}.ts`, import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
-    env: { ...process.env, DYNAMODB_ENDPOINT: service.dynamodbEndpoint, DATA_DIR: service.dataDir },
+    env: { ...process.env, DATA_DIR: service.dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

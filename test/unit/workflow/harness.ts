@@ -90,11 +90,12 @@ export const lifecycleStore = () => new DynamoDbLifecycleStore(documentClient(),
 export const initiate = async (
   workflow: WorkflowStarter | undefined,
   overrides: Record<string, unknown> = {},
+  tenant = TENANT,
 ): Promise<string> => {
   const { creditTransfer } = await initiateCreditTransfer(
     { store: new DynamoDbCreditTransferStore(documentClient(), TABLE), clock: systemClock, workflow },
     {
-      tenant: TENANT,
+      tenant,
       clientId: CLIENT,
       body: { paymentMethod: 'CreditTransfer', amount: '10.00', debtorAccountId: 'acc-001', ...overrides },
       servicer: {},
@@ -103,8 +104,8 @@ export const initiate = async (
   return creditTransfer.paymentId;
 };
 
-export const stored = async (paymentId: string): Promise<CreditTransferRecord> => {
-  const record = await lifecycleStore().get(TENANT, paymentId);
+export const stored = async (paymentId: string, tenant = TENANT): Promise<CreditTransferRecord> => {
+  const record = await lifecycleStore().get(tenant, paymentId);
   if (!record) throw new Error(`no transfer ${paymentId}`);
   return record;
 };

@@ -687,3 +687,43 @@ describe('the lifecycle store', () => {
     expect((await cancelOutOfCustomerProfile(cancelledFirst))?.status).toBe('Cancelled');
   });
 });
+
+describe('local workflow runner: fair between tenants', () => {
+  it('counts no execution that waits in a Wait state against maxRunning: a transfer started after held ones settles', async () => {
+    const { runner, executions } = await startRunner({
+      maxRunning: 2,
+      maxRunningWhenQuiet: 2,
+      // Held far longer than the test: only runner.stop() ends these executions.
+      waitTimeOverrides: { HoldUntilValueDate: 600_000 },
+    });
+    try {
+      const held = await Promise.all(
+        Array.from({ length: 5 }, () => initiate(runner, { valueDate: tomorrow() }, 'tenant-holding')),
+      );
+      await eventually(() => runner.waiting === held.length);
+      expect(runner.inFlight).toBe(0);
+
+      const other = await initiate(runner, {}, 'tenant-other');
+      await eventually(() => executionsOf(executions, other).length === 1);
+      expect(executionsOf(executions, other)[0]?.status).toBe('SUCCEEDED');
+      expect(runner.waiting).toBe(held.length);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it("serves waiting tasks tenant by tenant: one tenant's backlog delays another's transfer by a turn, not by the backlog", async () => {
+    const { runner, executions } = await startRunner({ maxActiveTasks: 1, maxActiveTasksWhenQuiet: 1 });
+    const backlog = await Promise.all(Array.from({ length: 12 }, () => initiate(runner, {}, 'tenant-busy')));
+    const other = await initiate(runner, {}, 'tenant-other');
+    await runner.idle();
+
+    expect(executionsOf(executions, other)[0]?.status).toBe('SUCCEEDED');
+    // Served in turn, the lone transfer ends among the first few (the busy tenant's oldest ones
+    // share the turns); first come, first served, it would end last.
+    const finished = executions.map((execution) => execution.tenant);
+    expect(finished.indexOf('tenant-other')).toBeLessThan(4);
+    for (const paymentId of backlog)
+      expect(statusesOf(await stored(paymentId, 'tenant-busy'))).toEqual(SETTLED);
+  });
+});

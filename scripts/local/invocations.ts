@@ -1,0 +1,23 @@
+import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
+
+/**
+ * Locally every function runs in one process, many invocations at once: HTTP requests, the
+ * authorizer, workflow tasks, reconciler runs. Powertools keeps what an invocation appends to the
+ * logger (tenant, client, paymentId, step) per invocation in Lambda's InvokeStore when
+ * AWS_LAMBDA_MAX_CONCURRENCY is set, as on a Lambda environment that serves several at once;
+ * otherwise those keys are shared by the whole process and one request's lines carry another's.
+ * So the local runtime sets it and runs each invocation in a context of its own.
+ */
+let store: InvokeStoreBase | undefined;
+
+/** Before any handler runs: from now on each invocation keeps its own log context. */
+export const useInvocationContexts = async (): Promise<void> => {
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1024';
+  store = await InvokeStore.getInstanceAsync(true);
+};
+
+/** Runs `invocation` in a context of its own, under its Lambda request id. */
+export const inOwnContext = <T>(requestId: string, invocation: () => T): T =>
+  store === undefined
+    ? invocation()
+    : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation);
