@@ -1,6 +1,8 @@
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { CreditTransferStack } from './credit-transfer-stack.ts';
+import { RecoveryStack } from './recovery-stack.ts';
 import { stageConfig } from './stage-config.ts';
 
 /** One stack per stage, so stages live side by side in one account. */
@@ -8,11 +10,13 @@ export const stackNameOf = (stage: string): string => `CreditTransfers-${stage}`
 
 /**
  * The CDK app: the stack of one stage (context `stage`, default `dev`; every other setting in
- * lib/stage-config.ts), checked by cdk-nag's AWS Solutions rules during synthesis. An
- * unacknowledged finding fails `cdk synth`; every acknowledgement sits on the construct it
- * concerns and says why.
+ * lib/stage-config.ts), checked during synthesis by cdk-nag's AWS Solutions rules and by AWS
+ * Control Tower's proactive rules (cfn-guard). An unacknowledged finding fails `cdk synth`; every
+ * acknowledgement sits on the construct it concerns and says why.
  */
-export const createApp = (props: AppProps = {}): { app: App; stack: CreditTransferStack } => {
+export const createApp = (
+  props: AppProps = {},
+): { app: App; stack: CreditTransferStack; recoveryStack?: RecoveryStack } => {
   const app = new App(props);
   const config = stageConfig((name) => app.node.tryGetContext(name));
 
@@ -20,7 +24,18 @@ export const createApp = (props: AppProps = {}): { app: App; stack: CreditTransf
     description: `Credit transfer API, stage ${config.stage}: REST API, Lambda functions, DynamoDB table, lifecycle workflow, KMS token signing key`,
     config,
   });
+  // The backup region's part of the stage, deployed there first (docs/operations.md).
+  let recoveryStack: RecoveryStack | undefined;
+  if (config.backup.copyRegion !== undefined) {
+    recoveryStack = new RecoveryStack(app, `${stack.stackName}-recovery`, {
+      description: `Credit transfer API, stage ${config.stage}: what its recovery needs in ${config.backup.copyRegion}`,
+      env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: config.backup.copyRegion },
+      primaryStackName: stack.stackName,
+      backup: config.backup,
+    });
+    stack.addStackDependency(recoveryStack, 'The backup plan copies into its vault');
+  }
 
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { app, stack };
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new CfnGuardValidator());
+  return { app, stack, ...(recoveryStack && { recoveryStack }) };
 };

@@ -123,11 +123,12 @@ export const sandboxClearingKey = (tenant: string, paymentId: string): TableKey 
 });
 
 /**
- * The failed-authentication count of a client id, known or not, beside the client's own item. An
+ * The failed-authentication count of a client id, known or not, in a partition of its own: the
+ * token function may write these but never a client record (its grant names THROTTLE# only). An
  * id no client can have (outside CLIENT_ID_PATTERN, which has no ':') is counted under its hash,
  * so no sent id can reach another key or make one arbitrarily long.
  */
 export const authenticationFailuresKey = (clientId: string): TableKey => ({
-  pk: `CLIENT#${CLIENT_ID_PATTERN.test(clientId) ? clientId : `sha256:${createHash('sha256').update(clientId).digest('base64url')}`}`,
+  pk: `THROTTLE#${CLIENT_ID_PATTERN.test(clientId) ? clientId : `sha256:${createHash('sha256').update(clientId).digest('base64url')}`}`,
   sk: 'AUTHENTICATION_FAILURES',
 });

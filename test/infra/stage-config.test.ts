@@ -18,8 +18,9 @@ describe('stage settings from context', () => {
   });
 
   it('turns WAF on for prod, and lets any stage switch it', () => {
-    expect(configOf({ stage: 'prod', sandbox: 'true' }).waf).toBe(true);
-    expect(configOf({ stage: 'prod', sandbox: 'true', waf: 'false' }).waf).toBe(false);
+    const pager = { alarmEmail: 'oncall@bank.example' };
+    expect(configOf({ stage: 'prod', sandbox: 'true', ...pager }).waf).toBe(true);
+    expect(configOf({ stage: 'prod', sandbox: 'true', waf: 'false', ...pager }).waf).toBe(false);
     expect(configOf({ stage: 'test', waf: 'true' }).waf).toBe(true);
   });
 
