@@ -70,6 +70,10 @@ export class CreditTransferLifecycle extends Construct {
       eventPattern: { account: [Stack.of(this).account] },
       retention: props.archiveRetention ?? Duration.days(365),
     });
+    // Both outlive the stack: the archive is the record of every status event, replayable only
+    // into the bus it came from.
+    this.eventBus.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.archive.applyRemovalPolicy(RemovalPolicy.RETAIN);
 
     const taskFunction = (key: keyof typeof WORKFLOW_FUNCTIONS): ServiceFunction => {
       const { entry, description } = WORKFLOW_FUNCTIONS[key];

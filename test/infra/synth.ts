@@ -39,7 +39,11 @@ export const synthesize = (context: Record<string, string> = {}): Synthesized =>
   const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as {
     pluginReports: {
       pluginName: string;
-      violations: { ruleName: string; severity: string; violatingConstructs?: { constructPath?: string }[] }[];
+      violations: {
+        ruleName: string;
+        severity: string;
+        violatingConstructs?: { constructPath?: string }[];
+      }[];
     }[];
   };
   const nagFindings = report.pluginReports
