@@ -1,7 +1,17 @@
-import { App, type AppProps, Aspects, Validations } from 'aws-cdk-lib';
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
+import {
+  App,
+  type AppProps,
+  Aspects,
+  type IPolicyValidationContextBeta1,
+  type IPolicyValidationPluginBeta1,
+  type PolicyValidationPluginReportBeta1,
+  Validations,
+} from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { SdkEndpointSettings } from './constructs/function-defaults.ts';
 import { CreditTransferStack } from './credit-transfer-stack.ts';
+import { RecoveryStack } from './recovery-stack.ts';
 import { stageConfig } from './stage-config.ts';
 
 /** One stack per stage, so stages live side by side in one account. */
@@ -9,11 +19,13 @@ export const stackNameOf = (stage: string): string => `CreditTransfers-${stage}`
 
 /**
  * The CDK app: the stack of one stage (context `stage`, default `dev`; every other setting in
- * lib/stage-config.ts), checked by cdk-nag's AWS Solutions rules during synthesis. An
- * unacknowledged finding fails `cdk synth`; every acknowledgement sits on the construct it
- * concerns and says why.
+ * lib/stage-config.ts), checked during synthesis by cdk-nag's AWS Solutions rules and by AWS
+ * Control Tower's proactive rules (cfn-guard). An unacknowledged finding fails `cdk synth`; every
+ * acknowledgement sits on the construct it concerns and says why.
  */
-export const createApp = (props: AppProps = {}): { app: App; stack: CreditTransferStack } => {
+export const createApp = (
+  props: AppProps = {},
+): { app: App; stack: CreditTransferStack; recoveryStack?: RecoveryStack } => {
   const app = new App(props);
   const config = stageConfig((name) => app.node.tryGetContext(name));
 
@@ -21,8 +33,39 @@ export const createApp = (props: AppProps = {}): { app: App; stack: CreditTransf
     description: `Credit transfer API, stage ${config.stage}: REST API, Lambda functions, DynamoDB table, lifecycle workflow, KMS token signing key`,
     config,
   });
+  // The backup region's part of the stage, deployed there first (docs/operations.md).
+  let recoveryStack: RecoveryStack | undefined;
+  if (config.backup.copyRegion !== undefined) {
+    recoveryStack = new RecoveryStack(app, `${stack.stackName}-recovery`, {
+      description: `Credit transfer API, stage ${config.stage}: what its recovery needs in ${config.backup.copyRegion}`,
+      env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: config.backup.copyRegion },
+      primaryStackName: stack.stackName,
+      backup: config.backup,
+    });
+    stack.addStackDependency(recoveryStack, 'The backup plan copies into its vault');
+  }
 
   Aspects.of(stack).add(new SdkEndpointSettings(config.awsEndpoints));
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { app, stack };
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ControlTowerRules());
+  return { app, stack, ...(recoveryStack && { recoveryStack }) };
 };
+
+/**
+ * AWS Control Tower's proactive rules (cfn-guard). Its findings carry no severity, and once any
+ * of them is acknowledged the CDK counts only findings of severity `error` as failing: each is
+ * given that severity, so an unacknowledged one still fails `cdk synth`.
+ */
+class ControlTowerRules implements IPolicyValidationPluginBeta1 {
+  private readonly guard = new CfnGuardValidator();
+  readonly name = this.guard.name;
+  readonly version = this.guard.version;
+  readonly ruleIds = this.guard.ruleIds;
+
+  validate(context: IPolicyValidationContextBeta1): PolicyValidationPluginReportBeta1 {
+    const report = this.guard.validate(context);
+    return {
+      ...report,
+      violations: report.violations.map((v) => ({ ...v, severity: v.severity ?? 'error' })),
+    };
+  }
+}

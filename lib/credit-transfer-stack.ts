@@ -1,5 +1,6 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { ROUTES } from '#routes';
@@ -7,11 +8,13 @@ import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { CreditTransferApi } from './constructs/api.ts';
 import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
+import { grantsOnlyForAwsResources } from './constructs/key-policy.ts';
 import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
+import { TableBackup } from './constructs/table-backup.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
 import { WebhookDelivery } from './constructs/webhook-delivery.ts';
 import {
@@ -20,6 +23,7 @@ import {
   routeBindings,
   type ServiceResources,
 } from './function-bindings.ts';
+import type { FunctionGroup } from './operations-config.ts';
 import type { StageConfig } from './stage-config.ts';
 
 export interface CreditTransferStackProps extends StackProps {
@@ -42,6 +46,7 @@ export class CreditTransferStack extends Stack {
   readonly connectorSecret?: ISecret;
   readonly webAcl?: ApiWebAcl;
   readonly monitoring: Monitoring;
+  readonly backup: TableBackup;
 
   constructor(scope: Construct, id: string, props: CreditTransferStackProps) {
     super(scope, id, props);
@@ -55,18 +60,25 @@ export class CreditTransferStack extends Stack {
       generation: config.signingKeyGeneration,
       ...(config.backupRegion !== undefined && { backupRegion: config.backupRegion }),
     });
+    for (const key of this.signingKey.keys) key.addToResourcePolicy(grantsOnlyForAwsResources());
     this.cursorKey = new ListCursorKey(this, 'ListCursorKey');
+    this.backup = new TableBackup(this, 'Backup', {
+      table: this.table.table,
+      name: this.stackName,
+      config: config.backup,
+    });
 
     if (config.rail.kind === 'connector') {
       this.connectorSecret =
         config.rail.secretArn === undefined
-          ? this.createConnectorSecret()
+          ? this.createConnectorSecret(config.backup.copyRegion)
           : Secret.fromSecretCompleteArn(this, 'ConnectorSecret', config.rail.secretArn);
     }
     const rail = railAccess(
       config.rail.kind === 'connector' && this.connectorSecret
         ? { kind: 'connector', url: config.rail.url, secret: this.connectorSecret }
         : { kind: 'sandbox' },
+      this.table.table,
     );
 
     this.lifecycle = new CreditTransferLifecycle(this, 'Lifecycle', {
@@ -74,6 +86,7 @@ export class CreditTransferStack extends Stack {
       rail,
       name: `${this.stackName}-lifecycle`,
       logRetention: config.logRetention,
+      reconcileEvery: RECONCILE_EVERY,
     });
     this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
       eventBus: this.lifecycle.eventBus,
@@ -83,6 +96,7 @@ export class CreditTransferStack extends Stack {
       eventBus: this.lifecycle.eventBus,
       table: this.table.table,
       logRetention: config.logRetention,
+      stageName: config.stage,
     });
 
     this.api = new CreditTransferApi(this, 'Api', {
@@ -101,18 +115,20 @@ export class CreditTransferStack extends Stack {
           getCreditTransferStatus: config.provisionedConcurrency.status,
         },
       },
+      ...(config.mtlsTruststore && { mtlsTruststore: config.mtlsTruststore }),
     });
     if (config.waf) {
       this.webAcl = new ApiWebAcl(this, 'WebAcl', {
         stageArn: this.api.restApi.deploymentStage.stageArn,
-        metricPrefix: this.stackName,
+        name: this.stackName,
+        logRetention: config.logRetention,
       });
     }
 
     const resources: ServiceResources = {
       table: this.table.table,
       signingKey: this.signingKey,
-      cursorKey: this.cursorKey.key,
+      cursorKey: this.cursorKey,
       lifecycle: this.lifecycle.stateMachine,
       issuer: config.issuer,
       audience: config.audience,
@@ -122,25 +138,38 @@ export class CreditTransferStack extends Stack {
     }
     bind(this.api.authorizerFunction.function, ...AUTHORIZER_BINDINGS(resources));
 
-    const functions = new Map<string, IFunction>([
-      ['Authorizer', this.api.authorizerFunction.function],
-      ...ROUTES.map((route): [string, IFunction] => [
+    // Every function by a readable name, with its concurrency group.
+    const grouped: [string, LambdaFunction, FunctionGroup][] = [
+      ['Authorizer', this.api.authorizerFunction.function, 'authorizer'],
+      ...ROUTES.map((route): [string, LambdaFunction, FunctionGroup] => [
         pascalCase(route.operationId),
         this.api.functionFor(route.operationId).function,
+        'api',
       ]),
-      ...Object.entries(this.lifecycle.taskFunctions).map(([key, fn]): [string, IFunction] => [
-        pascalCase(key),
-        fn.function,
-      ]),
-      ['Reconciler', this.lifecycle.reconciler.function],
-      ['WebhookIngest', this.webhooks.ingestFunction.function],
-      ['WebhookDeliver', this.webhooks.deliverFunction.function],
-    ]);
+      ...Object.entries(this.lifecycle.taskFunctions).map(
+        ([key, fn]): [string, LambdaFunction, FunctionGroup] => [pascalCase(key), fn.function, 'workflow'],
+      ),
+      ['Reconciler', this.lifecycle.reconciler.function, 'reconciler'],
+      // Webhook delivery shares the workflow's reserved share: both run behind the API, off its path.
+      ['WebhookIngest', this.webhooks.ingestFunction.function, 'workflow'],
+      ['WebhookDeliver', this.webhooks.deliverFunction.function, 'workflow'],
+    ];
+    for (const [, fn, group] of grouped) {
+      // The stage is a dimension of the service's own metrics (lambdas/shared/metrics.ts).
+      fn.addEnvironment('STAGE', config.stage);
+      const reserved = config.reservedConcurrency[group];
+      // A stage's own share of the account's concurrency: another stage cannot starve it.
+      if (reserved !== undefined)
+        (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
+    }
+    const functions = new Map(grouped.map(([name, fn]): [string, LambdaFunction] => [name, fn]));
     this.monitoring = new Monitoring(this, 'Monitoring', {
       name: this.stackName,
       stage: this.api.restApi.deploymentStage,
+      stageName: config.stage,
       functions,
       authorizer: this.api.authorizerFunction.function,
+      reconciler: { function: this.lifecycle.reconciler.function, every: RECONCILE_EVERY },
       stateMachine: this.lifecycle.stateMachine,
       table: this.table.table,
       deadLetterQueues: new Map([
@@ -158,10 +187,44 @@ export class CreditTransferStack extends Stack {
           },
         ],
       ]),
+      queueAges: new Map([
+        // A reader an hour behind is a reader in trouble.
+        [
+          'StatusEventQueue',
+          { queue: this.statusEventConsumer.queue, oldestMessageBound: Duration.hours(1) },
+        ],
+        // Half the dead-letter queues' 14 days: a week left to redrive before messages are lost.
+        [
+          'StatusEventQueueDeadLetters',
+          { queue: this.statusEventConsumer.queueDeadLetters, oldestMessageBound: Duration.days(7) },
+        ],
+        [
+          'StatusEventRuleDeadLetters',
+          { queue: this.statusEventConsumer.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
+        ],
+        // Status changes waiting to be turned into deliveries: minutes late is already late for a webhook.
+        ['WebhookQueue', { queue: this.webhooks.queue, oldestMessageBound: Duration.minutes(15) }],
+        [
+          'WebhookQueueDeadLetters',
+          { queue: this.webhooks.queueDeadLetters, oldestMessageBound: Duration.days(7) },
+        ],
+        [
+          'WebhookRuleDeadLetters',
+          { queue: this.webhooks.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
+        ],
+      ]),
+      ...(this.webAcl && { webAclName: this.webAcl.name }),
       ...(config.alarmEmail !== undefined && { alarmEmail: config.alarmEmail }),
+      ...(config.alarmTopicArn !== undefined && { alarmTopicArn: config.alarmTopicArn }),
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the API stage' });
+    this.acknowledgeControlTowerRules(config);
+
+    // With a custom domain the execute-api endpoint is disabled: the domain is the only way in.
+    new CfnOutput(this, 'ApiUrl', {
+      value: config.customDomain ? `https://${config.customDomain.domainName}/` : this.api.restApi.url,
+      description: 'Base URL of the API stage',
+    });
     if (this.api.domain) {
       new CfnOutput(this, 'CustomDomainTarget', {
         value: this.api.domain.domainNameAliasDomainName,
@@ -197,12 +260,36 @@ export class CreditTransferStack extends Stack {
     }
   }
 
+  /** Control Tower rules this stack does not follow, stack-wide choices, each with its reason. */
+  private acknowledgeControlTowerRules(config: StageConfig): void {
+    Validations.of(this).acknowledge(
+      {
+        id: 'cdk-validator-cfnguard::lambda_inside_vpc_check',
+        reason:
+          'The functions reach only AWS APIs and the https connector, each authenticated (SigV4, HMAC) and over TLS; a VPC would add NAT gateways or an interface endpoint per service per zone and cold-start latency without guarding any data the IAM grants do not already guard.',
+      },
+      {
+        id: 'cdk-validator-cfnguard::cloudwatch_log_group_encrypted_check',
+        reason:
+          'CloudWatch Logs encrypts every log group at rest with keys of its own; the logs hold identifiers and errors, never request bodies, secrets or tokens (API logs at ERROR without data trace, WAF logs with Authorization redacted, executions without input or output).',
+      },
+    );
+    if (config.logRetention !== RetentionDays.INFINITE && config.logRetention < RetentionDays.ONE_YEAR) {
+      Validations.of(this).acknowledge({
+        id: 'cdk-validator-cfnguard::cloudwatch_log_group_retention_period_check',
+        reason: `Stage ${config.stage} keeps its logs ${config.logRetention} days by choice (context logRetentionDays; a year on prod by default).`,
+      });
+    }
+  }
+
   /** A generated HMAC key, retained: the connector holds the same key, and losing it stops payments. */
-  private createConnectorSecret(): Secret {
+  private createConnectorSecret(replicaRegion: string | undefined): Secret {
     const secret = new Secret(this, 'ConnectorSecret', {
       description: `HMAC key the credit transfer workflow (${this.stackName}) signs connector requests with`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
       removalPolicy: RemovalPolicy.RETAIN,
+      // A copy in the backup region, for a stage redeployed there after a region is lost.
+      ...(replicaRegion !== undefined && { replicaRegions: [{ region: replicaRegion }] }),
     });
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
@@ -212,5 +299,8 @@ export class CreditTransferStack extends Stack {
     return secret;
   }
 }
+
+/** How often the schedule runs the reconciler: also its heartbeat alarm's period. */
+const RECONCILE_EVERY = Duration.minutes(5);
 
 const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);

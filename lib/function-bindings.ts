@@ -1,10 +1,10 @@
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Grant } from 'aws-cdk-lib/aws-iam';
-import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { LIST_INDEXES, WEBHOOK_INDEX } from '#adapters/table-definition';
 import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import type { ListCursorKey } from './constructs/cursor-key.ts';
 import type { Binding } from './constructs/function-defaults.ts';
 import type { TokenSigningKeys } from './constructs/signing-key.ts';
 
@@ -13,7 +13,7 @@ export interface ServiceResources {
   readonly table: ITable;
   readonly signingKey: TokenSigningKeys;
   /** The HMAC key the list cursors' secret is derived from. */
-  readonly cursorKey: IKey;
+  readonly cursorKey: ListCursorKey;
   /** The credit transfer lifecycle workflow. */
   readonly lifecycle: IStateMachine;
   /** The `iss` and `aud` of the access tokens. */
@@ -33,21 +33,51 @@ type SigningKeyAction = 'Sign' | 'GetPublicKey';
 const TABLE_WRITES: readonly TableAction[] = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
 
 /**
- * Item actions on the table itself; `indexes` adds exactly the named indexes (for Query),
- * never `index/*`. A table under a customer managed key also needs its key, for exactly that use.
+ * The partition key prefixes of the table's items (lambdas/adapters/keys.ts), as the grants name
+ * them. A grant names the prefixes a function needs, and DynamoDB refuses any other partition.
+ */
+export const KEY_PREFIXES = {
+  /** A tenant's credit transfers, and the list indexes' partitions (also per tenant). */
+  creditTransfers: 'TENANT#',
+  clients: 'CLIENT#',
+  /** The failed-authentication counts. */
+  authenticationThrottle: 'THROTTLE#',
+  /** The reconciler's recovery index partitions. */
+  recovery: 'RECOVERY#',
+  /** The sandbox rail's clearing records. */
+  sandboxClearing: 'SANDBOX_CLEARING#',
+  /** The signing key schedule (one item, SIGNING_KEYS / SCHEDULE). */
+  signingKeys: 'SIGNING_KEYS',
+  /** The webhook deliveries waiting for an attempt, by due time (WEBHOOK_INDEX's shards). */
+  webhookDue: 'WEBHOOK_DUE#',
+} as const;
+export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
+
+/**
+ * Item actions on the table itself, on the items whose partition key starts with one of
+ * `prefixes` (`dynamodb:LeadingKeys`; a Query on an index is checked against the index's
+ * partition key); `indexes` adds exactly the named indexes (for Query), never `index/*`. A table
+ * under a customer managed key also needs its key, for exactly that use.
  */
 export const tableAccess = (
   table: ITable,
   actions: readonly TableAction[],
+  prefixes: readonly KeyPrefix[],
   indexes: readonly string[] = [],
 ): Binding => ({
   environment: { TABLE_NAME: table.tableName },
   grant: (grantee) => {
-    Grant.addToPrincipal({
-      grantee,
-      actions: actions.map((action) => `dynamodb:${action}`),
-      resourceArns: [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)],
-    });
+    if (prefixes.length === 0) throw new Error('A table grant names the key prefixes it covers');
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: actions.map((action) => `dynamodb:${action}`),
+        resources: [table.tableArn, ...indexes.map((index) => `${table.tableArn}/index/${index}`)],
+        // ForAllValues: every key of a batch or transaction must match.
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) },
+        },
+      }),
+    );
     if (table.encryptionKey === undefined) return;
     const writes = actions.some((action) => TABLE_WRITES.includes(action));
     table.encryptionKey.grant(
@@ -77,7 +107,7 @@ export const signingKeyAccess = (
     },
   },
   // The schedule item (SIGNING_KEYS / SCHEDULE).
-  tableAccess(table, ['GetItem']),
+  tableAccess(table, ['GetItem'], [KEY_PREFIXES.signingKeys]),
 ];
 
 /** The rail the workflow runs on, as the functions read it: RAIL, and for the connector its URL and key. */
@@ -90,9 +120,14 @@ export interface RailBinding {
 
 export const railAccess = (
   rail: { kind: 'sandbox' } | { kind: 'connector'; url: string; secret: ISecret },
+  table: ITable,
 ): RailBinding =>
   rail.kind === 'sandbox'
-    ? { everyFunction: { environment: { RAIL: 'sandbox' } }, railCallers: {} }
+    ? {
+        everyFunction: { environment: { RAIL: 'sandbox' } },
+        // The sandbox keeps its clearing records in the table, in a partition of their own.
+        railCallers: tableAccess(table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.sandboxClearing]),
+      }
     : {
         everyFunction: { environment: { RAIL: 'connector' } },
         railCallers: {
@@ -120,9 +155,12 @@ export const TASKS_CALLING_THE_RAIL: Readonly<Record<keyof typeof WORKFLOW_FUNCT
 };
 
 /** The list cursors' secret: derived by one GenerateMac per container, never read out of KMS. */
-export const cursorKeyAccess = (key: IKey): Binding => ({
-  environment: { LIST_CURSOR_KEY_ID: key.keyId },
-  grant: (grantee) => key.grant(grantee, 'kms:GenerateMac'),
+export const cursorKeyAccess = (key: ListCursorKey): Binding => ({
+  environment: { LIST_CURSOR_KEY_ID: key.key.keyId },
+  grant: (grantee) => {
+    key.key.grant(grantee, 'kms:GenerateMac');
+    key.allowMac(grantee.grantPrincipal);
+  },
 });
 
 /** Lets a function start lifecycle executions, and tells it which state machine. */
@@ -147,11 +185,12 @@ type Bindings = (resources: ServiceResources) => readonly Binding[];
  * A route missing here fails synthesis: a new route adds one line.
  */
 export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
-  // Sign, and read the public key once per container for the tokens' `kid`. GetItem: the client
-  // (CLIENT#<id>), the schedule (SIGNING_KEYS) and the failed-authentication counts, which
-  // UpdateItem writes (AUTHENTICATION_FAILURES#<id> / SOURCE#<address>, TTL attribute expiresAt).
+  // Sign, and read the public key once per container for the tokens' `kid`. Reads the client
+  // (CLIENT#<id>) and the schedule (SIGNING_KEYS); writes only the failed-authentication counts
+  // (THROTTLE#<id> / SOURCE#<address>, TTL attribute expiresAt), never a client.
   issueToken: (r) => [
-    tableAccess(r.table, ['GetItem', 'UpdateItem']),
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.clients, KEY_PREFIXES.authenticationThrottle]),
+    tableAccess(r.table, ['UpdateItem'], [KEY_PREFIXES.authenticationThrottle]),
     ...signingKeyAccess(r.signingKey, r.table, ['Sign', 'GetPublicKey']),
     tokenClaims(r),
   ],
@@ -164,26 +203,43 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(
       r.table,
       ['Query', 'GetItem', 'BatchGetItem'],
+      [KEY_PREFIXES.creditTransfers],
       Object.values(LIST_INDEXES).map((index) => index.indexName),
     ),
     cursorKeyAccess(r.cursorKey),
   ],
-  initiateCreditTransfer: (r) => [tableAccess(r.table, ['PutItem', 'GetItem']), workflowAccess(r.lifecycle)],
+  initiateCreditTransfer: (r) => [
+    tableAccess(r.table, ['PutItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
+    workflowAccess(r.lifecycle),
+  ],
   // Records the request by a conditional update, reads to explain a refusal, starts the workflow.
-  cancelCreditTransfer: (r) => [tableAccess(r.table, ['UpdateItem', 'GetItem']), workflowAccess(r.lifecycle)],
-  getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'])],
-  // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX).
-  createWebhookEndpoint: (r) => [tableAccess(r.table, ['Query', 'PutItem'])],
-  listWebhookEndpoints: (r) => [tableAccess(r.table, ['Query']), cursorKeyAccess(r.cursorKey)],
-  getWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem'])],
-  deleteWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem', 'DeleteItem'])],
-  rotateWebhookSecret: (r) => [tableAccess(r.table, ['GetItem', 'PutItem'])],
-  listWebhookDeliveries: (r) => [tableAccess(r.table, ['GetItem', 'Query'])],
+  cancelCreditTransfer: (r) => [
+    tableAccess(r.table, ['UpdateItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
+    workflowAccess(r.lifecycle),
+  ],
+  getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
+  // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).
+  createWebhookEndpoint: (r) => [tableAccess(r.table, ['Query', 'PutItem'], [KEY_PREFIXES.creditTransfers])],
+  listWebhookEndpoints: (r) => [
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.creditTransfers]),
+    cursorKeyAccess(r.cursorKey),
+  ],
+  getWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
+  deleteWebhookEndpoint: (r) => [
+    tableAccess(r.table, ['GetItem', 'DeleteItem'], [KEY_PREFIXES.creditTransfers]),
+  ],
+  rotateWebhookSecret: (r) => [tableAccess(r.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.creditTransfers])],
+  listWebhookDeliveries: (r) => [tableAccess(r.table, ['GetItem', 'Query'], [KEY_PREFIXES.creditTransfers])],
   redeliverWebhookEvents: (r) => [
-    tableAccess(r.table, ['GetItem', 'Query', 'PutItem'], [WEBHOOK_INDEX.indexName]),
+    tableAccess(
+      r.table,
+      ['GetItem', 'Query', 'PutItem'],
+      [KEY_PREFIXES.creditTransfers],
+      [WEBHOOK_INDEX.indexName],
+    ),
   ],
   listEvents: (r) => [
-    tableAccess(r.table, ['Query'], [WEBHOOK_INDEX.indexName]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.creditTransfers], [WEBHOOK_INDEX.indexName]),
     cursorKeyAccess(r.cursorKey),
   ],
   getOpenApiDocument: () => [],

@@ -1,4 +1,5 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { type OperationsConfig, operationsConfig } from './operations-config.ts';
 
 /** The rail the workflow functions submit payments to. */
 export type RailConfig =
@@ -12,7 +13,7 @@ export type RailConfig =
     };
 
 /** Everything that differs between stages, each with a default (README "Deploying"). */
-export interface StageConfig {
+export interface StageConfig extends OperationsConfig {
   /** Names the stack `CreditTransfers-<stage>` and the API stage. */
   readonly stage: string;
   readonly rail: RailConfig;
@@ -188,6 +189,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
       }),
     ) as ProvisionedConcurrency,
     ...(backupRegion !== undefined && { backupRegion }),
+    ...operationsConfig({ text, stage, production, alarmEmail, customDomain: domainName !== undefined }),
   };
 };
 

@@ -138,12 +138,13 @@ const SOURCE_ADDRESS_PATTERN = /^[0-9A-Fa-f:.]{2,45}$/;
 
 /**
  * The failed-authentication count of one client id (known or not) from one source address, in a
- * partition of its own (never the client's: whoever counts failures cannot touch a client record).
+ * partition of its own (never the client's: the token function may write THROTTLE# keys but never a
+ * client record, and its grant names no other prefix).
  * An id no client can have (outside CLIENT_ID_PATTERN, which has no ':' or '#') and an address that
  * is not one are counted under their hashes, so nothing sent can reach another key or make one long.
  */
 export const authenticationFailuresKey = (caller: { clientId: string; sourceAddress: string }): TableKey => ({
-  pk: `AUTHENTICATION_FAILURES#${CLIENT_ID_PATTERN.test(caller.clientId) ? caller.clientId : hashed(caller.clientId)}`,
+  pk: `THROTTLE#${CLIENT_ID_PATTERN.test(caller.clientId) ? caller.clientId : hashed(caller.clientId)}`,
   sk: `SOURCE#${SOURCE_ADDRESS_PATTERN.test(caller.sourceAddress) ? caller.sourceAddress : hashed(caller.sourceAddress)}`,
 });
 

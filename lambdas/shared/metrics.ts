@@ -8,7 +8,13 @@ import { SERVICE_NAME } from './logger.ts';
  * nothing without CloudWatch.
  */
 export const METRICS_NAMESPACE = 'CreditTransfers';
-export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+/** The stage (set by the stack) is a dimension of every metric, so each stage's alarms watch their own. */
+const stage = process.env.STAGE;
+export const metrics = new Metrics({
+  namespace: METRICS_NAMESPACE,
+  serviceName: SERVICE_NAME,
+  ...(stage !== undefined && stage !== '' && { defaultDimensions: { stage } }),
+});
 
 /** Publishes what this invocation stored; nothing (and no "no metrics" warning) when it stored none. */
 export const flushMetrics = (): void => {

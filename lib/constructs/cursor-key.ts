@@ -1,6 +1,8 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type IPrincipal, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
+import { keyPolicy } from './key-policy.ts';
 
 /**
  * The KMS HMAC key behind the list cursors' signing secret: the list function derives the secret
@@ -18,6 +20,20 @@ export class ListCursorKey extends Construct {
       keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
+      // Whoever derives the secret is named in the key policy (allowMac); no IAM policy can add one.
+      policy: keyPolicy(),
     });
+  }
+
+  /** Names a principal in the key policy as allowed to derive the cursor secret. */
+  allowMac(principal: IPrincipal): void {
+    this.key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'ListFunctionDerivesCursorSecret',
+        principals: [principal],
+        actions: ['kms:GenerateMac'],
+        resources: ['*'],
+      }),
+    );
   }
 }

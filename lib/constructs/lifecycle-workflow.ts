@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { RECOVERY_INDEX } from '#adapters/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import {
+  KEY_PREFIXES,
   type RailBinding,
   TASKS_CALLING_THE_RAIL,
   tableAccess,
@@ -69,6 +70,10 @@ export class CreditTransferLifecycle extends Construct {
       eventPattern: { account: [Stack.of(this).account] },
       retention: props.archiveRetention ?? Duration.days(365),
     });
+    // Both outlive the stack: the archive is the record of every status event, replayable only
+    // into the bus it came from.
+    this.eventBus.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.archive.applyRemovalPolicy(RemovalPolicy.RETAIN);
 
     const taskFunction = (key: keyof typeof WORKFLOW_FUNCTIONS): ServiceFunction => {
       const { entry, description } = WORKFLOW_FUNCTIONS[key];
@@ -77,11 +82,11 @@ export class CreditTransferLifecycle extends Construct {
         description,
         logRetention,
       });
-      // Every step reads the transfer and moves it by a conditional update; the sandbox rail
-      // keeps its clearing records in the same table.
+      // Every step reads the transfer and moves it by a conditional update, and touches no other
+      // partition (the rail callers on the sandbox also its clearing records: railCallers).
       bind(
         fn.function,
-        tableAccess(props.table, ['GetItem', 'UpdateItem']),
+        tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
         { environment: settings },
         props.rail.everyFunction,
         ...(TASKS_CALLING_THE_RAIL[key] ? [props.rail.railCallers] : []),
@@ -146,7 +151,9 @@ export class CreditTransferLifecycle extends Construct {
     });
     bind(
       this.reconciler.function,
-      tableAccess(props.table, ['Query', 'GetItem', 'UpdateItem'], [RECOVERY_INDEX.indexName]),
+      // Finds due transfers on the recovery index, then reads and moves each transfer.
+      tableAccess(props.table, ['Query'], [KEY_PREFIXES.recovery], [RECOVERY_INDEX.indexName]),
+      tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
       workflowAccess(this.stateMachine),
       // Its TransfersStuck metric: namespace CreditTransfers, dimension service=credit-transfers.
       {

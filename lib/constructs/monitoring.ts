@@ -15,28 +15,39 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { keyPolicy } from './key-policy.ts';
 import { TRANSFERS_STUCK_METRIC } from './lifecycle-workflow.ts';
 
 export interface MonitoringProps {
   /** Names the dashboard, unique per account (dashboards are global). */
   readonly name: string;
   readonly stage: Stage;
+  /** The stage's name: the `stage` dimension of the service's own metrics. */
+  readonly stageName: string;
   /** Every function of the stack, by a readable name. */
-  readonly functions: ReadonlyMap<string, IFunction>;
-  readonly authorizer: IFunction;
+  readonly functions: ReadonlyMap<string, LambdaFunction>;
+  readonly authorizer: LambdaFunction;
+  /** The reconciler and how often its schedule runs it: its heartbeat. */
+  readonly reconciler: { readonly function: LambdaFunction; readonly every: Duration };
   readonly stateMachine: StateMachine;
   readonly table: Table;
   /** Dead-letter queues, by a readable name: any message in one is an alarm. */
   readonly deadLetterQueues: ReadonlyMap<string, IQueue>;
   /** Counts, by a readable name, of which any is an alarm (e.g. webhook endpoints disabled). */
   readonly countAlarms?: ReadonlyMap<string, { description: string; metric: IMetric }>;
+  /** Every queue (dead-letter queues too), with the age its oldest message may reach. */
+  readonly queueAges: ReadonlyMap<string, { readonly queue: IQueue; readonly oldestMessageBound: Duration }>;
+  /** The web ACL's name, when there is one: its blocked requests. */
+  readonly webAclName?: string;
   readonly alarmEmail?: string;
+  /** An existing topic the alarms notify as well. */
+  readonly alarmTopicArn?: string;
 }
 
 /** Bounds of the alarms; each is a judgement to revisit with real traffic (docs/decisions.md). */
@@ -45,6 +56,13 @@ export const ALARM_BOUNDS = {
   api5xxPercent: 1,
   /** p99 latency of the API, milliseconds, three five-minute periods in a row. */
   apiP99LatencyMs: 2500,
+  /** A function's p99 duration, percent of its timeout: a little slower and calls start to time out. */
+  functionDurationPercentOfTimeout: 80,
+  /**
+   * Requests WAF blocked in five minutes: well above one client over the token endpoint's limit
+   * (300 per 5 minutes), so it means many addresses or a rule refusing real traffic.
+   */
+  wafBlockedRequests: 500,
 } as const;
 
 /**
@@ -72,19 +90,21 @@ export class Monitoring extends Construct {
       },
     };
 
+    // Only CloudWatch alarms use the key; the account only administers it.
     const key = new Key(this, 'TopicKey', {
       description: 'Encrypts the credit transfer alarm topic',
       enableKeyRotation: true,
+      policy: keyPolicy(
+        {},
+        new PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: alarmsOfThisAccount,
+        }),
+      ),
     });
-    key.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: alarmsOfThisAccount,
-      }),
-    );
     this.topic = new Topic(this, 'AlarmTopic', {
       displayName: `Credit transfers ${props.name} alarms`,
       masterKey: key,
@@ -100,14 +120,26 @@ export class Monitoring extends Construct {
       }),
     );
     if (props.alarmEmail !== undefined) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
-    const action = new SnsAction(this.topic);
+    const topics: ITopic[] = [
+      this.topic,
+      ...(props.alarmTopicArn === undefined
+        ? []
+        : [Topic.fromTopicArn(this, 'SubscriberTopic', props.alarmTopicArn)]),
+    ];
+    const actions = topics.map((topic) => new SnsAction(topic));
 
+    /**
+     * Every alarm states what missing data means: NOT_BREACHING where no data means nothing
+     * happened (no requests, no errors, no messages), BREACHING where it means something that
+     * should happen did not.
+     */
     const alarm = (
       alarmId: string,
       description: string,
       metric: IMetric,
       threshold: number,
-      options: { evaluationPeriods?: number; missing?: TreatMissingData; below?: boolean } = {},
+      missing: TreatMissingData,
+      options: { evaluationPeriods?: number; below?: boolean } = {},
     ): Alarm => {
       const created = new Alarm(this, alarmId, {
         alarmDescription: description,
@@ -117,13 +149,14 @@ export class Monitoring extends Construct {
         comparisonOperator: options.below
           ? ComparisonOperator.LESS_THAN_THRESHOLD
           : ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
+        treatMissingData: missing,
       });
-      created.addAlarmAction(action);
-      created.addOkAction(action);
+      created.addAlarmAction(...actions);
+      created.addOkAction(...actions);
       this.alarms.push(created);
       return created;
     };
+    const quiet = TreatMissingData.NOT_BREACHING;
     const fiveMinutes = Duration.minutes(5);
 
     const requests = props.stage.metricCount({ period: fiveMinutes });
@@ -139,6 +172,7 @@ export class Monitoring extends Construct {
       `API answered 5xx to ${ALARM_BOUNDS.api5xxPercent}% or more of requests in 5 minutes`,
       api5xxRate,
       ALARM_BOUNDS.api5xxPercent,
+      quiet,
     );
     const latency = props.stage.metricLatency({ statistic: 'p99', period: fiveMinutes });
     alarm(
@@ -146,9 +180,8 @@ export class Monitoring extends Construct {
       `API p99 latency at or above ${ALARM_BOUNDS.apiP99LatencyMs} ms for 15 minutes`,
       latency,
       ALARM_BOUNDS.apiP99LatencyMs,
-      {
-        evaluationPeriods: 3,
-      },
+      quiet,
+      { evaluationPeriods: 3 },
     );
 
     // The authorizer's errors refuse every client at once (500 AUTHORIZER_FAILURE): its own alarm.
@@ -157,10 +190,11 @@ export class Monitoring extends Construct {
       'The token authorizer failed (clients get 500 AUTHORIZER_FAILURE)',
       props.authorizer.metricErrors({ period: Duration.minutes(1) }),
       1,
+      quiet,
     );
     for (const [name, fn] of props.functions) {
       if (fn === props.authorizer) continue;
-      alarm(`${name}Errors`, `Function ${name} failed`, fn.metricErrors({ period: fiveMinutes }), 1);
+      alarm(`${name}Errors`, `Function ${name} failed`, fn.metricErrors({ period: fiveMinutes }), 1, quiet);
     }
     for (const [name, fn] of props.functions) {
       alarm(
@@ -168,29 +202,71 @@ export class Monitoring extends Construct {
         `Function ${name} was throttled`,
         fn.metricThrottles({ period: fiveMinutes }),
         1,
+        quiet,
       );
     }
+    for (const [name, fn] of props.functions) {
+      const timeout = (fn.timeout ?? Duration.seconds(3)).toMilliseconds();
+      const bound = Math.round((timeout * ALARM_BOUNDS.functionDurationPercentOfTimeout) / 100);
+      alarm(
+        `${name}NearTimeout`,
+        `Function ${name}: p99 duration at or above ${bound} ms of its ${timeout} ms timeout`,
+        fn.metricDuration({ statistic: 'p99', period: fiveMinutes }),
+        bound,
+        quiet,
+      );
+    }
+
+    // The heartbeat: the schedule invokes the reconciler every period, so a period without an
+    // invocation (no data at all) is the reconciler stopping, and breaches. Two in a row, so one
+    // late run is no page.
+    alarm(
+      'ReconcilerNotInvoked',
+      `The reconciler was not invoked for two schedule periods (${props.reconciler.every.toMinutes()} minutes each)`,
+      props.reconciler.function.metricInvocations({ statistic: 'Sum', period: props.reconciler.every }),
+      1,
+      TreatMissingData.BREACHING,
+      { evaluationPeriods: 2, below: true },
+    );
 
     alarm(
       'WorkflowExecutionsFailed',
       'Lifecycle executions failed',
       props.stateMachine.metricFailed({ period: fiveMinutes }),
       1,
+      quiet,
     );
     alarm(
       'WorkflowExecutionsTimedOut',
       'Lifecycle executions timed out',
       props.stateMachine.metricTimedOut({ period: fiveMinutes }),
       1,
+      quiet,
+    );
+    // Nothing aborts an execution but a person (StopExecution) or a redeployment gone wrong.
+    alarm(
+      'WorkflowExecutionsAborted',
+      'Lifecycle executions aborted',
+      props.stateMachine.metricAborted({ period: fiveMinutes }),
+      1,
+      quiet,
+    );
+    alarm(
+      'WorkflowExecutionsThrottled',
+      'Lifecycle execution starts or state transitions throttled',
+      props.stateMachine.metricThrottled({ period: fiveMinutes }),
+      1,
+      quiet,
     );
     const stuck = new Metric({
       namespace: TRANSFERS_STUCK_METRIC.namespace,
       metricName: TRANSFERS_STUCK_METRIC.name,
-      dimensionsMap: { service: TRANSFERS_STUCK_METRIC.service },
+      dimensionsMap: { service: TRANSFERS_STUCK_METRIC.service, stage: props.stageName },
       statistic: 'Maximum',
       period: Duration.minutes(15),
     });
-    alarm('TransfersStuck', 'Credit transfers not final past their bound (reconciler)', stuck, 1);
+    // The reconciler emits it every run; its absence is the heartbeat's alarm, not this one's.
+    alarm('TransfersStuck', 'Credit transfers not final past their bound (reconciler)', stuck, 1, quiet);
 
     const tableThrottles = new MathExpression({
       expression: 'reads + writes',
@@ -201,7 +277,7 @@ export class Monitoring extends Construct {
       label: 'Table throttle events',
       period: fiveMinutes,
     });
-    alarm('TableThrottles', 'DynamoDB throttled reads or writes of the table', tableThrottles, 1);
+    alarm('TableThrottles', 'DynamoDB throttled reads or writes of the table', tableThrottles, 1, quiet);
 
     for (const [name, queue] of props.deadLetterQueues) {
       alarm(
@@ -209,11 +285,39 @@ export class Monitoring extends Construct {
         `Messages in dead-letter queue ${name}`,
         queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: fiveMinutes }),
         1,
+        // SQS stops reporting an empty queue after hours without activity.
+        quiet,
+      );
+    }
+    for (const [name, { queue, oldestMessageBound }] of props.queueAges) {
+      alarm(
+        `${name}OldestMessage`,
+        `The oldest message of queue ${name} is ${oldestMessageBound.toHumanString()} old or older`,
+        queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }),
+        oldestMessageBound.toSeconds(),
+        quiet,
+      );
+    }
+    let wafBlocked: IMetric | undefined;
+    if (props.webAclName !== undefined) {
+      wafBlocked = new Metric({
+        namespace: 'AWS/WAFV2',
+        metricName: 'BlockedRequests',
+        dimensionsMap: { WebACL: props.webAclName, Region: Aws.REGION, Rule: 'ALL' },
+        statistic: 'Sum',
+        period: fiveMinutes,
+      });
+      alarm(
+        'WafBlocksSurge',
+        `WAF blocked ${ALARM_BOUNDS.wafBlockedRequests} or more requests in 5 minutes`,
+        wafBlocked,
+        ALARM_BOUNDS.wafBlockedRequests,
+        quiet,
       );
     }
 
     for (const [name, { description, metric }] of props.countAlarms ?? [])
-      alarm(name, description, metric, 1);
+      alarm(name, description, metric, 1, quiet);
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `${props.name}-${Aws.REGION}`,
@@ -250,8 +354,8 @@ export class Monitoring extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Transfers stuck, table throttles, dead letters',
-        left: [stuck, tableThrottles],
+        title: 'Transfers stuck, table throttles, WAF blocks, dead letters',
+        left: [stuck, tableThrottles, ...(wafBlocked ? [wafBlocked] : [])],
         right: [...props.deadLetterQueues].map(([name, queue]) =>
           queue.metricApproximateNumberOfMessagesVisible({
             statistic: 'Maximum',

@@ -3,6 +3,7 @@ import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } fr
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#adapters/table-definition';
+import { keyPolicy } from './key-policy.ts';
 
 export interface CreditTransferTableProps {
   /**
@@ -32,6 +33,20 @@ export class CreditTransferTable extends Construct {
         // Without the key the retained table and its backups cannot be read.
         removalPolicy: RemovalPolicy.RETAIN,
         pendingWindow: Duration.days(30),
+        // Principals of the account use it only through DynamoDB, as far as IAM lets them.
+        policy: keyPolicy({
+          throughServices: {
+            actions: [
+              'kms:Encrypt',
+              'kms:Decrypt',
+              'kms:ReEncrypt*',
+              'kms:GenerateDataKey*',
+              'kms:DescribeKey',
+              'kms:CreateGrant',
+            ],
+            services: ['dynamodb'],
+          },
+        }),
       });
     }
 

@@ -1,44 +1,86 @@
-import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnLoggingConfiguration, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 
 export interface ApiWebAclProps {
   /** The ARN of the API Gateway stage the web ACL protects. */
   readonly stageArn: string;
-  /** Names the metrics of the web ACL's rules. */
-  readonly metricPrefix: string;
+  /** Names the web ACL, its log group and its rules' metrics; unique per account and region. */
+  readonly name: string;
   /** Requests per source IP per five minutes, whole API. @default 3000 */
   readonly apiRateLimit?: number;
   /** Requests per source IP per five minutes to the token endpoint. @default 300 */
   readonly tokenRateLimit?: number;
+  /** @default three months */
+  readonly logRetention?: RetentionDays;
 }
 
 /** The path suffix of the token endpoint, whatever base path (stage or mapping) precedes it. */
 export const TOKEN_PATH = '/oauth/token';
 
 /**
+ * Rules of AWS's common rule set that would refuse valid API traffic: counted (seen in the
+ * metrics and logs), never blocking. Each with the reason.
+ */
+export const COMMON_RULES_COUNTED: Readonly<Record<string, string>> = {
+  SizeRestrictions_BODY:
+    'Bodies up to 64 KiB are valid (MAX_BODY_BYTES in lambdas/shared/middleware.ts; a larger one is answered 413 with the problem body); the rule blocks past 8 KB.',
+  CrossSiteScripting_BODY:
+    'purpose and cancellationReason are free text up to 1025 characters and may hold markup; stored and returned as JSON strings, never rendered.',
+  GenericLFI_BODY:
+    'Free-text fields may hold a path such as ../ (an invoice reference); never used as a path.',
+  GenericRFI_BODY: 'Free-text fields may hold a URL; never fetched.',
+  NoUserAgent_HEADER:
+    "Clients are machines (e.g. .NET's HttpClient sends no User-Agent); neither the API nor OAuth 2.0 asks for one.",
+};
+
+/**
  * A regional WAF web ACL on the API stage: a per-IP rate limit for the whole API, a stricter one
  * for the token endpoint (the one public endpoint that checks secrets), and AWS's rules against
- * known bad inputs and addresses. Blocked requests get the WAF_FILTERED Gateway Response.
+ * known bad inputs, bad addresses and common attacks. Blocked requests get the WAF_FILTERED
+ * Gateway Response. Every request is logged to an `aws-waf-logs-` log group with the
+ * Authorization header (bearer tokens, client secrets) redacted.
  */
 export class ApiWebAcl extends Construct {
   readonly webAcl: CfnWebACL;
+  /** The web ACL's name: the WebACL dimension of its metrics. */
+  readonly name: string;
+  readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ApiWebAclProps) {
     super(scope, id);
+    this.name = props.name;
     const visibility = (name: string): CfnWebACL.VisibilityConfigProperty => ({
       cloudWatchMetricsEnabled: true,
       sampledRequestsEnabled: true,
-      metricName: `${props.metricPrefix}-${name}`,
+      metricName: `${props.name}-${name}`,
     });
-    const managed = (priority: number, name: string): CfnWebACL.RuleProperty => ({
+    const managed = (
+      priority: number,
+      name: string,
+      counted: Readonly<Record<string, string>> = {},
+    ): CfnWebACL.RuleProperty => ({
       name,
       priority,
-      statement: { managedRuleGroupStatement: { vendorName: 'AWS', name } },
+      statement: {
+        managedRuleGroupStatement: {
+          vendorName: 'AWS',
+          name,
+          ...(Object.keys(counted).length > 0 && {
+            ruleActionOverrides: Object.keys(counted).map((rule) => ({
+              name: rule,
+              actionToUse: { count: {} },
+            })),
+          }),
+        },
+      },
       overrideAction: { none: {} },
       visibilityConfig: visibility(name),
     });
 
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
+      name: props.name,
       scope: 'REGIONAL',
       description: 'Rate limits and managed rules in front of the credit transfer API',
       defaultAction: { allow: {} },
@@ -73,12 +115,33 @@ export class ApiWebAcl extends Construct {
         },
         managed(2, 'AWSManagedRulesAmazonIpReputationList'),
         managed(3, 'AWSManagedRulesKnownBadInputsRuleSet'),
+        managed(4, 'AWSManagedRulesCommonRuleSet', COMMON_RULES_COUNTED),
       ],
     });
 
     new CfnWebACLAssociation(this, 'Association', {
       resourceArn: props.stageArn,
       webAclArn: this.webAcl.attrArn,
+    });
+
+    // WAF delivers only to log groups named aws-waf-logs-*, given by an ARN without the `:*`.
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `aws-waf-logs-${props.name}`,
+      retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    new CfnLoggingConfiguration(this, 'Logging', {
+      resourceArn: this.webAcl.attrArn,
+      logDestinationConfigs: [
+        Stack.of(this).formatArn({
+          service: 'logs',
+          resource: 'log-group',
+          resourceName: this.logGroup.logGroupName,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      ],
+      // Bearer tokens and Basic client credentials travel in it.
+      redactedFields: [{ singleHeader: { Name: 'authorization' } }],
     });
   }
 }

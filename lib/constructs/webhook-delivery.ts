@@ -12,13 +12,15 @@ import { WEBHOOK_INDEX } from '#adapters/table-definition';
 import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
 import { SERVICE_NAME } from '#shared/logger';
 import { METRICS_NAMESPACE, WEBHOOK_ENDPOINTS_DISABLED_METRIC } from '#shared/metrics';
-import { tableAccess } from '../function-bindings.ts';
+import { KEY_PREFIXES, tableAccess } from '../function-bindings.ts';
 import { bind, ServiceFunction } from './function-defaults.ts';
 
 export interface WebhookDeliveryProps {
   readonly eventBus: IEventBus;
   readonly table: ITable;
   readonly logRetention?: RetentionDays;
+  /** The stage: a dimension of the service's metrics, so each stage's alarm watches its own. */
+  readonly stageName: string;
 }
 
 /** The function that records status events and makes the first attempts; its timeout bounds a batch. */
@@ -90,6 +92,7 @@ export class WebhookDelivery extends Construct {
     const webhookTable = tableAccess(
       props.table,
       ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
+      [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.webhookDue],
       [WEBHOOK_INDEX.indexName],
     );
 
@@ -120,7 +123,7 @@ export class WebhookDelivery extends Construct {
     this.endpointsDisabled = new Metric({
       namespace: METRICS_NAMESPACE,
       metricName: WEBHOOK_ENDPOINTS_DISABLED_METRIC,
-      dimensionsMap: { service: SERVICE_NAME },
+      dimensionsMap: { service: SERVICE_NAME, stage: props.stageName },
       statistic: 'Sum',
       period: Duration.minutes(5),
     });

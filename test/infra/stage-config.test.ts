@@ -18,8 +18,9 @@ describe('stage settings from context', () => {
   });
 
   it('turns WAF on for prod, and lets any stage switch it', () => {
-    expect(configOf({ stage: 'prod', sandbox: 'true' }).waf).toBe(true);
-    expect(configOf({ stage: 'prod', sandbox: 'true', waf: 'false' }).waf).toBe(false);
+    const pager = { alarmEmail: 'oncall@bank.example' };
+    expect(configOf({ stage: 'prod', sandbox: 'true', ...pager }).waf).toBe(true);
+    expect(configOf({ stage: 'prod', sandbox: 'true', waf: 'false', ...pager }).waf).toBe(false);
     expect(configOf({ stage: 'test', waf: 'true' }).waf).toBe(true);
   });
 
@@ -59,9 +60,28 @@ describe('stage settings from context', () => {
       { signingKeyGeneration: '0' },
       { alarmEmail: 'nobody' },
       { connectorUrl: 'https://c.example', connectorSecretArn: 'not-an-arn' },
+      { stage: 'prod', sandbox: 'true' },
+      { alarmTopicArn: 'payments-paging' },
+      { backupRegion: 'Frankfurt' },
+      { backupCopyVaultArn: 'arn:aws:s3:::bucket' },
+      { backupVaultLock: 'yes' },
+      { backupRetentionDays: '0' },
+      { reservedConcurrencyApi: '0' },
+      { mtlsTruststoreUri: 's3://bank-truststores/clients.pem' },
+      {
+        domainName: 'pay.bank.example',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/x',
+        mtlsTruststoreUri: 'https://bank.example/clients.pem',
+      },
     ];
     for (const context of refused) {
       expect(() => configOf(context), JSON.stringify(context)).toThrow(/^[^\n]+$/);
     }
+  });
+
+  it('pages someone on prod: an address or an existing topic', () => {
+    expect(() => configOf({ stage: 'prod', sandbox: 'true' })).toThrow(/alarmEmail=.*alarmTopicArn=/);
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:payments-paging';
+    expect(configOf({ stage: 'prod', sandbox: 'true', alarmTopicArn: topic }).alarmTopicArn).toBe(topic);
   });
 });

@@ -150,7 +150,7 @@ describe('stages', () => {
   beforeAll(() => {
     dev = synthesize();
     prod = synthesize({ stage: 'prod', connectorUrl: CONNECTOR_URL, alarmEmail: ALARM_EMAIL });
-    prodSandbox = synthesize({ stage: 'prod', sandbox: 'true' });
+    prodSandbox = synthesize({ stage: 'prod', sandbox: 'true', alarmEmail: ALARM_EMAIL });
     everything = synthesize({
       stage: 'staging',
       connectorUrl: CONNECTOR_URL,

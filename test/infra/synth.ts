@@ -14,15 +14,20 @@ export interface Synthesized {
   readonly template: Template;
   /** cdk-nag AwsSolutions findings not acknowledged, as `severity rule`. */
   readonly nagFindings: string[];
+  /** AWS Control Tower (cfn-guard) findings not acknowledged, as `severity rule path`. */
+  readonly guardFindings: string[];
+  /** The stage's stack in its backup region, when there is one. */
+  readonly recoveryTemplate?: Template;
 }
 
 /**
  * Synthesizes the app as `cdk synth -c name=value ...` would, with bundling skipped (the
- * assertions are about resources and permissions; `npm run synth` bundles). cdk-nag findings are
- * read from the validation report rather than thrown, so one finding does not hide the others.
+ * assertions are about resources and permissions; `npm run synth` bundles). cdk-nag and cfn-guard
+ * findings are read from the validation report rather than thrown, so one finding does not hide
+ * the others.
  */
 export const synthesize = (context: Record<string, string> = {}): Synthesized => {
-  const { app, stack } = createApp({
+  const { app, stack, recoveryStack } = createApp({
     context: {
       ...CDK_JSON_CONTEXT,
       ...context,
@@ -32,10 +37,30 @@ export const synthesize = (context: Record<string, string> = {}): Synthesized =>
   });
   const assembly = app.synth();
   const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as {
-    pluginReports: { pluginName: string; violations: { ruleName: string; severity: string }[] }[];
+    pluginReports: {
+      pluginName: string;
+      violations: {
+        ruleName: string;
+        severity: string;
+        violatingConstructs?: { constructPath?: string }[];
+      }[];
+    }[];
   };
   const nagFindings = report.pluginReports
     .filter((plugin) => plugin.pluginName === 'AwsSolutions')
     .flatMap((plugin) => plugin.violations.map((v) => `${v.severity} ${v.ruleName}`));
-  return { stackName: stack.stackName, template: Template.fromStack(stack), nagFindings };
+  const guardFindings = report.pluginReports
+    .filter((plugin) => plugin.pluginName === 'cdk-validator-cfnguard')
+    .flatMap((plugin) =>
+      plugin.violations.flatMap((v) =>
+        (v.violatingConstructs ?? [{}]).map((c) => `${v.severity} ${v.ruleName} ${c.constructPath ?? ''}`),
+      ),
+    );
+  return {
+    stackName: stack.stackName,
+    template: Template.fromStack(stack),
+    nagFindings,
+    guardFindings,
+    ...(recoveryStack && { recoveryTemplate: Template.fromStack(recoveryStack) }),
+  };
 };

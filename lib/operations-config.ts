@@ -1,0 +1,137 @@
+/**
+ * The stage's settings for going live (recovery, alarms' subscribers, concurrency, client
+ * certificates), read from CDK context beside lib/stage-config.ts. Each refusal is one line
+ * naming the context value to fix. docs/operations.md lists them with their defaults.
+ */
+
+/** The function groups that get a reserved concurrency of their own, each function of a group alike. */
+export const FUNCTION_GROUPS = ['authorizer', 'api', 'workflow', 'reconciler'] as const;
+export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
+
+/**
+ * Reserved concurrency per function of each group on `prod` (docs/operations.md "Concurrency"):
+ * 50 + 11 x 20 + 5 x 20 + 2 = 372 of the account's default 1000, leaving the 100 Lambda keeps
+ * unreserved and room for other stages. The API stage is throttled at 50 requests per second,
+ * which at 100-300 ms per request keeps each function far below 20.
+ */
+export const PRODUCTION_RESERVED_CONCURRENCY: Readonly<Record<FunctionGroup, number>> = {
+  // Every authorized request that misses the 30 s cache, across every route.
+  authorizer: 50,
+  api: 20,
+  workflow: 20,
+  // Runs every 5 minutes; 2 lets an operator's run overlap a scheduled one.
+  reconciler: 2,
+};
+
+export type VaultLock = 'governance' | 'compliance';
+
+export interface BackupConfig {
+  /** Days the daily backups, and their copies, are kept. */
+  readonly retentionDays: number;
+  /** A second region the backups are copied to (a vault of the recovery stack there). */
+  readonly copyRegion?: string;
+  /** Another account's backup vault the backups are copied to as well. */
+  readonly copyVaultArn?: string;
+  /** A vault lock on this stage's vaults: `governance` (removable with permission) or `compliance` (never). */
+  readonly vaultLock?: VaultLock;
+}
+
+export interface OperationsConfig {
+  /** An existing SNS topic the alarms notify as well (a team's paging topic). */
+  readonly alarmTopicArn?: string;
+  readonly backup: BackupConfig;
+  /** Reserved concurrency per function of each group; none for a group left out. */
+  readonly reservedConcurrency: Readonly<Partial<Record<FunctionGroup, number>>>;
+  /** Mutual TLS on the custom domain: the truststore (PEM bundle of accepted client CAs) in S3. */
+  readonly mtlsTruststore?: { readonly bucket: string; readonly key: string; readonly version?: string };
+}
+
+export interface OperationsContext {
+  readonly text: (name: string) => string | undefined;
+  readonly stage: string;
+  readonly production: boolean;
+  readonly alarmEmail?: string;
+  readonly customDomain: boolean;
+}
+
+export const operationsConfig = ({
+  text,
+  stage,
+  production,
+  alarmEmail,
+  customDomain,
+}: OperationsContext): OperationsConfig => {
+  const alarmTopicArn = text('alarmTopicArn');
+  if (
+    alarmTopicArn !== undefined &&
+    !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(alarmTopicArn)
+  ) {
+    throw new Error(`Context alarmTopicArn must be an SNS topic ARN; got ${alarmTopicArn}`);
+  }
+  if (production && alarmEmail === undefined && alarmTopicArn === undefined) {
+    throw new Error(
+      `Stage ${stage} needs someone to page: -c alarmEmail=oncall@example.com or -c alarmTopicArn=arn:aws:sns:<region>:<account>:<topic>`,
+    );
+  }
+
+  const retentionDays = wholeNumber(
+    text('backupRetentionDays') ?? (production ? '35' : '7'),
+    'backupRetentionDays',
+  );
+  const copyRegion = text('backupRegion');
+  if (copyRegion !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(copyRegion)) {
+    throw new Error(`Context backupRegion must be an AWS region such as eu-central-1; got ${copyRegion}`);
+  }
+  const copyVaultArn = text('backupCopyVaultArn');
+  if (
+    copyVaultArn !== undefined &&
+    !/^arn:aws[a-z-]*:backup:[a-z0-9-]+:\d{12}:backup-vault:[A-Za-z0-9_-]{2,50}$/.test(copyVaultArn)
+  ) {
+    throw new Error(`Context backupCopyVaultArn must be a backup vault ARN; got ${copyVaultArn}`);
+  }
+  const lock = text('backupVaultLock');
+  if (lock !== undefined && lock !== 'governance' && lock !== 'compliance') {
+    throw new Error(`Context backupVaultLock must be governance or compliance; got ${lock}`);
+  }
+
+  const reservedConcurrency: Partial<Record<FunctionGroup, number>> = {};
+  for (const group of FUNCTION_GROUPS) {
+    const name = `reservedConcurrency${group.charAt(0).toUpperCase()}${group.slice(1)}`;
+    const value = text(name) ?? (production ? String(PRODUCTION_RESERVED_CONCURRENCY[group]) : 'none');
+    if (value !== 'none') reservedConcurrency[group] = wholeNumber(value, name);
+  }
+
+  const truststoreUri = text('mtlsTruststoreUri');
+  let mtlsTruststore: OperationsConfig['mtlsTruststore'];
+  if (truststoreUri !== undefined) {
+    const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+)$/.exec(truststoreUri);
+    if (!match?.[1] || !match[2]) {
+      throw new Error(`Context mtlsTruststoreUri must be s3://<bucket>/<key>; got ${truststoreUri}`);
+    }
+    if (!customDomain) {
+      throw new Error(
+        'Context mtlsTruststoreUri needs domainName and certificateArn: mutual TLS is a custom domain setting',
+      );
+    }
+    const version = text('mtlsTruststoreVersion');
+    mtlsTruststore = { bucket: match[1], key: match[2], ...(version !== undefined && { version }) };
+  }
+
+  return {
+    ...(alarmTopicArn !== undefined && { alarmTopicArn }),
+    backup: {
+      retentionDays,
+      ...(copyRegion !== undefined && { copyRegion }),
+      ...(copyVaultArn !== undefined && { copyVaultArn }),
+      ...(lock !== undefined && { vaultLock: lock }),
+    },
+    reservedConcurrency,
+    ...(mtlsTruststore !== undefined && { mtlsTruststore }),
+  };
+};
+
+const wholeNumber = (value: string, name: string): number => {
+  if (!/^[1-9]\d{0,3}$/.test(value))
+    throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
+  return Number(value);
+};
