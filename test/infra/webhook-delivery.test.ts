@@ -61,6 +61,7 @@ describe('webhook delivery on AWS', () => {
       expect(
         alarmsOn(
           (alarm) =>
+            alarm.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
             (alarm.Properties.Dimensions as { Value: unknown }[] | undefined)?.some((d) =>
               getAttTargets(d.Value).includes(dlq as string),
             ) === true,
