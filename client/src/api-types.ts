@@ -237,6 +237,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "name": "Fournitures Dupont SARL",
+     *       "currency": "EUR",
+     *       "accountType": "Current",
+     *       "identifiers": [
+     *         {
+     *           "number": "FR1420041010050500013M02606",
+     *           "schemeName": "IBAN",
+     *           "issuer": "FR"
+     *         }
+     *       ]
+     *     }
+     */
     Account: {
       name?: string;
       /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
@@ -247,6 +261,29 @@ export interface components {
       routingNumber?: string;
       identifiers?: components['schemas']['PaymentIdentification'][];
     };
+    /**
+     * @example {
+     *       "identifiers": [
+     *         {
+     *           "number": "BNPAFRPPXXX",
+     *           "schemeName": "BIC",
+     *           "issuer": "SWIFT",
+     *           "country": "FR",
+     *           "issueDate": "2001-01-01",
+     *           "foreingIDIndicator": false,
+     *           "taxIDIndicator": false
+     *         }
+     *       ],
+     *       "name": "BNP Paribas",
+     *       "postalAddress": {
+     *         "streetName": "Boulevard des Italiens",
+     *         "buildingNumber": "16",
+     *         "postCode": "75009",
+     *         "townName": "Paris",
+     *         "country": "FR"
+     *       }
+     *     }
+     */
     Agent: {
       identifiers?: components['schemas']['AgentIdentifier'][];
       clearingSystemMemberIdentification?: string;
@@ -254,6 +291,17 @@ export interface components {
       name?: string;
       postalAddress?: components['schemas']['PostalAddress'];
     };
+    /**
+     * @example {
+     *       "number": "BNPAFRPPXXX",
+     *       "schemeName": "BIC",
+     *       "issuer": "SWIFT",
+     *       "country": "FR",
+     *       "issueDate": "2001-01-01",
+     *       "foreingIDIndicator": false,
+     *       "taxIDIndicator": false
+     *     }
+     */
     AgentIdentifier: {
       number?: string;
       issuer?: string;
@@ -273,10 +321,106 @@ export interface components {
       foreingIDIndicator?: boolean;
       taxIDIndicator?: boolean;
     };
+    /**
+     * @example {
+     *       "cancellationReason": "Ordered twice: duplicate of invoice INV-2026-117"
+     *     }
+     */
     CancellationRequest: {
       /** @description Why the cancellation is requested; line feed and tab are allowed. */
       cancellationReason?: string;
     };
+    /**
+     * @example {
+     *       "identifiers": [
+     *         {
+     *           "number": "E2E-2026-000118",
+     *           "schemeName": "EndToEndId",
+     *           "issuer": "Acme Trading GmbH"
+     *         }
+     *       ],
+     *       "paymentMethod": "CreditTransfer",
+     *       "paymentType": "NotOnUs",
+     *       "amount": "1250.00",
+     *       "currency": "EUR",
+     *       "paymentReason": "InvoicePayment",
+     *       "debtorAccountId": "DE89370400440532013000",
+     *       "creditorAccountId": "FR1420041010050500013M02606",
+     *       "purpose": "Invoice 2026-118, office supplies",
+     *       "paymentProcessing": {
+     *         "instructionPriority": "Normal",
+     *         "serviceLevel": "SEPA",
+     *         "categoryPurpose": "SUPP"
+     *       },
+     *       "chargeBearerType": "Shared",
+     *       "creditor": {
+     *         "name": "Fournitures Dupont SARL",
+     *         "account": {
+     *           "name": "Fournitures Dupont SARL",
+     *           "currency": "EUR",
+     *           "accountType": "Current",
+     *           "identifiers": [
+     *             {
+     *               "number": "FR1420041010050500013M02606",
+     *               "schemeName": "IBAN",
+     *               "issuer": "FR"
+     *             }
+     *           ]
+     *         },
+     *         "postalAddress": {
+     *           "addressType": "Business",
+     *           "streetName": "Rue de la Paix",
+     *           "buildingNumber": "12",
+     *           "postCode": "75002",
+     *           "townName": "Paris",
+     *           "country": "FR",
+     *           "addressLine": [
+     *             "12 Rue de la Paix",
+     *             "75002 Paris"
+     *           ],
+     *           "primaryIndicator": true
+     *         },
+     *         "agent": {
+     *           "identifiers": [
+     *             {
+     *               "number": "BNPAFRPPXXX",
+     *               "schemeName": "BIC",
+     *               "issuer": "SWIFT",
+     *               "country": "FR",
+     *               "issueDate": "2001-01-01",
+     *               "foreingIDIndicator": false,
+     *               "taxIDIndicator": false
+     *             }
+     *           ],
+     *           "name": "BNP Paribas",
+     *           "postalAddress": {
+     *             "streetName": "Boulevard des Italiens",
+     *             "buildingNumber": "16",
+     *             "postCode": "75009",
+     *             "townName": "Paris",
+     *             "country": "FR"
+     *           }
+     *         },
+     *         "identifiers": [
+     *           {
+     *             "number": "FR40303265045",
+     *             "schemeName": "VATRegistrationNumber",
+     *             "issuer": "FR",
+     *             "issueDate": "2019-03-01",
+     *             "expirationDate": "2029-02-28"
+     *           }
+     *         ],
+     *         "countryOfResidence": "FR"
+     *       },
+     *       "remittanceInformation": {
+     *         "remittanceNumber": "INV-2026-118",
+     *         "documentType": "CommercialInvoice"
+     *       },
+     *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+     *       "status": "AcceptedSettlementCompleted",
+     *       "date": "2026-11-23T09:30:02.418Z"
+     *     }
+     */
     CreditTransfer: {
       identifiers?: components['schemas']['PaymentIdentification'][];
       /** @description Bank transaction code domain, e.g. Payments. */
@@ -349,6 +493,94 @@ export interface components {
        */
       date: string;
     };
+    /**
+     * @example {
+     *       "identifiers": [
+     *         {
+     *           "number": "E2E-2026-000118",
+     *           "schemeName": "EndToEndId",
+     *           "issuer": "Acme Trading GmbH"
+     *         }
+     *       ],
+     *       "paymentMethod": "CreditTransfer",
+     *       "paymentType": "NotOnUs",
+     *       "amount": "1250.00",
+     *       "currency": "EUR",
+     *       "paymentReason": "InvoicePayment",
+     *       "debtorAccountId": "DE89370400440532013000",
+     *       "creditorAccountId": "FR1420041010050500013M02606",
+     *       "purpose": "Invoice 2026-118, office supplies",
+     *       "paymentProcessing": {
+     *         "instructionPriority": "Normal",
+     *         "serviceLevel": "SEPA",
+     *         "categoryPurpose": "SUPP"
+     *       },
+     *       "chargeBearerType": "Shared",
+     *       "creditor": {
+     *         "name": "Fournitures Dupont SARL",
+     *         "account": {
+     *           "name": "Fournitures Dupont SARL",
+     *           "currency": "EUR",
+     *           "accountType": "Current",
+     *           "identifiers": [
+     *             {
+     *               "number": "FR1420041010050500013M02606",
+     *               "schemeName": "IBAN",
+     *               "issuer": "FR"
+     *             }
+     *           ]
+     *         },
+     *         "postalAddress": {
+     *           "addressType": "Business",
+     *           "streetName": "Rue de la Paix",
+     *           "buildingNumber": "12",
+     *           "postCode": "75002",
+     *           "townName": "Paris",
+     *           "country": "FR",
+     *           "addressLine": [
+     *             "12 Rue de la Paix",
+     *             "75002 Paris"
+     *           ],
+     *           "primaryIndicator": true
+     *         },
+     *         "agent": {
+     *           "identifiers": [
+     *             {
+     *               "number": "BNPAFRPPXXX",
+     *               "schemeName": "BIC",
+     *               "issuer": "SWIFT",
+     *               "country": "FR",
+     *               "issueDate": "2001-01-01",
+     *               "foreingIDIndicator": false,
+     *               "taxIDIndicator": false
+     *             }
+     *           ],
+     *           "name": "BNP Paribas",
+     *           "postalAddress": {
+     *             "streetName": "Boulevard des Italiens",
+     *             "buildingNumber": "16",
+     *             "postCode": "75009",
+     *             "townName": "Paris",
+     *             "country": "FR"
+     *           }
+     *         },
+     *         "identifiers": [
+     *           {
+     *             "number": "FR40303265045",
+     *             "schemeName": "VATRegistrationNumber",
+     *             "issuer": "FR",
+     *             "issueDate": "2019-03-01",
+     *             "expirationDate": "2029-02-28"
+     *           }
+     *         ],
+     *         "countryOfResidence": "FR"
+     *       },
+     *       "remittanceInformation": {
+     *         "remittanceNumber": "INV-2026-118",
+     *         "documentType": "CommercialInvoice"
+     *       }
+     *     }
+     */
     CreditTransferRequest: {
       identifiers?: components['schemas']['PaymentIdentification'][];
       /** @description Bank transaction code domain, e.g. Payments. */
@@ -411,7 +643,10 @@ export interface components {
         documentType?: string;
       };
     };
-    /** @enum {string} */
+    /**
+     * @example AcceptedSettlementCompleted
+     * @enum {string}
+     */
     CreditTransferStatus:
       | 'Received'
       | 'AcceptedTechnicalValidation'
@@ -420,11 +655,32 @@ export interface components {
       | 'AcceptedSettlementCompleted'
       | 'Rejected'
       | 'Cancelled';
+    /**
+     * @example {
+     *       "codeType": "ISO20022",
+     *       "name": "BankTransactionCode",
+     *       "value": "PMNT-ICDT-ESCT"
+     *     }
+     */
     GenericTransactionCode: {
       codeType?: string;
       name?: string;
       value?: string;
     };
+    /**
+     * @example {
+     *       "keys": [
+     *         {
+     *           "kty": "RSA",
+     *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+     *           "e": "AQAB",
+     *           "kid": "7qCHz5lxCiUfR6gEgOzP",
+     *           "alg": "RS256",
+     *           "use": "sig"
+     *         }
+     *       ]
+     *     }
+     */
     JsonWebKeySet: {
       /** @description The signing key, and during a rotation the next or previous one. */
       keys: {
@@ -442,6 +698,15 @@ export interface components {
         use: 'sig';
       }[];
     };
+    /**
+     * @example {
+     *       "openapi": "3.1.0",
+     *       "info": {
+     *         "title": "Credit Transfers API",
+     *         "version": "0.7.0"
+     *       }
+     *     }
+     */
     OpenApiDocument: {
       /** @constant */
       openapi: '3.1.0';
@@ -453,6 +718,26 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /**
+     * @example {
+     *       "issuer": "{publicUrl}",
+     *       "token_endpoint": "{publicUrl}/oauth/token",
+     *       "jwks_uri": "{publicUrl}/.well-known/jwks.json",
+     *       "grant_types_supported": [
+     *         "client_credentials"
+     *       ],
+     *       "token_endpoint_auth_methods_supported": [
+     *         "client_secret_basic",
+     *         "client_secret_post"
+     *       ],
+     *       "scopes_supported": [
+     *         "transactions:read",
+     *         "transactions:write"
+     *       ],
+     *       "response_types_supported": [],
+     *       "service_documentation": "{publicUrl}/docs"
+     *     }
+     */
     OpenIdConfiguration: {
       /** @description The `iss` of every access token. */
       issuer: string;
@@ -466,6 +751,67 @@ export interface components {
       /** @description This reference page. */
       service_documentation: string;
     };
+    /**
+     * @example {
+     *       "name": "Fournitures Dupont SARL",
+     *       "account": {
+     *         "name": "Fournitures Dupont SARL",
+     *         "currency": "EUR",
+     *         "accountType": "Current",
+     *         "identifiers": [
+     *           {
+     *             "number": "FR1420041010050500013M02606",
+     *             "schemeName": "IBAN",
+     *             "issuer": "FR"
+     *           }
+     *         ]
+     *       },
+     *       "postalAddress": {
+     *         "addressType": "Business",
+     *         "streetName": "Rue de la Paix",
+     *         "buildingNumber": "12",
+     *         "postCode": "75002",
+     *         "townName": "Paris",
+     *         "country": "FR",
+     *         "addressLine": [
+     *           "12 Rue de la Paix",
+     *           "75002 Paris"
+     *         ],
+     *         "primaryIndicator": true
+     *       },
+     *       "agent": {
+     *         "identifiers": [
+     *           {
+     *             "number": "BNPAFRPPXXX",
+     *             "schemeName": "BIC",
+     *             "issuer": "SWIFT",
+     *             "country": "FR",
+     *             "issueDate": "2001-01-01",
+     *             "foreingIDIndicator": false,
+     *             "taxIDIndicator": false
+     *           }
+     *         ],
+     *         "name": "BNP Paribas",
+     *         "postalAddress": {
+     *           "streetName": "Boulevard des Italiens",
+     *           "buildingNumber": "16",
+     *           "postCode": "75009",
+     *           "townName": "Paris",
+     *           "country": "FR"
+     *         }
+     *       },
+     *       "identifiers": [
+     *         {
+     *           "number": "FR40303265045",
+     *           "schemeName": "VATRegistrationNumber",
+     *           "issuer": "FR",
+     *           "issueDate": "2019-03-01",
+     *           "expirationDate": "2029-02-28"
+     *         }
+     *       ],
+     *       "countryOfResidence": "FR"
+     *     }
+     */
     PartyIdentification: {
       name?: string;
       account?: components['schemas']['Account'];
@@ -491,6 +837,15 @@ export interface components {
       /** @description ISO 3166-1 alpha-2 country code. */
       countryOfResidence?: string;
     };
+    /**
+     * @example {
+     *       "number": "FR40303265045",
+     *       "schemeName": "VATRegistrationNumber",
+     *       "issuer": "FR",
+     *       "issueDate": "2019-03-01",
+     *       "expirationDate": "2029-02-28"
+     *     }
+     */
     PartyIdentifier: {
       number?: string;
       schemeName?: string;
@@ -500,11 +855,33 @@ export interface components {
       /** Format: date */
       expirationDate?: string;
     };
+    /**
+     * @example {
+     *       "number": "E2E-2026-000118",
+     *       "schemeName": "EndToEndId",
+     *       "issuer": "Acme Trading GmbH"
+     *     }
+     */
     PaymentIdentification: {
       number?: string;
       schemeName?: string;
       issuer?: string;
     };
+    /**
+     * @example {
+     *       "addressType": "Business",
+     *       "streetName": "Rue de la Paix",
+     *       "buildingNumber": "12",
+     *       "postCode": "75002",
+     *       "townName": "Paris",
+     *       "country": "FR",
+     *       "addressLine": [
+     *         "12 Rue de la Paix",
+     *         "75002 Paris"
+     *       ],
+     *       "primaryIndicator": true
+     *     }
+     */
     PostalAddress: {
       addressCode?: string;
       addressBookIndicator?: string;
@@ -552,6 +929,22 @@ export interface components {
       }[];
       identifiers?: components['schemas']['PartyIdentifier'][];
     };
+    /**
+     * @example {
+     *       "type": "urn:problem-type:credit-transfers:invalid_request",
+     *       "title": "Bad Request",
+     *       "status": 400,
+     *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+     *       "error": "invalid_request",
+     *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+     *       "invalidParams": [
+     *         {
+     *           "name": "amount",
+     *           "reason": "must have at most 2 fractional digits for EUR"
+     *         }
+     *       ]
+     *     }
+     */
     Problem: {
       /** @description URI reference naming the problem type (RFC 9457). */
       type: string;
@@ -599,6 +992,14 @@ export interface components {
         reason: string;
       }[];
     };
+    /**
+     * @example {
+     *       "grant_type": "client_credentials",
+     *       "client_id": "local-client",
+     *       "client_secret": "local-client-secret",
+     *       "scope": "transactions:read transactions:write"
+     *     }
+     */
     TokenRequest: {
       /**
        * @description The only grant this server issues.
@@ -612,6 +1013,14 @@ export interface components {
       /** @description Space-separated scopes; when absent, every scope the client is allowed is granted. */
       scope?: string;
     };
+    /**
+     * @example {
+     *       "access_token": "eyJhbGciOiJSUzI1NiIsImtpZCI6IjdxQ0h6NWx4Q2lVZlI2Z0VnT3pQIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vMTI3LjAuMC4xOjMwMDAiLCJzdWIiOiJsb2NhbC1jbGllbnQiLCJzY29wZSI6InRyYW5zYWN0aW9uczpyZWFkIHRyYW5zYWN0aW9uczp3cml0ZSJ9.c2lnbmF0dXJl",
+     *       "token_type": "Bearer",
+     *       "expires_in": 3600,
+     *       "scope": "transactions:read transactions:write"
+     *     }
+     */
     TokenResponse: {
       /** @description RS256-signed JWT; verify it with the keys at /.well-known/jwks.json. */
       access_token: string;
@@ -641,10 +1050,26 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for. */
+    /** @description The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for. The example is the client `npm start` registers: it works as it is against a local service. */
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "grant_type": "client_credentials",
+         *       "client_id": "local-client",
+         *       "client_secret": "local-client-secret",
+         *       "scope": "transactions:read transactions:write"
+         *     }
+         */
         'application/json': components['schemas']['TokenRequest'];
+        /**
+         * @example {
+         *       "grant_type": "client_credentials",
+         *       "client_id": "local-client",
+         *       "client_secret": "local-client-secret",
+         *       "scope": "transactions:read transactions:write"
+         *     }
+         */
         'application/x-www-form-urlencoded': components['schemas']['TokenRequest'];
       };
     };
@@ -655,6 +1080,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "access_token": "eyJhbGciOiJSUzI1NiIsImtpZCI6IjdxQ0h6NWx4Q2lVZlI2Z0VnT3pQIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vMTI3LjAuMC4xOjMwMDAiLCJzdWIiOiJsb2NhbC1jbGllbnQiLCJzY29wZSI6InRyYW5zYWN0aW9uczpyZWFkIHRyYW5zYWN0aW9uczp3cml0ZSJ9.c2lnbmF0dXJl",
+           *       "token_type": "Bearer",
+           *       "expires_in": 3600,
+           *       "scope": "transactions:read transactions:write"
+           *     }
+           */
           'application/json': components['schemas']['TokenResponse'];
         };
       };
@@ -664,6 +1097,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_grant_type",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "Only the client_credentials grant is supported",
+           *       "error": "unsupported_grant_type",
+           *       "error_description": "Only the client_credentials grant is supported"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -675,6 +1118,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_client",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Client authentication failed",
+           *       "error": "invalid_client",
+           *       "error_description": "Client authentication failed"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -684,6 +1137,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -693,6 +1156,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -702,6 +1175,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -713,7 +1196,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many failed client authentications; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many failed client authentications; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many failed client authentications; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many failed client authentications; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -723,6 +1226,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -732,6 +1245,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -741,6 +1264,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -752,6 +1285,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -761,6 +1304,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -781,6 +1334,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "keys": [
+           *         {
+           *           "kty": "RSA",
+           *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+           *           "e": "AQAB",
+           *           "kid": "7qCHz5lxCiUfR6gEgOzP",
+           *           "alg": "RS256",
+           *           "use": "sig"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['JsonWebKeySet'];
         };
       };
@@ -790,6 +1357,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -801,6 +1378,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -810,6 +1397,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -819,6 +1416,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -828,6 +1435,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -839,6 +1456,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -848,6 +1475,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -868,6 +1505,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "issuer": "{publicUrl}",
+           *       "token_endpoint": "{publicUrl}/oauth/token",
+           *       "jwks_uri": "{publicUrl}/.well-known/jwks.json",
+           *       "grant_types_supported": [
+           *         "client_credentials"
+           *       ],
+           *       "token_endpoint_auth_methods_supported": [
+           *         "client_secret_basic",
+           *         "client_secret_post"
+           *       ],
+           *       "scopes_supported": [
+           *         "transactions:read",
+           *         "transactions:write"
+           *       ],
+           *       "response_types_supported": [],
+           *       "service_documentation": "{publicUrl}/docs"
+           *     }
+           */
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
@@ -877,6 +1534,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -888,6 +1555,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -897,6 +1574,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -906,6 +1593,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -915,6 +1612,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -926,6 +1633,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -935,6 +1652,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -955,6 +1682,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "issuer": "{publicUrl}",
+           *       "token_endpoint": "{publicUrl}/oauth/token",
+           *       "jwks_uri": "{publicUrl}/.well-known/jwks.json",
+           *       "grant_types_supported": [
+           *         "client_credentials"
+           *       ],
+           *       "token_endpoint_auth_methods_supported": [
+           *         "client_secret_basic",
+           *         "client_secret_post"
+           *       ],
+           *       "scopes_supported": [
+           *         "transactions:read",
+           *         "transactions:write"
+           *       ],
+           *       "response_types_supported": [],
+           *       "service_documentation": "{publicUrl}/docs"
+           *     }
+           */
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
@@ -964,6 +1711,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -975,6 +1732,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -984,6 +1751,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -993,6 +1770,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1002,6 +1789,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1013,6 +1810,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1022,6 +1829,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1032,11 +1849,17 @@ export interface operations {
       query?: {
         /** @description Only the transfer with this paymentId. */
         'paymentId.eq'?: string;
-        /** @description Only transfers whose current status is this one (e.g. Rejected). */
+        /**
+         * @description Only transfers whose current status is this one (e.g. Rejected).
+         * @example Rejected
+         */
         'status.eq'?: components['schemas']['CreditTransferStatus'];
         /** @description Only transfers with exactly this paymentMethod (case-sensitive). */
         'paymentMethod.eq'?: string;
-        /** @description Only transfers from this debtor account. */
+        /**
+         * @description Only transfers from this debtor account.
+         * @example DE89370400440532013000
+         */
         'debtorAccountId.eq'?: string;
         /** @description Only transfers whose `creditor.account.accountNumber` is exactly this BBAN (bank code, branch and account number). */
         'creditorAccountNumber.eq'?: string;
@@ -1084,6 +1907,113 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "identifiers": [
+           *           {
+           *             "number": "E2E-2026-000118",
+           *             "schemeName": "EndToEndId",
+           *             "issuer": "Acme Trading GmbH"
+           *           }
+           *         ],
+           *         "paymentMethod": "CreditTransfer",
+           *         "paymentType": "NotOnUs",
+           *         "amount": "1250.00",
+           *         "currency": "EUR",
+           *         "paymentReason": "InvoicePayment",
+           *         "debtorAccountId": "DE89370400440532013000",
+           *         "creditorAccountId": "FR1420041010050500013M02606",
+           *         "purpose": "Invoice 2026-118, office supplies",
+           *         "paymentProcessing": {
+           *           "instructionPriority": "Normal",
+           *           "serviceLevel": "SEPA",
+           *           "categoryPurpose": "SUPP"
+           *         },
+           *         "chargeBearerType": "Shared",
+           *         "creditor": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "account": {
+           *             "name": "Fournitures Dupont SARL",
+           *             "currency": "EUR",
+           *             "accountType": "Current",
+           *             "identifiers": [
+           *               {
+           *                 "number": "FR1420041010050500013M02606",
+           *                 "schemeName": "IBAN",
+           *                 "issuer": "FR"
+           *               }
+           *             ]
+           *           },
+           *           "postalAddress": {
+           *             "addressType": "Business",
+           *             "streetName": "Rue de la Paix",
+           *             "buildingNumber": "12",
+           *             "postCode": "75002",
+           *             "townName": "Paris",
+           *             "country": "FR",
+           *             "addressLine": [
+           *               "12 Rue de la Paix",
+           *               "75002 Paris"
+           *             ],
+           *             "primaryIndicator": true
+           *           },
+           *           "agent": {
+           *             "identifiers": [
+           *               {
+           *                 "number": "BNPAFRPPXXX",
+           *                 "schemeName": "BIC",
+           *                 "issuer": "SWIFT",
+           *                 "country": "FR",
+           *                 "issueDate": "2001-01-01",
+           *                 "foreingIDIndicator": false,
+           *                 "taxIDIndicator": false
+           *               }
+           *             ],
+           *             "name": "BNP Paribas",
+           *             "postalAddress": {
+           *               "streetName": "Boulevard des Italiens",
+           *               "buildingNumber": "16",
+           *               "postCode": "75009",
+           *               "townName": "Paris",
+           *               "country": "FR"
+           *             }
+           *           },
+           *           "identifiers": [
+           *             {
+           *               "number": "FR40303265045",
+           *               "schemeName": "VATRegistrationNumber",
+           *               "issuer": "FR",
+           *               "issueDate": "2019-03-01",
+           *               "expirationDate": "2029-02-28"
+           *             }
+           *           ],
+           *           "countryOfResidence": "FR"
+           *         },
+           *         "remittanceInformation": {
+           *           "remittanceNumber": "INV-2026-118",
+           *           "documentType": "CommercialInvoice"
+           *         },
+           *         "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *         "status": "AcceptedSettlementCompleted",
+           *         "date": "2026-11-23T09:30:02.418Z"
+           *       },
+           *       {
+           *         "paymentMethod": "CreditTransfer",
+           *         "amount": "89.90",
+           *         "currency": "EUR",
+           *         "paymentReason": "Subscription",
+           *         "debtorAccountId": "DE89370400440532013000",
+           *         "creditorAccountId": "NL91ABNA0417164300",
+           *         "chargeBearerType": "Shared",
+           *         "valueDate": "2026-11-20",
+           *         "paymentId": "0b6e4d1c-7a2f-4e83-b5d9-6c1f2a8e9d37",
+           *         "status": "Rejected",
+           *         "statusReason": "InsufficientFunds",
+           *         "date": "2026-11-20T16:05:41.092Z"
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['CreditTransfer'][];
         };
       };
@@ -1093,6 +2023,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1104,6 +2050,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1115,6 +2071,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1124,6 +2090,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1135,6 +2111,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1144,6 +2130,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1153,6 +2149,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1162,6 +2168,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1173,6 +2189,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1182,6 +2208,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1191,7 +2227,10 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Identifier the client reuses when it repeats a call. A repeat with the same body and servicer headers answers with the same paymentId and `Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, every request is a new payment. */
+        /**
+         * @description Identifier the client reuses when it repeats a call. A repeat with the same body and servicer headers answers with the same paymentId and `Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, every request is a new payment.
+         * @example inv-2026-118-payment
+         */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
         'Idempotency-Key'?: string;
@@ -1208,12 +2247,90 @@ export interface operations {
       content: {
         /**
          * @example {
+         *       "identifiers": [
+         *         {
+         *           "number": "E2E-2026-000118",
+         *           "schemeName": "EndToEndId",
+         *           "issuer": "Acme Trading GmbH"
+         *         }
+         *       ],
          *       "paymentMethod": "CreditTransfer",
-         *       "amount": "125.50",
+         *       "paymentType": "NotOnUs",
+         *       "amount": "1250.00",
          *       "currency": "EUR",
-         *       "debtorAccountId": "001-DDA-01-123456",
-         *       "creditorAccountId": "002-DDA-01-654321",
-         *       "purpose": "Invoice 2026-118"
+         *       "paymentReason": "InvoicePayment",
+         *       "debtorAccountId": "DE89370400440532013000",
+         *       "creditorAccountId": "FR1420041010050500013M02606",
+         *       "purpose": "Invoice 2026-118, office supplies",
+         *       "paymentProcessing": {
+         *         "instructionPriority": "Normal",
+         *         "serviceLevel": "SEPA",
+         *         "categoryPurpose": "SUPP"
+         *       },
+         *       "chargeBearerType": "Shared",
+         *       "creditor": {
+         *         "name": "Fournitures Dupont SARL",
+         *         "account": {
+         *           "name": "Fournitures Dupont SARL",
+         *           "currency": "EUR",
+         *           "accountType": "Current",
+         *           "identifiers": [
+         *             {
+         *               "number": "FR1420041010050500013M02606",
+         *               "schemeName": "IBAN",
+         *               "issuer": "FR"
+         *             }
+         *           ]
+         *         },
+         *         "postalAddress": {
+         *           "addressType": "Business",
+         *           "streetName": "Rue de la Paix",
+         *           "buildingNumber": "12",
+         *           "postCode": "75002",
+         *           "townName": "Paris",
+         *           "country": "FR",
+         *           "addressLine": [
+         *             "12 Rue de la Paix",
+         *             "75002 Paris"
+         *           ],
+         *           "primaryIndicator": true
+         *         },
+         *         "agent": {
+         *           "identifiers": [
+         *             {
+         *               "number": "BNPAFRPPXXX",
+         *               "schemeName": "BIC",
+         *               "issuer": "SWIFT",
+         *               "country": "FR",
+         *               "issueDate": "2001-01-01",
+         *               "foreingIDIndicator": false,
+         *               "taxIDIndicator": false
+         *             }
+         *           ],
+         *           "name": "BNP Paribas",
+         *           "postalAddress": {
+         *             "streetName": "Boulevard des Italiens",
+         *             "buildingNumber": "16",
+         *             "postCode": "75009",
+         *             "townName": "Paris",
+         *             "country": "FR"
+         *           }
+         *         },
+         *         "identifiers": [
+         *           {
+         *             "number": "FR40303265045",
+         *             "schemeName": "VATRegistrationNumber",
+         *             "issuer": "FR",
+         *             "issueDate": "2019-03-01",
+         *             "expirationDate": "2029-02-28"
+         *           }
+         *         ],
+         *         "countryOfResidence": "FR"
+         *       },
+         *       "remittanceInformation": {
+         *         "remittanceNumber": "INV-2026-118",
+         *         "documentType": "CommercialInvoice"
+         *       }
          *     }
          */
         'application/json': components['schemas']['CreditTransferRequest'];
@@ -1232,13 +2349,91 @@ export interface operations {
         content: {
           /**
            * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
            *       "paymentMethod": "CreditTransfer",
-           *       "amount": "125.50",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
            *       "currency": "EUR",
-           *       "debtorAccountId": "001-DDA-01-123456",
-           *       "creditorAccountId": "002-DDA-01-654321",
-           *       "purpose": "Invoice 2026-118",
-           *       "paymentId": "5f0c9a2e-8d4b-4c1e-9f6a-2b7d3e8c1a40",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
            *       "status": "Received",
            *       "date": "2026-11-23T09:30:00.000Z"
            *     }
@@ -1252,6 +2447,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1263,6 +2474,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1274,6 +2495,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1283,6 +2514,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1292,6 +2533,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1301,6 +2552,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1310,6 +2571,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1321,6 +2592,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1330,6 +2611,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1339,6 +2630,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1348,6 +2649,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1359,6 +2670,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1368,6 +2689,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1385,7 +2716,10 @@ export interface operations {
         servicerBranchId?: string;
       };
       path: {
-        /** @description The paymentId the initiation answered. */
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
         paymentId: string;
       };
       cookie?: never;
@@ -1404,6 +2738,97 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
+           *       "paymentMethod": "CreditTransfer",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
+           *       "currency": "EUR",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *       "status": "AcceptedSettlementCompleted",
+           *       "date": "2026-11-23T09:30:02.418Z"
+           *     }
+           */
           'application/json': components['schemas']['CreditTransfer'];
         };
       };
@@ -1426,6 +2851,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1437,6 +2878,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1448,6 +2899,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1457,6 +2918,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1466,6 +2937,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1477,6 +2958,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1486,6 +2977,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1495,6 +2996,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1504,6 +3015,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1515,6 +3036,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1524,6 +3055,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1533,7 +3074,10 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Identifier the client reuses when it repeats a call. Send the same value when repeating the request. */
+        /**
+         * @description Identifier the client reuses when it repeats a call. Send the same value when repeating the request.
+         * @example inv-2026-118-cancellation
+         */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
         'Idempotency-Key'?: string;
@@ -1543,7 +3087,10 @@ export interface operations {
         servicerBranchId?: string;
       };
       path: {
-        /** @description The paymentId the initiation answered. */
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
         paymentId: string;
       };
       cookie?: never;
@@ -1551,6 +3098,11 @@ export interface operations {
     /** @description Why the cancellation is requested. */
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "cancellationReason": "Ordered twice: duplicate of invoice INV-2026-117"
+         *     }
+         */
         'application/json': components['schemas']['CancellationRequest'];
       };
     };
@@ -1565,6 +3117,97 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
+           *       "paymentMethod": "CreditTransfer",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
+           *       "currency": "EUR",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *       "status": "Received",
+           *       "date": "2026-11-23T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['CreditTransfer'];
         };
       };
@@ -1574,6 +3217,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1585,6 +3244,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1596,6 +3265,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1605,6 +3284,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1614,6 +3303,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1623,6 +3322,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payment_not_cancellable",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled",
+           *       "error": "payment_not_cancellable",
+           *       "error_description": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1632,6 +3341,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1641,6 +3360,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1650,6 +3379,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1661,6 +3400,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1670,6 +3419,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1679,6 +3438,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1688,6 +3457,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1699,6 +3478,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1708,6 +3497,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1728,6 +3527,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "Credit Transfers API",
+           *         "version": "0.7.0"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['OpenApiDocument'];
         };
       };
@@ -1737,6 +3545,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1748,6 +3566,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1757,6 +3585,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1766,6 +3604,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1775,6 +3623,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1786,6 +3644,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1795,6 +3663,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1824,6 +3702,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1835,6 +3723,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1844,6 +3742,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1853,6 +3761,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1862,6 +3780,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1873,6 +3801,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1882,6 +3820,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1911,6 +3859,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1922,6 +3880,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1931,6 +3899,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1940,6 +3918,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1949,6 +3937,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1960,6 +3958,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1969,6 +3977,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
