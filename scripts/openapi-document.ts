@@ -55,6 +55,25 @@ import {
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
 } from '#shared/problem';
+import { codeSamplesOf, SDK_INSTALLATION } from './openapi-code-samples.ts';
+import {
+  CANCELLATION_KEY_EXAMPLE,
+  CANCELLATION_REQUEST_EXAMPLE,
+  COMPONENT_EXAMPLES,
+  CREDIT_TRANSFER_EXAMPLE,
+  IDEMPOTENCY_KEY_EXAMPLE,
+  INITIATION_EXAMPLE,
+  JSON_WEB_KEY_SET_EXAMPLE,
+  LIST_EXAMPLE,
+  OPENAPI_DOCUMENT_EXAMPLE,
+  OPENID_CONFIGURATION_EXAMPLE,
+  PAYMENT_ID_EXAMPLE,
+  problemExample,
+  SETTLED_EXAMPLE,
+  TOKEN_REQUEST_EXAMPLE,
+  TOKEN_RESPONSE_EXAMPLE,
+  tokenProblemExample,
+} from './openapi-examples.ts';
 
 /**
  * The OpenAPI 3.1 document of the service, made by zod-openapi from the route table (which
@@ -244,11 +263,18 @@ const servicerHeaders = {
   ),
 };
 
-/** `idempotencyId` (the spec's name) and `Idempotency-Key` (the common one), read as one key. */
-const idempotencyHeaders = (behaviour: string) => ({
-  idempotencyId: optionalField(
-    idempotencyKeySchema,
-    `Identifier the client reuses when it repeats a call. ${behaviour}`,
+/** A parameter with the value the reference page's request sample sends. */
+const withParamExample = <T extends z.ZodMiniType>(schema: T, example: string): T =>
+  schema.check(z.meta({ param: { example } }));
+
+/**
+ * `idempotencyId` (the spec's name) and `Idempotency-Key` (the common one), read as one key. The
+ * sample sends only `idempotencyId`: two names for one key in one request would have to match.
+ */
+const idempotencyHeaders = (behaviour: string, example: string) => ({
+  idempotencyId: withParamExample(
+    optionalField(idempotencyKeySchema, `Identifier the client reuses when it repeats a call. ${behaviour}`),
+    example,
   ),
   'Idempotency-Key': optionalField(
     idempotencyKeySchema,
@@ -256,8 +282,21 @@ const idempotencyHeaders = (behaviour: string) => ({
   ),
 });
 
+// The list sample asks what the SDK sample does: every Rejected transfer of one account.
+const listQueryShape = listCreditTransfersQuerySchema.shape;
+const documentedListQuery = z.extend(listCreditTransfersQuerySchema, {
+  'status.eq': withParamExample(listQueryShape['status.eq'], 'Rejected'),
+  'debtorAccountId.eq': withParamExample(
+    listQueryShape['debtorAccountId.eq'],
+    INITIATION_EXAMPLE.debtorAccountId,
+  ),
+});
+
 const paymentIdPath = z.strictObject({
-  paymentId: described(paymentIdSchema, 'The paymentId the initiation answered.'),
+  paymentId: withParamExample(
+    described(paymentIdSchema, 'The paymentId the initiation answered.'),
+    PAYMENT_ID_EXAMPLE,
+  ),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -393,6 +432,8 @@ interface ErrorOverride {
   headers?: Headers;
   /** Media types of the Problem body, when not application/problem+json alone. */
   mediaTypes?: readonly string[];
+  /** The body shown for it, when not the service's usual refusal of this status. */
+  example?: ProblemBody;
 }
 
 /** Response headers as zod-openapi takes them: an object schema, optional where not required. */
@@ -419,10 +460,11 @@ const errors = (
         const description = override.description ?? ERROR_RESPONSES[status].description;
         const headers = override.headers ?? ERROR_RESPONSES[status].headers;
         const mediaTypes = override.mediaTypes ?? [PROBLEM_CONTENT_TYPE];
+        const example = override.example ?? problemExample(status);
         const response: ZodOpenApiResponseObject = {
           description,
           ...(headers && { headers: headersObject(headers) }),
-          content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: problemSchema }])),
+          content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: problemSchema, example }])),
         };
         return [String(status), response];
       }),
@@ -432,21 +474,7 @@ const json = (schema: z.ZodMiniType, example?: unknown) => ({
   'application/json': { schema, ...(example !== undefined && { example }) },
 });
 
-/** The initiation of the README's quick start, and the answer it gets. */
-export const INITIATION_EXAMPLE = {
-  paymentMethod: 'CreditTransfer',
-  amount: '125.50',
-  currency: 'EUR',
-  debtorAccountId: '001-DDA-01-123456',
-  creditorAccountId: '002-DDA-01-654321',
-  purpose: 'Invoice 2026-118',
-};
-export const CREDIT_TRANSFER_EXAMPLE = {
-  ...INITIATION_EXAMPLE,
-  paymentId: '5f0c9a2e-8d4b-4c1e-9f6a-2b7d3e8c1a40',
-  status: 'Received',
-  date: '2026-11-23T09:30:00.000Z',
-};
+export { CREDIT_TRANSFER_EXAMPLE, INITIATION_EXAMPLE };
 
 // ---------------------------------------------------------------------------------------------
 // Webhook endpoints and events (issue 17).
@@ -609,10 +637,16 @@ const TAGS: Record<TagName, string> = {
 export type OperationDetails = Omit<ZodOpenApiOperationObject, 'operationId' | 'summary' | 'tags'> & {
   tags: readonly TagName[];
   description: string;
+  /**
+   * An operation of the reference page itself (the page, its script): in the contract the tests
+   * check responses against, left out of the document the service serves (lambdas/api/openapi-document.ts).
+   */
+  'x-internal'?: true;
 };
 
 /** The token endpoint answers its own refusals as RFC 6749 prescribes: application/json. */
-const TOKEN_ERROR = { mediaTypes: ['application/json'] } as const;
+const tokenError = (status: 400 | 401 | 413 | 415) =>
+  ({ mediaTypes: ['application/json'], example: tokenProblemExample(status) }) as const;
 
 export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
   ...WEBHOOK_OPERATIONS,
@@ -627,29 +661,34 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       'token is issued: request a new token before expiry, and when a call answers 401. Refusals follow ' +
       'RFC 6749 section 5.2: `Content-Type: application/json`, with the `error` codes it names. Repeated ' +
       'failed client authentication is throttled with 429 and `Retry-After`.',
-    // Client authentication, not an access token: HTTP Basic, or (the empty requirement) the
-    // credentials in the body, which no security scheme can express.
-    security: [{ clientSecretBasic: [] }, {}],
+    // Client authentication, not an access token. The document describes one way, the client
+    // credentials in the body (which no security scheme expresses), so that the request a reader
+    // copies sends them once; HTTP Basic is accepted too, as the description says.
+    security: [],
     requestBody: {
       description:
-        'The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for.',
+        'The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for. ' +
+        'The example is the client `npm start` registers: it works as it is against a local service.',
       required: true,
       content: {
-        'application/json': { schema: documentedTokenRequestSchema },
-        'application/x-www-form-urlencoded': { schema: documentedTokenRequestSchema },
+        'application/json': { schema: documentedTokenRequestSchema, example: TOKEN_REQUEST_EXAMPLE },
+        'application/x-www-form-urlencoded': {
+          schema: documentedTokenRequestSchema,
+          example: TOKEN_REQUEST_EXAMPLE,
+        },
       },
     },
     responses: {
       '200': {
         description: 'The access token. Never cached (`Cache-Control: no-store`).',
-        content: json(documentedTokenResponseSchema),
+        content: json(documentedTokenResponseSchema, TOKEN_RESPONSE_EXAMPLE),
       },
       ...errors([400, 401, 413, 415], {
         400: {
           description:
             'The request is not valid (`invalid_request`), names another grant type (`unsupported_grant_type`) ' +
             'or a scope the client may not have (`invalid_scope`).',
-          ...TOKEN_ERROR,
+          ...tokenError(400),
         },
         401: {
           description:
@@ -660,14 +699,14 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
               description: `The HTTP Basic challenge: \`${CLIENT_AUTHENTICATION_CHALLENGE}\`.`,
             },
           },
-          ...TOKEN_ERROR,
+          ...tokenError(401),
         },
-        413: { ...ERROR_RESPONSES[413], ...TOKEN_ERROR },
+        413: { ...ERROR_RESPONSES[413], ...tokenError(413) },
         415: {
           description:
             'The request body is neither `application/x-www-form-urlencoded` nor `application/json` ' +
             '(`unsupported_media_type`).',
-          ...TOKEN_ERROR,
+          ...tokenError(415),
         },
         429: {
           description:
@@ -676,6 +715,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
           headers: { 'Retry-After': RETRY_AFTER },
           // The endpoint's own throttling answers in its RFC 6749 form, the gateway's as a problem.
           mediaTypes: ['application/json', PROBLEM_CONTENT_TYPE],
+          example: tokenProblemExample(429),
         },
       }),
     },
@@ -684,7 +724,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     tags: ['Authorization'],
     description: 'The public keys (JWK Set, RFC 7517) that verify the signature of access tokens.',
     responses: {
-      '200': { description: 'The key set.', content: json(jsonWebKeySetSchema) },
+      '200': { description: 'The key set.', content: json(jsonWebKeySetSchema, JSON_WEB_KEY_SET_EXAMPLE) },
       ...errors([]),
     },
   },
@@ -693,7 +733,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     description:
       'Authorization server metadata at the RFC 8414 path: the same document as the OpenID Connect discovery path.',
     responses: {
-      '200': { description: 'The metadata.', content: json(openIdConfigurationSchema) },
+      '200': {
+        description: 'The metadata.',
+        content: json(openIdConfigurationSchema, OPENID_CONFIGURATION_EXAMPLE),
+      },
       ...errors([]),
     },
   },
@@ -702,7 +745,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     description:
       'Authorization server metadata (OpenID Connect Discovery): issuer, token endpoint and key set.',
     responses: {
-      '200': { description: 'The metadata.', content: json(openIdConfigurationSchema) },
+      '200': {
+        description: 'The metadata.',
+        content: json(openIdConfigurationSchema, OPENID_CONFIGURATION_EXAMPLE),
+      },
       ...errors([]),
     },
   },
@@ -731,6 +777,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
           'A repeat with the same body and servicer headers answers with the same paymentId and ' +
             '`Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, ' +
             'every request is a new payment.',
+          IDEMPOTENCY_KEY_EXAMPLE,
         ),
         ...servicerHeaders,
       }),
@@ -771,7 +818,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     responses: {
       '200': {
         description: 'The status report.',
-        content: json(creditTransferSchema),
+        content: json(creditTransferSchema, SETTLED_EXAMPLE),
         headers: headersObject(statusCacheHeaders),
       },
       '304': {
@@ -788,13 +835,13 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       '`Pagination-Cursor` of a page as `cursor`, with the same filters, to read the next one. Unknown or ' +
       'repeated query parameters are refused.',
     requestParams: {
-      query: listCreditTransfersQuerySchema,
+      query: documentedListQuery,
       header: z.strictObject(servicerHeaders),
     },
     responses: {
       '200': {
         description: 'A page of matching credit transfers (possibly empty).',
-        content: json(z.array(creditTransferSchema).check(z.maxLength(MAX_LIMIT))),
+        content: json(z.array(creditTransferSchema).check(z.maxLength(MAX_LIMIT)), LIST_EXAMPLE),
         headers: headersObject({
           'Pagination-Cursor': {
             schema: text(0, CURSOR_MAX_LENGTH),
@@ -823,19 +870,19 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestParams: {
       path: paymentIdPath,
       header: z.strictObject({
-        ...idempotencyHeaders('Send the same value when repeating the request.'),
+        ...idempotencyHeaders('Send the same value when repeating the request.', CANCELLATION_KEY_EXAMPLE),
         ...servicerHeaders,
       }),
     },
     requestBody: {
       description: 'Why the cancellation is requested.',
       required: false,
-      content: json(named(cancellationRequestSchema, 'CancellationRequest')),
+      content: json(named(cancellationRequestSchema, 'CancellationRequest'), CANCELLATION_REQUEST_EXAMPLE),
     },
     responses: {
       '202': {
         description: 'Accepted: the credit transfer as it is now.',
-        content: json(creditTransferSchema),
+        content: json(creditTransferSchema, CREDIT_TRANSFER_EXAMPLE),
         headers: headersObject(acceptedHeaders('cancellation', 'cancellationReason')),
       },
       ...errors([400, 401, 403, 404, 409, 413, 415, 422]),
@@ -846,11 +893,15 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     description:
       'This API as an OpenAPI 3.1 document, generated from the same schemas that validate requests.',
     responses: {
-      '200': { description: 'The OpenAPI document.', content: json(openApiDocumentSchema) },
+      '200': {
+        description: 'The OpenAPI document.',
+        content: json(openApiDocumentSchema, OPENAPI_DOCUMENT_EXAMPLE),
+      },
       ...errors([]),
     },
   },
   getReferencePage: {
+    'x-internal': true,
     tags: ['Documentation'],
     description: 'A reference page of every operation, rendered in the browser from the OpenAPI document.',
     responses: {
@@ -859,6 +910,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     },
   },
   getReferencePageScript: {
+    'x-internal': true,
     tags: ['Documentation'],
     description: 'The script the reference page loads to render the OpenAPI document (Scalar API Reference).',
     responses: {
@@ -877,9 +929,12 @@ const TOKEN_DESCRIPTION =
   'issued and verified following the JSON Web Token Best Current Practices (RFC8725): one fixed signature ' +
   'algorithm, never taken from the token; issuer, audience and expiry are checked on every call.';
 
-const CLIENT_BASIC_DESCRIPTION =
-  'Client authentication at the token endpoint only (RFC 6749 section 2.3.1): HTTP Basic with the ' +
-  'form-urlencoded client id and secret. Over TLS only. Every other operation takes a bearer token.';
+/**
+ * Security scheme names as the reference page shows them (it shows the key, and keys may hold
+ * only letters, digits, `.`, `-` and `_`).
+ */
+export const ACCESS_TOKEN_SCHEME = 'Access-token-Bearer';
+export const CLIENT_CREDENTIALS_SCHEME = 'OAuth-2.0-client-credentials';
 
 const DOCUMENT_DESCRIPTION = `Credit transfer payments API: initiate a credit transfer, read its status, list \
 and cancel credit transfers. The data model follows ISO 20022 vocabulary.
@@ -921,15 +976,26 @@ const addImpliedBounds: ZodOpenApiOverride = ({ jsonSchema }) => {
   }
 };
 
+/** A component schema with its example (the schemas of this document are all objects). */
+const withExample = <Schema>(name: string, schema: Schema): Schema => {
+  const example = COMPONENT_EXAMPLES[name];
+  if (example === undefined)
+    throw new Error(`No example for schema ${name}; add one to scripts/openapi-examples.ts`);
+  if (typeof schema !== 'object' || schema === null) throw new Error(`Schema ${name} is not an object`);
+  return { ...schema, examples: [example] };
+};
+
 const operationOf = (route: Route, details: OperationDetails): ZodOpenApiOperationObject => {
   const scopeNote = route.scope ? `\n\nRequires scope \`${route.scope}\`.` : '\n\nNeeds no access token.';
+  const codeSamples = codeSamplesOf(route.operationId);
   return {
     ...details,
     operationId: route.operationId,
     summary: route.summary,
     description: `${details.description}${scopeNote}`,
     tags: [...details.tags],
-    security: details.security ?? (route.scope ? [{ bearerAuth: [route.scope] }] : []),
+    security: details.security ?? (route.scope ? [{ [ACCESS_TOKEN_SCHEME]: [route.scope] }] : []),
+    ...(codeSamples.length > 0 && { 'x-codeSamples': codeSamples }),
   };
 };
 
@@ -957,7 +1023,13 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
   const document = createDocument(
     {
       openapi: '3.1.0',
-      info: { title: API_TITLE, version: API_VERSION, description: DOCUMENT_DESCRIPTION },
+      info: {
+        title: API_TITLE,
+        version: API_VERSION,
+        description: DOCUMENT_DESCRIPTION,
+        // The reference page's introduction shows this instead of a list of generic HTTP clients.
+        'x-scalar-sdk-installation': [{ lang: 'TypeScript', description: SDK_INSTALLATION }],
+      },
       servers: [
         {
           // The service serves this document with `url` set to its configured public URL
@@ -979,9 +1051,13 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
       paths,
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: TOKEN_DESCRIPTION },
-          clientSecretBasic: { type: 'http', scheme: 'basic', description: CLIENT_BASIC_DESCRIPTION },
-          oauth2: {
+          [ACCESS_TOKEN_SCHEME]: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: TOKEN_DESCRIPTION,
+          },
+          [CLIENT_CREDENTIALS_SCHEME]: {
             type: 'oauth2',
             description: TOKEN_DESCRIPTION,
             flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: { ...SCOPE_DESCRIPTIONS } } },
@@ -991,8 +1067,13 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
     },
     { override: addImpliedBounds, reused: 'inline', cycles: 'throw' },
   );
-  // Components in name order, so the committed document changes only where the contract does.
+  // Components in name order, so the committed document changes only where the contract does;
+  // each with its example, which the reference page shows.
   const schemas = document.components?.schemas ?? {};
-  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+  const sorted = Object.fromEntries(
+    Object.entries(schemas)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, schema]) => [name, withExample(name, schema)]),
+  );
   return { ...document, components: { ...document.components, schemas: sorted } } as OpenApiDocument;
 };

@@ -5,32 +5,75 @@ import { httpHandler } from '#shared/http-handler';
 // bundled as data, so no function carries the generator.
 import document from '../../openapi/openapi.json' with { type: 'json' };
 
+type Json = null | boolean | number | string | Json[] | JsonObject;
+type JsonObject = { [key: string]: Json };
+
+const isObject = (value: Json | undefined): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The paths without the operations marked `x-internal` (the reference page and its script):
+ * they stay in the committed contract, which the tests check responses against, but an
+ * integrator reading the document or the page meets only the API.
+ */
+export const publicPaths = (paths: JsonObject): JsonObject => {
+  const kept: JsonObject = {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) {
+      kept[path] = item;
+      continue;
+    }
+    const operations = Object.entries(item).filter(
+      ([, operation]) => !(isObject(operation) && operation['x-internal']),
+    );
+    if (operations.length > 0) kept[path] = Object.fromEntries(operations);
+  }
+  return kept;
+};
+
+/** Every string of a JSON value with `from` replaced by `to`. */
+const replacedIn = (value: Json, from: string, to: string): Json => {
+  if (typeof value === 'string') return value.replaceAll(from, () => to);
+  if (Array.isArray(value)) return value.map((item) => replacedIn(item, from, to));
+  if (isObject(value)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replacedIn(item, from, to)]));
+  }
+  return value;
+};
+
 /**
  * The document as served: its one server is the configured public URL (PUBLIC_URL), an absolute
  * URL that request samples and client generators can use as it is. Never the request's Host.
+ * The committed document writes that URL as its server variable (`{publicUrl}`), in the server
+ * and in the examples and code samples: each becomes the configured URL.
  */
 export const servedDocument = (baseUrl: string): string => {
+  const [template] = document.servers;
+  if (template === undefined) throw new Error('The OpenAPI document names no server');
   const { securitySchemes } = document.components;
-  const { clientCredentials } = securitySchemes.oauth2.flows;
-  return JSON.stringify({
+  const clientCredentialsScheme = securitySchemes['OAuth-2.0-client-credentials'];
+  const { clientCredentials } = clientCredentialsScheme.flows;
+  const served = {
     ...document,
     servers: document.servers.map(({ description, 'x-internal': internal }) => ({
       url: baseUrl,
       description,
       'x-internal': internal,
     })),
+    paths: publicPaths(document.paths as unknown as JsonObject),
     components: {
       ...document.components,
       securitySchemes: {
         ...securitySchemes,
         // Absolute too: a relative token URL would resolve against the server's origin, not its path.
-        oauth2: {
-          ...securitySchemes.oauth2,
+        'OAuth-2.0-client-credentials': {
+          ...clientCredentialsScheme,
           flows: { clientCredentials: { ...clientCredentials, tokenUrl: `${baseUrl}/oauth/token` } },
         },
       },
     },
-  });
+  } as unknown as Json;
+  return JSON.stringify(replacedIn(served, template.url, baseUrl));
 };
 
 let served: { baseUrl: string; body: string } | undefined;

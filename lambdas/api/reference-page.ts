@@ -19,18 +19,71 @@ export const REFERENCE_PAGE_CSP = [
 ].join('; ');
 
 /**
+ * Request samples: the document's own (`x-codeSamples`: the TypeScript SDK) and curl, which the
+ * renderer writes from the document. Every other generated client is hidden: they are not this
+ * project's, and a reader should meet one way to call each operation in each language.
+ */
+const HIDDEN_CLIENTS = {
+  c: true,
+  clojure: true,
+  csharp: true,
+  dart: true,
+  fsharp: true,
+  go: true,
+  http: true,
+  java: true,
+  js: true,
+  julia: true,
+  kotlin: true,
+  node: true,
+  objc: true,
+  ocaml: true,
+  php: true,
+  powershell: true,
+  python: true,
+  r: true,
+  ruby: true,
+  rust: true,
+  shell: ['httpie', 'wget'],
+  swift: true,
+};
+
+/**
+ * The renderer truncates an operation's path in the header of its request sample. Instead the
+ * header wraps: a long path (`/v1/payments/credit-transfers/{paymentId}/status`) takes the whole
+ * first line and the sample picker moves below it; a path longer than the card still wraps.
+ */
+const CUSTOM_CSS = `
+.request-card .scalar-card-header { flex-wrap: wrap; row-gap: 2px; }
+.request-card .scalar-card-header > :last-child { margin-left: auto; }
+.request-card .scalar-card-header-title {
+  flex: 1 1 auto; white-space: normal; overflow: visible; text-overflow: clip; overflow-wrap: anywhere;
+}
+`;
+
+/**
  * The renderer's settings: every operation shown open, and none of its hosted extras (fonts,
  * AI agent, MCP, developer tools, telemetry), which would call services elsewhere.
  */
-const RENDERER_CONFIGURATION = {
+export const RENDERER_CONFIGURATION = {
   defaultOpenAllTags: true,
   withDefaultFonts: false,
   hideClientButton: true,
+  hiddenClients: HIDDEN_CLIENTS,
+  customCss: CUSTOM_CSS,
   showDeveloperTools: 'never',
   agent: { disabled: true },
   mcp: { disabled: true },
   telemetry: false,
 };
+
+/**
+ * The page's icon, inline: no browser asks for `/favicon.ico`, which on AWS would go to the
+ * origin above the stage, where nothing answers. A bank building in the API's green.
+ */
+const ICON =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E" +
+  "%3Cpath fill='%23127a4a' d='M8 1 1 5h14zM2 6h2v6H2zm5 0h2v6H7zm5 0h2v6h-2zM1 13h14v2H1z'/%3E%3C/svg%3E";
 
 const escapeAttribute = (text: string): string =>
   text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
@@ -45,6 +98,7 @@ export const REFERENCE_PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Credit transfers API reference</title>
+<link rel="icon" href="${ICON}">
 </head>
 <body>
 <script id="api-reference" data-url="openapi.json" data-configuration="${escapeAttribute(JSON.stringify(RENDERER_CONFIGURATION))}"></script>

@@ -51,7 +51,13 @@ beforeAll(async () => {
       '/things/long': '{"name":"far too long"}',
       '/things/extra': '{"name":"ok","secret":"x"}',
       '/things/bare': '{"name":"ok"}',
+      '/docs': '<!doctype html><title>page</title>',
+      '/docs/scalar.js': '{"not":"a script"}',
     };
+    if (request.url === '/docs') {
+      response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(body['/docs']);
+      return;
+    }
     const headers: Record<string, string> =
       request.url === '/things/bare'
         ? { 'Content-Type': 'application/json' }
@@ -89,5 +95,13 @@ describe('the contract proxy', () => {
     expect(violations[1]?.findings.join(' ')).toMatch(/additional properties/);
     expect(violations[2]?.findings.join(' ')).toMatch(/etag/);
     expect(violations[0]?.test).toMatch(/finds a body beyond its schema/);
+  });
+
+  it("holds the reference page's own routes, which the served document leaves out, to the committed contract", async () => {
+    await fetch(`${proxy.url}/docs`);
+    await fetch(`${proxy.url}/docs/scalar.js`);
+    const violations = (await proxy.violations()).filter((violation) => violation.exchange.includes('/docs'));
+    expect(violations.map((violation) => violation.exchange)).toEqual(['GET /docs/scalar.js -> 200']);
+    expect(violations[0]?.findings.join(' ')).toMatch(/media type/i);
   });
 });

@@ -3,10 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { createInstance, getHttpOperationsFromSpec, type IHttpConfig } from '@stoplight/prism-http';
 import { expect } from 'vitest';
 import { matchPath } from '#routes';
+import committed from '../../../openapi/openapi.json' with { type: 'json' };
 
 /**
  * A proxy between the integration tests and the local service that has Prism check every
- * response against the OpenAPI document the service serves at /openapi.json.
+ * response against the OpenAPI document the service serves at /openapi.json, with the
+ * operations it leaves out of it (`x-internal`: the reference page and its script) taken from
+ * the committed document, so their answers are held to the contract too.
  *
  * It passes bytes through unchanged both ways (header names, letter case, repeats, bodies that
  * are not JSON or not UTF-8), so the service meets exactly what each test sends; Prism's own
@@ -90,6 +93,27 @@ const decodable = (url: string): boolean => {
 const isPresentEmptyHeader = (message: string, exchange: Exchange): boolean => {
   const name = /^Response header must have required property '([^']+)'$/.exec(message)?.[1];
   return name !== undefined && exchange.responseHeaders[name] === '';
+};
+
+type PathItems = Record<string, Record<string, unknown>>;
+
+/**
+ * The served document with the committed document's `x-internal` operations added back. A served
+ * document that still holds one of them is a fault of the service, not something to merge.
+ */
+export const contractOf = (served: { paths: PathItems; components?: object }): object => {
+  const paths: PathItems = { ...served.paths };
+  for (const [path, item] of Object.entries(committed.paths as unknown as PathItems)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!(operation as { 'x-internal'?: boolean })['x-internal']) continue;
+      if (paths[path]?.[method] !== undefined) {
+        throw new Error(`The served document shows the internal operation ${method.toUpperCase()} ${path}`);
+      }
+      paths[path] = { ...paths[path], [method]: operation };
+    }
+  }
+  // The operations refer to the committed document's components (the Problem body).
+  return { ...served, paths, components: { ...committed.components, ...served.components } };
 };
 
 const currentTest = (): string => {
@@ -188,7 +212,8 @@ export const startContractProxy = async (port = 0): Promise<ContractProxy> => {
     url,
     connect: async (serviceUrl) => {
       upstream = new URL(serviceUrl);
-      const operations = await getHttpOperationsFromSpec(`${serviceUrl}/openapi.json`);
+      const served = (await (await fetch(`${serviceUrl}/openapi.json`)).json()) as { paths: PathItems };
+      const operations = await getHttpOperationsFromSpec(contractOf(served));
       const config: IHttpConfig = {
         isProxy: true,
         upstream,

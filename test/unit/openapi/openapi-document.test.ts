@@ -1,16 +1,37 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { getOpenApiDocument } from '#api/openapi-document';
+import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
 import { AMOUNT_PATTERN, creditTransferRequestSchema, creditTransferSchema } from '#domain/credit-transfer';
 import { SCOPES } from '#domain/scopes';
 import { ROUTES } from '#routes';
 import { PROBLEM_CONTENT_TYPE } from '#shared/problem';
 import {
+  ACCESS_TOKEN_SCHEME,
   buildOpenApiDocument,
+  CLIENT_CREDENTIALS_SCHEME,
   CREDIT_TRANSFER_EXAMPLE,
+  documentedTokenRequestSchema,
+  documentedTokenResponseSchema,
   INITIATION_EXAMPLE,
+  jsonWebKeySetSchema,
   OPERATIONS,
+  openIdConfigurationSchema,
+  problemSchema,
 } from '../../../scripts/openapi-document.ts';
+import {
+  CANCELLATION_REQUEST_EXAMPLE,
+  COMPONENT_EXAMPLES,
+  GENERIC_TRANSACTION_CODE_EXAMPLE,
+  JSON_WEB_KEY_SET_EXAMPLE,
+  LIST_EXAMPLE,
+  OPENID_CONFIGURATION_EXAMPLE,
+  problemExample,
+  SETTLED_EXAMPLE,
+  TOKEN_REQUEST_EXAMPLE,
+  TOKEN_RESPONSE_EXAMPLE,
+  tokenProblemExample,
+} from '../../../scripts/openapi-examples.ts';
 import {
   CANCEL_ROUTE,
   component,
@@ -131,13 +152,14 @@ describe('the OpenAPI document', () => {
   it('puts the scope of each route on a bearer token, and leaves public routes open', () => {
     const schemes = document.components?.securitySchemes ?? {};
     const oauthScopes = Object.keys(
-      (schemes.oauth2 as { flows: { clientCredentials: { scopes: object } } }).flows.clientCredentials.scopes,
+      (schemes[CLIENT_CREDENTIALS_SCHEME] as { flows: { clientCredentials: { scopes: object } } }).flows
+        .clientCredentials.scopes,
     );
     expect(oauthScopes.sort()).toEqual([...SCOPES].sort());
     for (const route of routesWithLater()) {
       const op = operation(fullDocument, route.operationId);
       if (route.scope) {
-        expect(op.security).toEqual([{ bearerAuth: [route.scope] }]);
+        expect(op.security).toEqual([{ [ACCESS_TOKEN_SCHEME]: [route.scope] }]);
         expect(oauthScopes).toContain(route.scope);
       } else if (route.operationId !== 'issueToken') {
         expect(op.security, route.operationId).toEqual([]);
@@ -148,12 +170,12 @@ describe('the OpenAPI document', () => {
         }
       }
     }
-    expect(schemes.bearerAuth).toMatchObject({
+    expect(schemes[ACCESS_TOKEN_SCHEME]).toMatchObject({
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'JWT',
     });
-    expect(schemes.oauth2).toMatchObject({
+    expect(schemes[CLIENT_CREDENTIALS_SCHEME]).toMatchObject({
       type: 'oauth2',
       flows: { clientCredentials: { tokenUrl: '/oauth/token' } },
     });
@@ -189,7 +211,7 @@ describe('the OpenAPI document', () => {
   it('documents Retry-After on every 429 and the Bearer challenge on every 401 of a bearer route', () => {
     for (const { operation: op } of operationsOf(fullDocument)) {
       expect(op.responses['429']?.headers, op.operationId).toHaveProperty('Retry-After');
-      if (op.security.some((requirement) => 'bearerAuth' in requirement)) {
+      if (op.security.some((requirement) => ACCESS_TOKEN_SCHEME in requirement)) {
         expect(op.responses['401']?.headers, op.operationId).toHaveProperty('WWW-Authenticate');
       }
     }
@@ -438,6 +460,36 @@ describe('the operations', () => {
     expect(op.responses).toHaveProperty('401');
   });
 
+  it('token describes one way to send the client credentials, in the body, so a sample sends them once', () => {
+    const op = operation(document, 'issueToken');
+    // No security requirement: a reference page adds no Authorization header to the body's credentials.
+    expect(op.security).toEqual([]);
+    const schemes = Object.values(document.components?.securitySchemes ?? {}) as {
+      type: string;
+      scheme?: string;
+    }[];
+    expect(schemes.filter((scheme) => scheme.type === 'http' && scheme.scheme === 'basic')).toEqual([]);
+    for (const media of Object.values(op.requestBody?.content ?? {})) {
+      expect(media).toMatchObject({ example: TOKEN_REQUEST_EXAMPLE });
+    }
+    expect(TOKEN_REQUEST_EXAMPLE).toMatchObject({
+      client_id: 'local-client',
+      client_secret: 'local-client-secret',
+    });
+    expect(op.description).toMatch(/HTTP Basic/);
+  });
+
+  it('initiation and cancellation samples send one idempotency key, under the spec name', () => {
+    for (const id of ['initiateCreditTransfer', 'cancelCreditTransfer']) {
+      expect(parameter(id, 'idempotencyId').example, id).toEqual(expect.any(String));
+      expect(parameter(id, 'Idempotency-Key').example, id).toBeUndefined();
+      expect(parameter(id, 'Idempotency-Key').schema.example, id).toBeUndefined();
+    }
+    expect(parameter('initiateCreditTransfer', 'idempotencyId').example).not.toBe(
+      parameter('cancelCreditTransfer', 'idempotencyId').example,
+    );
+  });
+
   it('documents the discovery, key set, document and page operations with a 200', () => {
     for (const id of [
       'getJsonWebKeySet',
@@ -499,7 +551,7 @@ describe('the routes added later', () => {
     });
     expect(ok?.headers?.['Pagination-Cursor']?.required).toBe(true);
     expect(ok?.headers?.['Pagination-Total']?.required).toBe(true);
-    expect(op.security).toEqual([{ bearerAuth: ['transactions:read'] }]);
+    expect(op.security).toEqual([{ [ACCESS_TOKEN_SCHEME]: ['transactions:read'] }]);
   });
 
   it('cancellation takes the paymentId and an optional cancellationReason, and answers 202', () => {
@@ -520,7 +572,7 @@ describe('the routes added later', () => {
     });
     expect(op.responses).toHaveProperty('404');
     expect(op.responses).toHaveProperty('409');
-    expect(op.security).toEqual([{ bearerAuth: ['transactions:write'] }]);
+    expect(op.security).toEqual([{ [ACCESS_TOKEN_SCHEME]: ['transactions:write'] }]);
   });
 
   it('have entries keyed by the operationIds the routes will carry', () => {
@@ -530,13 +582,70 @@ describe('the routes added later', () => {
 });
 
 describe('the examples', () => {
+  const valid = (
+    schema: { safeParse(value: unknown): { success: boolean; error?: unknown } },
+    value: unknown,
+  ) => {
+    const result = schema.safeParse(value);
+    expect(result.error, JSON.stringify(value).slice(0, 80)).toBeUndefined();
+  };
+
   it('are valid by the schemas that validate requests and answers, and are in the document', () => {
-    expect(creditTransferRequestSchema.safeParse(INITIATION_EXAMPLE).success).toBe(true);
-    expect(creditTransferSchema.safeParse(CREDIT_TRANSFER_EXAMPLE).success).toBe(true);
+    valid(creditTransferRequestSchema, INITIATION_EXAMPLE);
+    // Every nested component's example is part of a transfer (the transaction code is not in the initiation's).
+    valid(creditTransferRequestSchema, { ...INITIATION_EXAMPLE, codes: [GENERIC_TRANSACTION_CODE_EXAMPLE] });
+    for (const transfer of [CREDIT_TRANSFER_EXAMPLE, SETTLED_EXAMPLE, ...LIST_EXAMPLE])
+      valid(creditTransferSchema, transfer);
+    valid(cancellationRequestSchema, CANCELLATION_REQUEST_EXAMPLE);
+    valid(documentedTokenRequestSchema, TOKEN_REQUEST_EXAMPLE);
+    valid(documentedTokenResponseSchema, TOKEN_RESPONSE_EXAMPLE);
+    valid(jsonWebKeySetSchema, JSON_WEB_KEY_SET_EXAMPLE);
+    valid(openIdConfigurationSchema, OPENID_CONFIGURATION_EXAMPLE);
+    for (const status of [400, 401, 403, 404, 408, 409, 413, 415, 422, 429, 431, 500, 502, 503, 504]) {
+      valid(problemSchema, problemExample(status));
+      valid(problemSchema, tokenProblemExample(status));
+      expect(problemExample(status).status).toBe(status);
+    }
+    expect(creditTransferRequestSchema.safeParse({ ...INITIATION_EXAMPLE, currency: 'eur' }).success).toBe(
+      false,
+    );
     const op = operation(document, 'initiateCreditTransfer');
     expect(op.requestBody?.content['application/json']).toMatchObject({ example: INITIATION_EXAMPLE });
     expect(op.responses['202']?.content?.['application/json']).toMatchObject({
       example: CREDIT_TRANSFER_EXAMPLE,
+    });
+  });
+
+  it('give every component schema an example, and every JSON body of every operation one', () => {
+    for (const [name, schema] of Object.entries(fullDocument.components?.schemas ?? {})) {
+      expect((schema as JsonSchema).examples, name).toEqual([COMPONENT_EXAMPLES[name]]);
+    }
+    for (const { method, path, operation: op } of operationsOf(fullDocument)) {
+      const bodies = [
+        ...Object.values(op.requestBody?.content ?? {}),
+        ...Object.values(op.responses).flatMap((response) => Object.values(response.content ?? {})),
+      ].filter((media) => media.schema !== undefined);
+      for (const media of bodies) expect(media, `${method} ${path}`).toHaveProperty('example');
+    }
+  });
+
+  it('are realistic: check-digit-valid IBANs, values from the spec lists, no placeholder text', () => {
+    const ibanValid = (iban: string) =>
+      BigInt([...`${iban.slice(4)}${iban.slice(0, 4)}`].map((c) => Number.parseInt(c, 36)).join('')) % 97n ===
+      1n;
+    expect(ibanValid(INITIATION_EXAMPLE.debtorAccountId)).toBe(true);
+    expect(ibanValid(INITIATION_EXAMPLE.creditorAccountId)).toBe(true);
+    expect(ibanValid('DE89370400440532013001')).toBe(false);
+    expect(INITIATION_EXAMPLE).toMatchObject({
+      paymentMethod: 'CreditTransfer',
+      currency: 'EUR',
+      paymentReason: 'InvoicePayment',
+      chargeBearerType: 'Shared',
+    });
+    walk(fullDocument, (node, location) => {
+      for (const key of ['example', 'examples']) {
+        if (key in node) expect(JSON.stringify(node[key]), location).not.toMatch(/"string"/);
+      }
     });
   });
 });
@@ -593,7 +702,7 @@ describe('the committed document', () => {
     expect(JSON.parse(committed)).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
   });
 
-  it('is what /openapi.json serves, with the configured public URL as its server and token URL', async () => {
+  it('is what /openapi.json serves, with the configured public URL as its server, token URL and samples', async () => {
     const served = await getOpenApiDocument(() => 'https://api.example.com/live')();
     const committed = JSON.parse(await readFile(committedPath, 'utf8'));
     const document = JSON.parse(served.body);
@@ -604,15 +713,43 @@ describe('the committed document', () => {
         'x-internal': false,
       },
     ]);
-    expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(
+    expect(
+      document.components.securitySchemes[CLIENT_CREDENTIALS_SCHEME].flows.clientCredentials.tokenUrl,
+    ).toBe('https://api.example.com/live/oauth/token');
+    const initiation = document.paths['/v1/payments/credit-transfers'].post;
+    expect(initiation['x-codeSamples'][0].source).toContain("baseUrl: 'https://api.example.com/live'");
+    expect(served.body).not.toContain('{publicUrl}');
+    expect(document.components.schemas.OpenIdConfiguration.examples[0].token_endpoint).toBe(
       'https://api.example.com/live/oauth/token',
     );
-    const withoutUrls = (value: typeof committed) => {
-      const copy = structuredClone(value);
+    const comparable = (value: typeof committed) => {
+      const copy = JSON.parse(
+        JSON.stringify(value).replaceAll('{publicUrl}', 'https://api.example.com/live'),
+      );
       delete copy.servers;
-      delete copy.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl;
+      delete copy.components.securitySchemes[CLIENT_CREDENTIALS_SCHEME].flows.clientCredentials.tokenUrl;
+      for (const path of ['/docs', '/docs/scalar.js']) delete copy.paths[path];
       return copy;
     };
-    expect(withoutUrls(document)).toEqual(withoutUrls(committed));
+    expect(comparable(document)).toEqual(comparable(committed));
+  });
+
+  it('serves no operation of the reference page itself, which the committed contract keeps, marked internal', async () => {
+    const committed = JSON.parse(await readFile(committedPath, 'utf8'));
+    const served = JSON.parse((await getOpenApiDocument(() => 'http://127.0.0.1:3000')()).body);
+    const internal = operationsOf(committed).filter(({ operation: op }) => op['x-internal' as never]);
+    expect(internal.map(({ method, path }) => `${method} ${path}`).sort()).toEqual([
+      'GET /docs',
+      'GET /docs/scalar.js',
+    ]);
+    const servedIds = operationsOf(served).map(({ operation: op }) => op.operationId);
+    expect(servedIds).not.toContain('getReferencePage');
+    expect(servedIds).not.toContain('getReferencePageScript');
+    expect(servedIds).toEqual(
+      operationsOf(committed)
+        .filter(({ operation: op }) => !op['x-internal' as never])
+        .map(({ operation: op }) => op.operationId),
+    );
+    expect(Object.keys(served.paths)).not.toContain('/docs');
   });
 });

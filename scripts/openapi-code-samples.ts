@@ -1,0 +1,117 @@
+import {
+  CANCELLATION_KEY_EXAMPLE,
+  CANCELLATION_REQUEST_EXAMPLE,
+  IDEMPOTENCY_KEY_EXAMPLE,
+  INITIATION_EXAMPLE,
+  PAYMENT_ID_EXAMPLE,
+  PUBLIC_URL,
+} from './openapi-examples.ts';
+
+/**
+ * TypeScript samples of the SDK (`@credit-transfers/client`, client/), by operationId: the
+ * document carries each as `x-codeSamples`, which the reference page shows beside the request it
+ * generates itself (curl). An operation without an entry (the SDK has no call for it) still gets
+ * curl. A unit test type-checks every sample against client/src, so a renamed call fails the build.
+ */
+
+export const SDK_PACKAGE = '@credit-transfers/client';
+
+/** The introduction's SDK card (Markdown). */
+export const SDK_INSTALLATION = `The typed SDK (and the \`credit-transfers\` command line) is the \`client/\` package of this project:
+
+\`\`\`sh
+npm install ${SDK_PACKAGE}
+\`\`\`
+
+It obtains and renews access tokens, sends an idempotency key with every initiation and cancellation (a retry never pays twice), and waits for final statuses. Each operation below shows its call.`;
+
+/** What every sample starts with: the client, its credentials from the environment. */
+export const SDK_PREAMBLE = `import { CreditTransfersClient } from '${SDK_PACKAGE}';
+
+const client = new CreditTransfersClient({
+  baseUrl: '${PUBLIC_URL}',
+  clientId: process.env.CREDIT_TRANSFERS_CLIENT_ID ?? 'local-client',
+  clientSecret: process.env.CREDIT_TRANSFERS_CLIENT_SECRET ?? 'local-client-secret',
+});
+`;
+
+const literal = (value: unknown): string => JSON.stringify(value).replaceAll('"', "'");
+
+const {
+  paymentMethod,
+  amount,
+  currency,
+  paymentReason,
+  debtorAccountId,
+  creditorAccountId,
+  chargeBearerType,
+  purpose,
+} = INITIATION_EXAMPLE;
+
+const SAMPLES: Readonly<Record<string, string>> = {
+  issueToken: `// The SDK asks for tokens itself, renews them before expiry and after a 401.
+// To call the API with another tool, ask it for one:
+const token = await client.tokens.tokenResponse();
+console.log(token.access_token, token.expires_in, token.scope);
+`,
+  initiateCreditTransfer: `// The idempotency key makes a repeat (a retry, a second click) answer the same payment.
+const accepted = await client.initiate(
+  {
+    paymentMethod: ${literal(paymentMethod)},
+    amount: ${literal(amount)},
+    currency: ${literal(currency)},
+    paymentReason: ${literal(paymentReason)},
+    debtorAccountId: ${literal(debtorAccountId)},
+    creditorAccountId: ${literal(creditorAccountId)},
+    chargeBearerType: ${literal(chargeBearerType)},
+    purpose: ${literal(purpose)},
+  },
+  { idempotencyId: ${literal(IDEMPOTENCY_KEY_EXAMPLE)} },
+);
+console.log(accepted.paymentId, accepted.status, accepted.replayed);
+
+// Then wait for AcceptedSettlementCompleted, Rejected or Cancelled.
+const final = await client.waitForFinalStatus(accepted.paymentId, { timeoutMs: 60_000 });
+console.log(final.status, final.statusReason);
+`,
+  getCreditTransferStatus: `const { report, etag } = await client.status(${literal(PAYMENT_ID_EXAMPLE)});
+console.log(report.status, report.statusReason, report.date);
+
+// Asking again with the ETag costs nothing while the status is unchanged (304).
+const again = await client.status(report.paymentId, { ifNoneMatch: etag ?? '*' });
+console.log(again.modified ? again.report.status : 'unchanged');
+`,
+  listCreditTransfers: `// Every Rejected transfer of one account, newest first, across all pages.
+for await (const transfer of client.list({ 'status.eq': 'Rejected', 'debtorAccountId.eq': ${literal(debtorAccountId)} })) {
+  console.log(transfer.paymentId, transfer.amount, transfer.statusReason);
+}
+
+// Or one page at a time: pass page.cursor to read the next.
+const page = await client.listPage({ 'amount.gte': '1000' }, { limit: 50 });
+console.log(page.items.length, page.total, page.cursor);
+`,
+  cancelCreditTransfer: `const answer = await client.cancel(
+  ${literal(PAYMENT_ID_EXAMPLE)},
+  { cancellationReason: ${literal(CANCELLATION_REQUEST_EXAMPLE.cancellationReason)} },
+  { idempotencyId: ${literal(CANCELLATION_KEY_EXAMPLE)} },
+);
+console.log(answer.status); // Cancelled once the cancellation wins before settlement
+`,
+};
+
+export interface CodeSample {
+  lang: string;
+  label: string;
+  source: string;
+}
+
+/** The `x-codeSamples` of an operation: the SDK's, when the SDK has a call for it. */
+export const codeSamplesOf = (operationId: string): CodeSample[] => {
+  const body = SAMPLES[operationId];
+  return body === undefined
+    ? []
+    : [{ lang: 'TypeScript', label: 'TypeScript SDK', source: `${SDK_PREAMBLE}\n${body}` }];
+};
+
+/** The operations with an SDK sample (for the tests). */
+export const OPERATIONS_WITH_SDK_SAMPLES: readonly string[] = Object.keys(SAMPLES);
