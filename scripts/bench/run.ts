@@ -9,6 +9,7 @@ import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
+import { benchWebhookDelivery, type WebhookBenchFigures, webhookBenchRow } from './webhooks.ts';
 
 /**
  * `npm run bench`: figures measured side by side in one run, on a fresh local service per
@@ -35,10 +36,13 @@ const preformatted = (lines: string[]) => ['```', ...lines.map((line) => line.re
 const report = new BenchReport('bench', ['## Service figures (`npm run bench`)']);
 /** Pagination-Total and status.eq at scale: a region of its own, so it can be run alone. */
 const scaleReport = new BenchReport('bench-list-scale', ['## List at scale (`npm run bench`)']);
+/** Webhook delivery: a region of its own, so it can be run alone. */
+const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`npm run bench`)']);
 
 /**
- * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, bundles, list-scale; comma-separated)
- * runs only those sections; a region is rewritten only when one of its sections ran.
+ * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, table-calls, authorizer, bundles,
+ * list-scale, webhooks; comma-separated) runs only those sections; a region is rewritten only when
+ * one of its sections ran.
  */
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const runs = (name: string) => only === undefined || only.includes(name);
@@ -145,55 +149,58 @@ if (runs('lifecycle')) await report.write();
 
 // Table calls, capacity units and CPU per settled transfer, counted inside dynalite: a service of
 // its own, so the counter weighs on no other figure.
-const counting = await tableCallCounting(process.env.NODE_OPTIONS);
-try {
-  await withService(counting.env, async (service, api) => {
-    const happy = await benchHappyPathTableCalls(service, api, counting.directory);
-    report.section({
-      title: 'Table calls per settled transfer',
-      lines: preformatted(formatHappyPath(happy)),
+if (runs('table-calls')) {
+  const counting = await tableCallCounting(process.env.NODE_OPTIONS);
+  try {
+    await withService(counting.env, async (service, api) => {
+      const happy = await benchHappyPathTableCalls(service, api, counting.directory);
+      report.section({
+        title: 'Table calls per settled transfer',
+        lines: preformatted(formatHappyPath(happy)),
+      });
     });
-  });
-} finally {
-  await counting.remove();
+  } finally {
+    await counting.remove();
+  }
 }
 // The authorizer's revocation check (one client read per invocation API Gateway does not answer
 // from its cache), side by side with the same authorizer reading the client from memory.
-await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
-  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-  const bench = await benchAuthorizer(service, {
-    invocations: 2000,
-    concurrency,
-    rounds: 3,
-    tableName: 'credit-transfers',
-  });
-  report.section({
-    title: `Authorizer: revocation check (2000 invocations x 3 rounds, concurrency ${concurrency}, alternating)`,
-    table: {
-      columns: ['authorizer', 'per second', 'p50 ms', 'p99 ms'],
-      rows: [
-        [
-          'with the client read (GetItem, dynalite)',
-          fixed(bench.withCheck.perSecond),
-          fixed(bench.withCheck.p50Ms),
-          fixed(bench.withCheck.p99Ms),
+if (runs('authorizer'))
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+    const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+    const bench = await benchAuthorizer(service, {
+      invocations: 2000,
+      concurrency,
+      rounds: 3,
+      tableName: 'credit-transfers',
+    });
+    report.section({
+      title: `Authorizer: revocation check (2000 invocations x 3 rounds, concurrency ${concurrency}, alternating)`,
+      table: {
+        columns: ['authorizer', 'per second', 'p50 ms', 'p99 ms'],
+        rows: [
+          [
+            'with the client read (GetItem, dynalite)',
+            fixed(bench.withCheck.perSecond),
+            fixed(bench.withCheck.p50Ms),
+            fixed(bench.withCheck.p99Ms),
+          ],
+          [
+            'client from memory (no check cost)',
+            fixed(bench.withoutCheck.perSecond),
+            fixed(bench.withoutCheck.p50Ms),
+            fixed(bench.withoutCheck.p99Ms),
+          ],
         ],
-        [
-          'client from memory (no check cost)',
-          fixed(bench.withoutCheck.perSecond),
-          fixed(bench.withoutCheck.p50Ms),
-          fixed(bench.withoutCheck.p99Ms),
-        ],
+      },
+      notes: [
+        `Added per invocation: **${fixed(bench.addedP50Ms, 2)} ms** at the median; throughput ratio with / without **${fixed(bench.withCheck.perSecond / bench.withoutCheck.perSecond, 2)}**. ` +
+          'On AWS it is one strongly consistent GetItem (0.5 RCU on demand) per authorizer invocation; API Gateway caches the answer per token for 30 s, so a client calling often pays it at most twice a minute per token.',
+        "The local figure is dynalite's, one process answering every reader; a DynamoDB GetItem from Lambda in the same region takes a few milliseconds, the cost to expect per cache miss on AWS.",
       ],
-    },
-    notes: [
-      `Added per invocation: **${fixed(bench.addedP50Ms, 2)} ms** at the median; throughput ratio with / without **${fixed(bench.withCheck.perSecond / bench.withoutCheck.perSecond, 2)}**. ` +
-        'On AWS it is one strongly consistent GetItem (0.5 RCU on demand) per authorizer invocation; API Gateway caches the answer per token for 30 s, so a client calling often pays it at most twice a minute per token.',
-      "The local figure is dynalite's, one process answering every reader; a DynamoDB GetItem from Lambda in the same region takes a few milliseconds, the cost to expect per cache miss on AWS.",
-    ],
+    });
   });
-});
-await report.write();
+if (runs('table-calls') || runs('authorizer')) await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
 // invocation in a fresh process against an empty handler built the same way.
@@ -304,3 +311,53 @@ if (runs('list-scale'))
   });
 
 if (runs('list-scale')) await scaleReport.write();
+
+// Webhook delivery: one endpoint, then 100 endpoints of one client (each on a fresh service), the
+// same transfers; every status change goes to every endpoint of a receiver on 127.0.0.1.
+if (runs('webhooks')) {
+  const transfers = Number(process.env.BENCH_WEBHOOK_TRANSFERS ?? 20);
+  const timeoutMs = Number(process.env.BENCH_WEBHOOK_TIMEOUT_SECONDS ?? 300) * 1000;
+  const figures: WebhookBenchFigures[] = [];
+  for (const endpoints of [1, 100]) {
+    await withService({}, async (_service, api) => {
+      figures.push(
+        await benchWebhookDelivery(api, {
+          endpoints,
+          transfers,
+          concurrency: 4,
+          timeoutMs,
+          label: `e${endpoints}`,
+        }),
+      );
+    });
+  }
+  const [one, hundred] = figures;
+  webhookReport.section({
+    title: `Delivery latency and throughput (${transfers} transfers, 5 status changes each, to 1 and to 100 endpoints)`,
+    lines: [
+      "Latency: from the status change (the event's `data.date`) to its receipt by a local receiver answering 204 at once, every delivery counted. " +
+        'Throughput: distinct deliveries over the time from the first status change to the last receipt (the lifecycle runs in the same process, settling transfers meanwhile).',
+    ],
+    table: {
+      columns: [
+        'endpoints',
+        'transfers',
+        'deliveries',
+        'repeats',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'deliveries per second',
+      ],
+      rows: figures.map(webhookBenchRow),
+    },
+    notes:
+      one && hundred
+        ? [
+            `100 endpoints against 1: latency p50 x**${fixed(hundred.p50Ms / one.p50Ms, 2)}**, p99 x**${fixed(hundred.p99Ms / one.p99Ms, 2)}**; deliveries per second x**${fixed(hundred.perSecond / one.perSecond, 1)}** (the delivery pool runs 64 attempts at once, 16 per client, 4 per endpoint).`,
+            'Locally the delivery worker reads the events file every 200 ms: that look, and recording the event with a queued delivery per endpoint before the first attempt, come before any receipt.',
+          ]
+        : [],
+  });
+  await webhookReport.write();
+}
