@@ -44,7 +44,7 @@ import {
   listWebhookEndpointsQuerySchema,
   MAX_REDELIVERIES_PER_REQUEST,
 } from '#domain/webhook-endpoints';
-import { EVENT_RETENTION_DAYS, webhookEventSchema } from '#domain/webhook-event';
+import { EVENT_RETENTION_DAYS, EVENT_SETTLE_MS, webhookEventSchema } from '#domain/webhook-event';
 import { ROUTES, type Route } from '#routes';
 import { gatewayResponse } from '#shared/gateway-responses';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '#shared/middleware';
@@ -606,7 +606,8 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     description:
       'The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). ' +
       `Kept ${EVENT_RETENTION_DAYS} days: a consumer that was away catches up with ` +
-      '`createdAt.gte`, then follows `Pagination-Cursor` page by page.',
+      '`createdAt.gte`, then follows `Pagination-Cursor` page by page. ' +
+      `An event is listed once it is ${EVENT_SETTLE_MS / 1000} seconds old, so that a reader never pages past one written a moment late.`,
     requestParams: { query: listEventsQuerySchema },
     responses: {
       '200': {

@@ -298,7 +298,7 @@ export interface paths {
     };
     /**
      * List events
-     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page.
+     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page. An event is listed once it is 15 seconds old, so that a reader never pages past one written a moment late.
      *
      *     Requires scope `transactions:read`.
      */

@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import createClient, { type Client } from 'openapi-fetch';
+import { type ApiCaller, type ResultShape, responseInfo } from './api-caller.ts';
 import type { paths } from './api-types.ts';
-import { apiErrorFrom, type RequestLine, requestIdOf, WaitTimeoutError } from './errors.ts';
-import { DEFAULT_RETRY, type RetryOptions, retryAfterMs, sendWithRetries, sleep } from './retry.ts';
+import { apiErrorFrom, type RequestLine, WaitTimeoutError } from './errors.ts';
+import {
+  DEFAULT_RETRY,
+  type Repeat,
+  type RetryOptions,
+  retryAfterMs,
+  sendWithRetries,
+  sleep,
+} from './retry.ts';
 import { TokenManager } from './token-manager.ts';
 import type {
   CancellationRequest,
@@ -13,10 +21,10 @@ import type {
   ListPage,
   NotModifiedResult,
   PaymentStatus,
-  ResponseInfo,
   StatusReport,
   StatusResult,
 } from './types.ts';
+import { Events, WebhookEndpoints } from './webhooks.ts';
 
 /** Every status, in lifecycle order (the generated type's members, checked at compile time). */
 export const PAYMENT_STATUSES = [
@@ -90,12 +98,6 @@ export interface WaitOptions extends CallOptions {
   maxIntervalMs?: number;
 }
 
-interface ResultShape<T> {
-  data?: T;
-  error?: unknown;
-  response: Response;
-}
-
 const servicerHeaders = (options: CallOptions) => ({
   ...(options.servicerId !== undefined && { servicerId: options.servicerId }),
   ...(options.servicerBranchId !== undefined && { servicerBranchId: options.servicerBranchId }),
@@ -114,6 +116,10 @@ export class CreditTransfersClient {
   readonly #fetch: typeof globalThis.fetch;
   /** The request behind each answer, so an error can name the call it is about. */
   readonly #requests = new WeakMap<Response, RequestLine>();
+  /** Webhook endpoints: register, list, read, delete, rotate the secret, deliveries, redeliver. */
+  readonly webhooks: WebhookEndpoints;
+  /** The events list: page by page, every event, or new events as they come (`follow`). */
+  readonly events: Events;
 
   constructor(options: CreditTransfersClientOptions) {
     const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -129,10 +135,17 @@ export class CreditTransfersClient {
       retry: this.#retry,
     });
     this.#api = createClient<paths>({ baseUrl });
+    const caller: ApiCaller = {
+      api: this.#api,
+      init: (options, repeat) => this.#init(options, repeat),
+      unwrap: (result) => this.#unwrap(result),
+    };
+    this.webhooks = new WebhookEndpoints(caller);
+    this.events = new Events(caller);
   }
 
   /** Authorizes and retries one request; openapi-fetch hands every call through here. */
-  async #send(request: Request, attemptTimeoutMs: number): Promise<Response> {
+  async #send(request: Request, attemptTimeoutMs: number, repeat: Repeat): Promise<Response> {
     const body = request.body === null ? undefined : await request.arrayBuffer();
     const headers = new Headers(request.headers);
     // The caller's signal travels on the Request; openapi-fetch gives every Request one.
@@ -150,6 +163,7 @@ export class CreditTransfersClient {
         { ...this.#retry, attemptTimeoutMs },
         callerSignal,
         line,
+        repeat,
       );
       if (response.status !== 401 || renewedAfter401) {
         this.#requests.set(response, line);
@@ -163,11 +177,11 @@ export class CreditTransfersClient {
     }
   }
 
-  #init(options: CallOptions) {
+  #init(options: CallOptions, repeat: Repeat = 'always') {
     const attemptTimeoutMs = options.attemptTimeoutMs ?? this.#retry.attemptTimeoutMs;
     return {
       ...(options.signal !== undefined && { signal: options.signal }),
-      fetch: (request: Request) => this.#send(request, attemptTimeoutMs),
+      fetch: (request: Request) => this.#send(request, attemptTimeoutMs, repeat),
     };
   }
 
@@ -338,8 +352,3 @@ export class CreditTransfersClient {
 
 const sameReport = (a: StatusReport, b: StatusReport | undefined) =>
   b !== undefined && a.status === b.status && a.statusReason === b.statusReason && a.date === b.date;
-
-const responseInfo = (response: Response): ResponseInfo => ({
-  requestId: requestIdOf(response),
-  replayed: response.headers.get('Idempotent-Replayed') === 'true',
-});

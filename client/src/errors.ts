@@ -115,6 +115,34 @@ export class StateFileError extends CreditTransfersError {
   override name = 'StateFileError';
 }
 
+/** Why `verifyWebhook` refused a request. */
+export type WebhookVerificationFailure =
+  /** `webhook-id`, `webhook-timestamp` or `webhook-signature` is missing. */
+  | 'missing_headers'
+  /** `webhook-timestamp` is not a number of seconds. */
+  | 'invalid_timestamp'
+  /** Signed more than 5 minutes ago (a replay, or a clock far off). */
+  | 'timestamp_too_old'
+  /** Signed more than 5 minutes in the future (a clock far off). */
+  | 'timestamp_too_new'
+  /** No signature matches any of the secrets: another secret, or a body changed on the way. */
+  | 'no_matching_signature'
+  /** Signed, but not an event: not a JSON object with `id`, `type`, `createdAt` and `data`. */
+  | 'invalid_body';
+
+/**
+ * A webhook request did not verify: it is not from the service (or not unchanged, or not
+ * recent). Answer it with a 4xx and do not act on it.
+ */
+export class WebhookVerificationError extends CreditTransfersError {
+  override name = 'WebhookVerificationError';
+  readonly reason: WebhookVerificationFailure;
+  constructor(reason: WebhookVerificationFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
 /** The code an answer without an error body of this API stands for, by its HTTP status. */
 const codeOfStatus = (status: number): ErrorCode => {
   const codes: Record<number, ErrorCode> = {

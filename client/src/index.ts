@@ -24,6 +24,8 @@ export {
   type RequestLine,
   StateFileError,
   WaitTimeoutError,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
 } from './errors.ts';
 export {
   DEFAULT_STUCK_AFTER_MS,
@@ -40,10 +42,14 @@ export type {
   Agent,
   AgentIdentifier,
   CancellationRequest,
+  CreatedWebhookEndpoint,
   CreditTransfer,
   CreditTransferAnswer,
   CreditTransferRequest,
+  CreditTransferStatusChangedEvent,
   ErrorCode,
+  EventFilters,
+  EventPage,
   GenericTransactionCode,
   ListFilters,
   ListPage,
@@ -55,7 +61,19 @@ export type {
   PostalAddress,
   Problem,
   ResponseInfo,
+  RotatedWebhookSecret,
   StatusReport,
   StatusResult,
   TokenResponse,
+  WebhookDeliveryAttempt,
+  WebhookEndpoint,
+  WebhookEndpointDisabledEvent,
+  WebhookEndpointPage,
+  WebhookEndpointRequest,
+  WebhookEvent,
+  WebhookEventType,
+  WebhookRedeliveryRequest,
+  WebhookRedeliveryResult,
 } from './types.ts';
+export { verifyWebhook, type WebhookHeaders } from './verify-webhook.ts';
+export { type DeliveriesOptions, Events, type FollowOptions, WebhookEndpoints } from './webhooks.ts';

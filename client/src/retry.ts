@@ -49,6 +49,16 @@ export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 
 const isRetryableStatus = (status: number) => status === 429 || status >= 500;
 
+/**
+ * Whether a request may be sent again after an attempt the service may have acted on (a 5xx, a
+ * timeout, a connection cut after sending). A request that is not (a registration without an
+ * idempotency key would register twice) is sent again only when the service surely did not act:
+ * a 429, or a connection refused.
+ */
+export type Repeat = 'always' | 'unless-maybe-done';
+
+const surelyNotSent = (error: unknown): boolean => describeNetworkError(error) === 'ECONNREFUSED';
+
 export interface AttemptContext {
   attempt: number;
   signal: AbortSignal;
@@ -65,8 +75,11 @@ export const sendWithRetries = async (
   options: Required<RetryOptions>,
   signal: AbortSignal | undefined,
   request: RequestLine,
+  repeat: Repeat = 'always',
 ): Promise<Response> => {
+  const repeatable = repeat === 'always';
   let lastError: unknown;
+  let attemptsMade = 0;
   for (let attempt = 1; ; attempt++) {
     signal?.throwIfAborted();
     const attemptSignal = signal
@@ -75,7 +88,8 @@ export const sendWithRetries = async (
     let delay: number;
     try {
       const response = await send({ attempt, signal: attemptSignal });
-      if (!isRetryableStatus(response.status) || attempt >= options.attempts) return response;
+      const retryable = repeatable ? isRetryableStatus(response.status) : response.status === 429;
+      if (!retryable || attempt >= options.attempts) return response;
       const retryAfter = retryAfterMs(response.headers.get('Retry-After'));
       // A Retry-After longer than we are willing to wait: the caller hears the 429 now.
       if (retryAfter !== undefined && retryAfter > options.maxRetryAfterMs) return response;
@@ -85,7 +99,8 @@ export const sendWithRetries = async (
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       lastError = error;
-      if (attempt >= options.attempts) break;
+      attemptsMade = attempt;
+      if (attempt >= options.attempts || !(repeatable || surelyNotSent(error))) break;
       delay = backoffDelay(attempt - 1, options);
     }
     await sleep(delay, signal);
@@ -94,7 +109,7 @@ export const sendWithRetries = async (
     lastError instanceof Error && lastError.name === 'TimeoutError'
       ? `no answer within ${options.attemptTimeoutMs} ms`
       : describeNetworkError(lastError);
-  throw new NetworkError(reason, options.attempts, request, { cause: lastError });
+  throw new NetworkError(reason, attemptsMade, request, { cause: lastError });
 };
 
 // fetch's TypeError says only "fetch failed"; its cause names the socket error (ECONNRESET, ...).

@@ -85,3 +85,45 @@ export interface ListPage extends ResponseInfo {
   /** True when `total` is a lower bound (the service stopped counting). */
   totalIsLowerBound: boolean;
 }
+
+/** What `webhooks.create` sends: the endpoint's `url`, and optionally `description` and `eventTypes`. */
+export interface WebhookEndpointRequest extends Fields<'WebhookEndpointRequest'> {}
+/** A webhook endpoint as the service shows it (never with its secret). */
+export interface WebhookEndpoint extends Fields<'WebhookEndpoint'> {}
+/** The answer of `webhooks.create`: the endpoint and, this once only, its signing `secret`. */
+export interface CreatedWebhookEndpoint extends Fields<'CreatedWebhookEndpoint'> {}
+/** The answer of `webhooks.rotateSecret`: the new `secret`, and until when the old one still signs. */
+export interface RotatedWebhookSecret extends Fields<'RotatedWebhookSecret'> {}
+/** One delivery attempt to an endpoint: event id, attempt, time, HTTP status or error, duration. */
+export interface WebhookDeliveryAttempt extends Fields<'WebhookDeliveryAttempt'> {}
+/** What `webhooks.redeliver` asks for: one `eventId`, or every event `since` a time. */
+export interface WebhookRedeliveryRequest extends Fields<'WebhookRedeliveryRequest'> {}
+/** How many events were queued again; `nextSince` when more follow than one request queues. */
+export interface WebhookRedeliveryResult extends Fields<'WebhookRedeliveryResult'> {}
+
+/** A transfer's status changed (`credit-transfer.status-changed`). */
+export interface CreditTransferStatusChangedEvent extends Fields<'CreditTransferStatusChangedEvent'> {}
+/** One of the client's webhook endpoints was disabled (`webhook-endpoint.disabled`). */
+export interface WebhookEndpointDisabledEvent extends Fields<'WebhookEndpointDisabledEvent'> {}
+/** Every event the service sends and lists: narrow it by `type`. */
+export type WebhookEvent = CreditTransferStatusChangedEvent | WebhookEndpointDisabledEvent;
+/** Every event type. */
+export type WebhookEventType = WebhookEvent['type'];
+
+type EventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
+/** The events list filters, named as the API's query parameters (`type`, `paymentId.eq`, `createdAt.gte`). */
+export interface EventFilters extends Omit<EventsQuery, 'cursor' | 'limit'> {}
+
+/** One page of webhook endpoints, oldest first. */
+export interface WebhookEndpointPage extends ResponseInfo {
+  items: WebhookEndpoint[];
+  /** `Pagination-Cursor`: give it back for the next page; empty on the last page. */
+  cursor: string;
+}
+
+/** One page of events, oldest first. */
+export interface EventPage extends ResponseInfo {
+  items: WebhookEvent[];
+  /** `Pagination-Cursor`: give it back (with the same filters) for the next page; empty on the last page. */
+  cursor: string;
+}

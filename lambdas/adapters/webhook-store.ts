@@ -6,7 +6,8 @@ import type {
   WebhookEventStore,
 } from '#domain/ports';
 import type { DeliveryAttempt, WebhookEndpointRecord } from '#domain/webhook-endpoint';
-import type { WebhookEventRecord, WebhookEventType } from '#domain/webhook-event';
+import { EVENT_WRITE_LIMIT_MS, type WebhookEventRecord, type WebhookEventType } from '#domain/webhook-event';
+import { invocationDeadline, withInvocationDeadline } from '#shared/deadline';
 import { type DocumentClient, isConditionFailure } from './dynamodb-client.ts';
 import {
   eventOrder,
@@ -32,6 +33,19 @@ const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
 const MAX_EVENT_QUERIES = 5;
 
 const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/**
+ * Runs a table call with its deadline (the SDK aborts it then, see aws-clients.ts) at most
+ * EVENT_WRITE_LIMIT_MS away, or the invocation's if sooner: the events list's settle horizon
+ * relies on it.
+ */
+const withinEventWriteLimit = <T>(call: () => Promise<T>): Promise<T> => {
+  const limitMs = Math.min(
+    EVENT_WRITE_LIMIT_MS,
+    (invocationDeadline() ?? Number.POSITIVE_INFINITY) - Date.now(),
+  );
+  return withInvocationDeadline({ getRemainingTimeInMillis: () => limitMs }, call);
+};
 
 const endpointOfItem = (item: Item): WebhookEndpointRecord => ({
   tenant: item.tenant as string,
@@ -263,17 +277,19 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     let stored = event;
     let created = true;
     try {
-      await this.client.put({
-        TableName: this.tableName,
-        Item: {
-          ...webhookEventKey(event.tenant, event.id),
-          type: 'WebhookEvent',
-          ...content,
-          [WEBHOOK_INDEX.partitionKey]: eventsIndexKey(event.tenant),
-          [WEBHOOK_INDEX.sortKey]: order,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      });
+      await withinEventWriteLimit(() =>
+        this.client.put({
+          TableName: this.tableName,
+          Item: {
+            ...webhookEventKey(event.tenant, event.id),
+            type: 'WebhookEvent',
+            ...content,
+            [WEBHOOK_INDEX.partitionKey]: eventsIndexKey(event.tenant),
+            [WEBHOOK_INDEX.sortKey]: order,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       created = false;
@@ -310,10 +326,10 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
   }
 
   /**
-   * A page of events, oldest first: from the tenant's index partition, or from the transfer's own
-   * partition with `paymentId.eq`. Type and expiry are filtered as read, so a page reads until
-   * it is full, the events run out, or MAX_EVENT_QUERIES reads are spent (then it answers with
-   * what it has and a position to go on from).
+   * A page of events, oldest first, recorded before `createdBefore`: from the tenant's index
+   * partition, or from the transfer's own partition with `paymentId.eq`. Type and expiry are
+   * filtered as read, so a page reads until it is full, the events run out, or MAX_EVENT_QUERIES
+   * reads are spent (then it answers with what it has and a position to go on from).
    */
   async page(request: EventPageRequest): Promise<{ events: WebhookEventRecord[]; next?: string }> {
     const byPayment = request.paymentId !== undefined;
@@ -321,32 +337,44 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
       ? { name: 'pk', value: paymentEventKey(request.tenant, request.paymentId as string, '').pk }
       : { name: WEBHOOK_INDEX.partitionKey, value: eventsIndexKey(request.tenant) };
     const order = byPayment ? 'sk' : WEBHOOK_INDEX.sortKey;
+    // `<createdAt>#<id>` sorts after `<createdAt>`: every event recorded at or after the horizon
+    // is above it.
+    const until = request.createdBefore;
     const events: WebhookEventRecord[] = [];
     let position = request.after;
     let startKey: Item | undefined;
     for (let queries = 0; queries < MAX_EVENT_QUERIES; queries++) {
+      // On from the position (the item at it skipped: BETWEEN includes it), else from createdAt.gte.
+      const skip = position;
       const from = position ?? request.createdAtFrom;
+      if (from !== undefined && from >= until) return { events };
       const result = await this.client.query({
         TableName: this.tableName,
         ...(!byPayment && { IndexName: WEBHOOK_INDEX.indexName }),
-        KeyConditionExpression: `#partition = :partition${from === undefined ? '' : position !== undefined ? ' AND #order > :from' : ' AND #order >= :from'}`,
+        KeyConditionExpression:
+          from === undefined
+            ? '#partition = :partition AND #order < :until'
+            : '#partition = :partition AND #order BETWEEN :from AND :until',
         FilterExpression:
           request.type === undefined ? '#expiresAt > :now' : '#expiresAt > :now AND eventType = :type',
         ExpressionAttributeNames: {
           '#partition': partition.name,
           '#expiresAt': TIME_TO_LIVE_ATTRIBUTE,
-          ...(from !== undefined && { '#order': order }),
+          '#order': order,
         },
         ExpressionAttributeValues: {
           ':partition': partition.value,
           ':now': epochSeconds(request.now),
+          ':until': until,
           ...(from !== undefined && { ':from': from }),
           ...(request.type !== undefined && { ':type': request.type }),
         },
         Limit: Math.max(request.limit + 1, 100),
+        ...(byPayment && { ConsistentRead: true }),
         ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
       });
       for (const item of result.Items ?? []) {
+        if (item[order] === skip) continue;
         if (events.length === request.limit) {
           return { events, next: position as string };
         }

@@ -5,9 +5,12 @@ import type { Clock, WebhookEventStore } from './ports.ts';
 import { signPositionCursor, verifyPositionCursor } from './position-cursor.ts';
 import { limitOf, pagingParameters, parseQuery } from './query-parameters.ts';
 import { optionalField } from './text.ts';
-import { isoTimestamp, WEBHOOK_EVENT_TYPES } from './webhook-event.ts';
+import { EVENT_SETTLE_MS, isoTimestamp, WEBHOOK_EVENT_TYPES } from './webhook-event.ts';
 
-/** GET /v1/events: the tenant's events, oldest first, each exactly the body its deliveries send. */
+/**
+ * GET /v1/events: the tenant's events, oldest first, each exactly the body its deliveries send,
+ * once they are older than the settle horizon (EVENT_SETTLE_MS).
+ */
 export const listEventsQuerySchema = z.strictObject({
   type: optionalField(z.enum(WEBHOOK_EVENT_TYPES), 'Only events of this type.'),
   'paymentId.eq': optionalField(
@@ -47,6 +50,7 @@ export const listEvents = async (
     cursor === undefined
       ? undefined
       : verifyPositionCursor(await cursorKey(), LIST, tenant, cursor, filtersKey);
+  const now = clock.now();
   const page = await events.page({
     tenant,
     ...(filters.type !== undefined && { type: filters.type }),
@@ -55,8 +59,10 @@ export const listEvents = async (
       createdAtFrom: new Date(filters['createdAt.gte']).toISOString(),
     }),
     ...(after !== undefined && { after }),
+    // Only settled events: one written late, earlier in the order, is never paged past.
+    createdBefore: new Date(now.getTime() - EVENT_SETTLE_MS).toISOString(),
     limit: limitOf(limit),
-    now: clock.now(),
+    now,
   });
   return {
     bodies: page.events.map((event) => event.body),

@@ -322,6 +322,8 @@ export interface EventPageRequest {
   paymentId?: string;
   /** Only events recorded at or after this time. */
   createdAtFrom?: string;
+  /** Only events recorded before this time (the settle horizon: see EVENT_SETTLE_MS). */
+  createdBefore: string;
   /** Continue strictly after this position (the list order value of the last event read). */
   after?: string;
   limit: number;
@@ -331,7 +333,12 @@ export interface EventPageRequest {
 
 /** The events kept for the events API and for deliveries. */
 export interface WebhookEventStore {
-  /** Stores the event unless one with its id is kept already: false then (the first one stays). */
+  /**
+   * Stores the event unless one with its id is kept already: false then (the first one stays).
+   * Called right after the event's `createdAt` is taken; a first write not done within
+   * EVENT_WRITE_LIMIT_MS is given up (it throws), so no event shows up in the list later than
+   * that after its `createdAt`.
+   */
   putIfAbsent(event: WebhookEventRecord): Promise<boolean>;
   get(tenant: string, id: string, now: Date): Promise<WebhookEventRecord | undefined>;
   /** Oldest first; `next` (a position) when more may follow. */

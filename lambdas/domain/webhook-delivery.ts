@@ -44,12 +44,15 @@ export interface DeliveryDependencies {
  * Keeps the event (unless kept already: a republished event keeps its first body) and queues it
  * for each enabled endpoint of its tenant that receives its type, unless queued already. Answers
  * the deliveries it queued. Safe to repeat: a crash part way is made good by the next run.
+ * The event is made here, its `createdAt` taken right before it is written: the write's time
+ * limit counts from then (see EVENT_WRITE_LIMIT_MS).
  */
 export const recordEvent = async (
   deps: Pick<DeliveryDependencies, 'endpoints' | 'events' | 'deliveries' | 'clock'>,
-  event: WebhookEventRecord,
+  eventAt: (createdAt: Date) => WebhookEventRecord,
   options: { exceptEndpoint?: string } = {},
 ): Promise<PendingDelivery[]> => {
+  const event = eventAt(deps.clock.now());
   await deps.events.putIfAbsent(event);
   const now = deps.clock.now();
   const endpoints = (await deps.endpoints.all(event.tenant)).filter(
@@ -72,7 +75,8 @@ export const recordEvent = async (
 export const recordStatusChange = (
   deps: Pick<DeliveryDependencies, 'endpoints' | 'events' | 'deliveries' | 'clock'>,
   change: StatusChangedEvent,
-): Promise<PendingDelivery[]> => recordEvent(deps, statusChangedEventRecord(change, deps.clock.now()));
+): Promise<PendingDelivery[]> =>
+  recordEvent(deps, (createdAt) => statusChangedEventRecord(change, createdAt));
 
 /**
  * Disables the endpoint and says so with an event to the tenant's other endpoints and the events
@@ -83,12 +87,17 @@ const disableEndpoint = async (
   deps: DeliveryDependencies,
   endpoint: WebhookEndpointRecord,
   reason: 'gone' | 'failing',
-  now: Date,
 ): Promise<void> => {
-  await recordEvent(deps, endpointDisabledEventRecord(endpoint.tenant, endpoint, reason, now), {
-    exceptEndpoint: endpoint.id,
-  });
-  if (await deps.endpoints.disable(endpoint.tenant, endpoint.id, reason, now)) {
+  let disabledAt = deps.clock.now();
+  await recordEvent(
+    deps,
+    (createdAt) => {
+      disabledAt = createdAt;
+      return endpointDisabledEventRecord(endpoint.tenant, endpoint, reason, createdAt);
+    },
+    { exceptEndpoint: endpoint.id },
+  );
+  if (await deps.endpoints.disable(endpoint.tenant, endpoint.id, reason, disabledAt)) {
     deps.onEndpointDisabled?.(endpoint, reason);
   }
 };
@@ -151,7 +160,7 @@ export const attemptDelivery = async (
   }
   if (verdict === 'gone') {
     await deps.deliveries.finish(claimed, attempts, 'failed');
-    await disableEndpoint(deps, endpoint, 'gone', now);
+    await disableEndpoint(deps, endpoint, 'gone');
     return 'failed';
   }
   const next = nextAttemptAt(deps.policy, attempts, now);
@@ -159,7 +168,7 @@ export const attemptDelivery = async (
   else await deps.deliveries.retryAt(claimed, attempts, next);
   const failingSince = await deps.endpoints.markFailing(endpoint.tenant, endpoint.id, now);
   if (failingSince !== undefined && failedTooLong(deps.policy, failingSince, now)) {
-    await disableEndpoint(deps, endpoint, 'failing', now);
+    await disableEndpoint(deps, endpoint, 'failing');
   }
   return next === undefined ? 'failed' : 'retrying';
 };

@@ -150,6 +150,9 @@ export const listWebhookDeliveries = async (
   return deps.deliveries.attempts(tenant, endpoint.id, limitOf(limit));
 };
 
+/** Past `now`, for events whose writer's clock runs a little ahead of this one. */
+const RECORDED_SO_FAR_MARGIN_MS = 60_000;
+
 /** Events one redelivery request queues at most; `nextSince` says where to go on. */
 export const MAX_REDELIVERIES_PER_REQUEST = 1000;
 
@@ -189,6 +192,9 @@ export const redeliverWebhookEvents = async (
     const page = await deps.events.page({
       tenant,
       createdAtFrom: new Date(request.since as string).toISOString(),
+      // Every event recorded so far, unsettled ones too (no settle horizon as the events list has):
+      // one recorded while this runs was queued for this endpoint when it was recorded.
+      createdBefore: new Date(now.getTime() + RECORDED_SO_FAR_MARGIN_MS).toISOString(),
       ...(after !== undefined && { after }),
       limit: 100,
       now,

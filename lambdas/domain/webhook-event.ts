@@ -16,6 +16,22 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Events are kept (listed and redeliverable) at least this long. */
 export const EVENT_RETENTION_DAYS = 400;
 
+/**
+ * An event's first write is given up (and recording fails, to be done again) unless it is done
+ * within this time of the call, which takes place right after its `createdAt` is taken: no event
+ * becomes visible later than this after its own `createdAt`.
+ */
+export const EVENT_WRITE_LIMIT_MS = 5_000;
+
+/**
+ * The events list shows only events recorded longer ago than this. Writes race (one event's
+ * `createdAt` taken first may be written last), so a list read up to now could page past an
+ * event that appears a moment later, earlier in the order. Past this horizon, three times the
+ * write limit, every event that will ever be there is there: a consumer following the list
+ * misses none.
+ */
+export const EVENT_SETTLE_MS = 3 * EVENT_WRITE_LIMIT_MS;
+
 /** An ISO 8601 UTC timestamp (`Z`), as every webhook time is written. */
 export const isoTimestamp = () => z.iso.datetime().check(atMostCharacters(35));
 

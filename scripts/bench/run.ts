@@ -10,6 +10,7 @@ import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
 import { benchUploadMemory, formatUploadMemory } from './upload-memory.ts';
+import { benchWebhookDelivery, type WebhookBenchFigures, webhookBenchRow } from './webhooks.ts';
 
 /**
  * `npm run bench`: figures measured side by side in one run, on a fresh local service per
@@ -36,10 +37,13 @@ const preformatted = (lines: string[]) => ['```', ...lines.map((line) => line.re
 const report = new BenchReport('bench', ['## Service figures (`npm run bench`)']);
 /** Pagination-Total and status.eq at scale: a region of its own, so it can be run alone. */
 const scaleReport = new BenchReport('bench-list-scale', ['## List at scale (`npm run bench`)']);
+/** Webhook delivery: a region of its own, so it can be run alone. */
+const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`npm run bench`)']);
 
 /**
- * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, table-calls, authorizer, upload-memory, bundles, list-scale; comma-separated)
- * runs only those sections; a region is rewritten only when one of its sections ran.
+ * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, table-calls, authorizer, upload-memory,
+ * bundles, list-scale, webhooks; comma-separated) runs only those sections; a region is rewritten
+ * only when one of its sections ran.
  */
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const runs = (name: string) => only === undefined || only.includes(name);
@@ -197,6 +201,7 @@ if (runs('authorizer'))
       ],
     });
   });
+if (runs('table-calls') || runs('authorizer')) await report.write();
 
 // Memory under anonymous uploads: bodies are limited before they are read, so it stays flat.
 if (runs('upload-memory')) {
@@ -207,8 +212,8 @@ if (runs('upload-memory')) {
       lines: formatUploadMemory(figures),
     });
   });
+  await report.write();
 }
-await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
 // invocation in a fresh process against a reference handler making one GetItem, built the same way.
@@ -319,3 +324,54 @@ if (runs('list-scale'))
   });
 
 if (runs('list-scale')) await scaleReport.write();
+
+// Webhook delivery: one endpoint, then 100 endpoints of one client (each on a fresh service), the
+// same transfers; every status change goes to every endpoint of a receiver on 127.0.0.1.
+if (runs('webhooks')) {
+  const transfers = Number(process.env.BENCH_WEBHOOK_TRANSFERS ?? 20);
+  const timeoutMs = Number(process.env.BENCH_WEBHOOK_TIMEOUT_SECONDS ?? 300) * 1000;
+  const figures: WebhookBenchFigures[] = [];
+  for (const endpoints of [1, 100]) {
+    await withService({}, async (_service, api) => {
+      figures.push(
+        await benchWebhookDelivery(api, {
+          endpoints,
+          transfers,
+          concurrency: 4,
+          timeoutMs,
+          label: `e${endpoints}`,
+        }),
+      );
+    });
+  }
+  const [one, hundred] = figures;
+  webhookReport.section({
+    title: `Delivery latency and throughput (${transfers} transfers, 5 status changes each, to 1 and to 100 endpoints)`,
+    lines: [
+      "Latency: from the status change (the event's `data.date`) to its receipt by a local receiver answering 204 at once, every delivery counted. " +
+        'Throughput: distinct deliveries over the time from the first status change to the last receipt (the lifecycle runs in the same process, settling transfers meanwhile).',
+    ],
+    table: {
+      columns: [
+        'endpoints',
+        'transfers',
+        'deliveries',
+        'repeats',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'deliveries per second',
+      ],
+      rows: figures.map(webhookBenchRow),
+    },
+    notes:
+      one && hundred
+        ? [
+            `100 endpoints against 1: latency p50 x**${fixed(hundred.p50Ms / one.p50Ms, 2)}**, p99 x**${fixed(hundred.p99Ms / one.p99Ms, 2)}**; deliveries per second x**${fixed(hundred.perSecond / one.perSecond, 1)}** (the delivery pool runs 64 attempts at once, 16 per client, 4 per endpoint).`,
+            'Locally the delivery worker reads the events file every 200 ms: that look, and recording the event with a queued delivery per endpoint before the first attempt, come before any receipt; so does the workflow publishing the status change after its step.',
+            "The 100 endpoints are one client's: its 16 attempts in flight bound the rate (each attempt is about five table calls besides the POST: claim, endpoint, event, attempt record, finish), so a client's 100 endpoints wait their turn while another client's deliveries go ahead. With 1 endpoint the rate is the transfers', not the worker's.",
+          ]
+        : [],
+  });
+  await webhookReport.write();
+}

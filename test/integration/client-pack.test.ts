@@ -68,6 +68,17 @@ import {
   type StatusResult,
   type TokenResponse,
   WaitTimeoutError,
+  type CreatedWebhookEndpoint,
+  type EventPage,
+  type RotatedWebhookSecret,
+  verifyWebhook,
+  type WebhookDeliveryAttempt,
+  type WebhookEndpoint,
+  type WebhookEndpointPage,
+  type WebhookEvent,
+  type WebhookRedeliveryResult,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
 } from '@credit-transfers/client';
 
 const baseUrl = process.env.BASE_URL ?? '';
@@ -153,7 +164,43 @@ const poll = await pollOnce({
   report: (change) => changes.push(change),
 });
 
-const errorClasses = [ApiError, NetworkError, WaitTimeoutError, LockedError, StateFileError].every(
+// Webhooks: an endpoint on a local port nobody listens on (the local runtime allows 127.0.0.1).
+const endpoint: CreatedWebhookEndpoint = await client.webhooks.create({
+  url: 'http://127.0.0.1:9/hooks',
+  description: 'pack',
+  eventTypes: ['credit-transfer.status-changed'],
+});
+const endpointPage: WebhookEndpointPage = await client.webhooks.listPage({ limit: 1 });
+const endpoints: WebhookEndpoint[] = [];
+for await (const each of client.webhooks.list()) endpoints.push(each);
+const shown: WebhookEndpoint = await client.webhooks.get(endpoint.id);
+const rotated: RotatedWebhookSecret = await client.webhooks.rotateSecret(endpoint.id);
+const attempts: WebhookDeliveryAttempt[] = await client.webhooks.deliveries(endpoint.id, { limit: 5 });
+const redelivered: WebhookRedeliveryResult = await client.webhooks.redeliver(endpoint.id, {
+  since: new Date(Date.now() - 60_000).toISOString(),
+});
+await client.webhooks.delete(endpoint.id);
+
+const eventPage: EventPage = await client.events.listPage({ type: 'credit-transfer.status-changed' }, { limit: 2 });
+const events: WebhookEvent[] = [];
+for await (const event of client.events.list({ 'paymentId.eq': accepted.paymentId })) events.push(event);
+let followed: string | undefined;
+for await (const event of client.events.follow(
+  { 'createdAt.gte': new Date(0).toISOString() },
+  { intervalMs: 500, signal: AbortSignal.timeout(60_000) },
+)) {
+  // Narrowed by type: data is the status change's.
+  if (event.type === 'credit-transfer.status-changed') followed = event.data.status;
+  break;
+}
+let verification: WebhookVerificationFailure | undefined;
+try {
+  verifyWebhook('{}', { 'webhook-id': 'x' }, [endpoint.secret, rotated.secret]);
+} catch (error) {
+  if (error instanceof WebhookVerificationError) verification = error.reason;
+}
+
+const errorClasses = [ApiError, NetworkError, WaitTimeoutError, LockedError, StateFileError, WebhookVerificationError].every(
   (type) => type.prototype instanceof CreditTransfersError,
 );
 
@@ -182,6 +229,17 @@ console.log(
     poll: { changes: poll.changes, reported: changes.length, stuck: poll.stuck.length, errors: poll.errors },
     duration: parseDuration('15m'),
     errorClasses,
+    webhooks: {
+      secret: endpoint.secret.startsWith('whsec_'),
+      paged: endpointPage.items.length,
+      listed: endpoints.some((each) => each.id === endpoint.id),
+      shown: shown.status,
+      rotated: rotated.secret !== endpoint.secret,
+      attempts: attempts.length >= 0,
+      redelivered: redelivered.queued >= 0,
+    },
+    events: { page: eventPage.items.length <= 2, listed: events.length >= 0, followed },
+    verification,
   }),
 );
 `;
@@ -279,6 +337,17 @@ describe('the packed SDK in a new strict TypeScript project', () => {
       duration: 900_000,
       errorClasses: true,
       poll: { stuck: 0, errors: [] },
+      webhooks: {
+        secret: true,
+        paged: 1,
+        listed: true,
+        shown: 'enabled',
+        rotated: true,
+        attempts: true,
+        redelivered: true,
+      },
+      events: { page: true, listed: true, followed: 'Received' },
+      verification: 'missing_headers',
     });
     expect(result.seen.at(-1)).toBe('AcceptedSettlementCompleted');
     expect(result.refused.requestId).toMatch(/^[0-9a-f-]{36}$/);

@@ -68,6 +68,22 @@ const allChangesOf = (path: string, paymentId: string) =>
       : undefined;
   }, `every status change of ${paymentId} at ${path}`);
 
+/**
+ * The events list's answer once `ready` says it holds what is expected: an event is listed once
+ * it is older than the settle horizon (EVENT_SETTLE_MS, 15 s).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: tests read events field by field
+const listedEvents = (query: string, ready: (events: any[]) => boolean, as = token) =>
+  eventually(
+    async () => {
+      const reply = await callApi(service.baseUrl, `/v1/events${query}`, { token: as });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      return ready(reply.body) ? reply : undefined;
+    },
+    `the events list ${query}`,
+    60_000,
+  );
+
 describe('webhooks on the local runtime', () => {
   it('delivers every status change, signed so the Standard Webhooks library verifies it; the events API holds the same bodies', async () => {
     const endpoint = await register('/signed', { description: 'ledger' });
@@ -100,14 +116,16 @@ describe('webhooks on the local runtime', () => {
       ),
     ).toThrow();
 
-    const listed = await callApi(service.baseUrl, `/v1/events?paymentId.eq=${paymentId}`, { token });
-    expect(listed.status).toBe(200);
+    const listed = await listedEvents(
+      `?paymentId.eq=${paymentId}`,
+      (events) => events.length >= unique.length,
+    );
     expect(listed.body.map((event: unknown) => JSON.stringify(event))).toEqual(
       unique.map((delivery) => delivery.rawBody),
     );
     expect(listed.headers.get('pagination-cursor')).toBe('');
     expect((await remove(endpoint.id)).status).toBe(204);
-  });
+  }, 120_000);
 
   it('retries a failing receiver with the same webhook-id until it answers 2xx, and lists the attempts', async () => {
     const endpoint = await register('/flaky');
@@ -185,18 +203,31 @@ describe('webhooks on the local runtime', () => {
       for (const entry of await allChangesOf('/paged', paymentId)) delivered.add(entry.event.id);
     }
     const since = new Date(Date.now() - 10 * 60_000).toISOString();
-    const listed: { id: string; createdAt: string }[] = [];
-    let cursor = '';
-    let pages = 0;
-    do {
-      const query = `createdAt.gte=${since}&limit=4${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
-      const page = await callApi(service.baseUrl, `/v1/events?${query}`, { token });
-      expect(page.status, JSON.stringify(page.body)).toBe(200);
-      expect(page.body.length).toBeLessThanOrEqual(4);
-      listed.push(...page.body);
-      cursor = page.headers.get('pagination-cursor') ?? '';
-      pages++;
-    } while (cursor !== '' && pages < 100);
+    const pageThrough = async () => {
+      const listed: { id: string; createdAt: string }[] = [];
+      let cursor = '';
+      let pages = 0;
+      do {
+        const query = `createdAt.gte=${since}&limit=4${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const page = await callApi(service.baseUrl, `/v1/events?${query}`, { token });
+        expect(page.status, JSON.stringify(page.body)).toBe(200);
+        expect(page.body.length).toBeLessThanOrEqual(4);
+        listed.push(...page.body);
+        cursor = page.headers.get('pagination-cursor') ?? '';
+        pages++;
+      } while (cursor !== '' && pages < 100);
+      return { listed, pages };
+    };
+    // Once every event delivered has settled (EVENT_SETTLE_MS), the list holds them all.
+    const { listed, pages } = await eventually(
+      async () => {
+        const read = await pageThrough();
+        const ids = new Set(read.listed.map((event) => event.id));
+        return [...delivered].every((id) => ids.has(id)) ? read : undefined;
+      },
+      'every delivered event listed',
+      60_000,
+    );
     const ids = listed.map((event) => event.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of delivered) expect(ids).toContain(id);
@@ -216,7 +247,7 @@ describe('webhooks on the local runtime', () => {
     const unknown = await callApi(service.baseUrl, '/v1/events?status=Rejected', { token });
     expect(unknown.status).toBe(400);
     expect((await remove(endpoint.id)).status).toBe(204);
-  });
+  }, 120_000);
 
   it('keeps tenants apart: another tenant neither receives the events nor sees the endpoint', async () => {
     await createClient(service, {
@@ -259,7 +290,13 @@ describe('webhooks on the local runtime', () => {
     expect(redelivery.status).toBe(404);
     const theirList = await callApi(service.baseUrl, ENDPOINTS, { token: other });
     expect(theirList.body.map((endpoint: { id: string }) => endpoint.id)).toEqual([theirs.id]);
-    const theirEvents = await callApi(service.baseUrl, '/v1/events?limit=100', { token: other });
+    // Read once both transfers' events have settled, so the lists are not empty merely for being early.
+    await listedEvents(`?paymentId.eq=${myPayment}`, (events) => events.length >= STATUSES.length);
+    const theirEvents = await listedEvents(
+      '?limit=100',
+      (events) => events.some((event) => event.data.paymentId === theirPayment),
+      other,
+    );
     expect(
       theirEvents.body.every(
         (event: { data: { paymentId?: string } }) => event.data.paymentId === theirPayment,
@@ -271,7 +308,7 @@ describe('webhooks on the local runtime', () => {
     expect(mineSeenByThem.body).toEqual([]);
     expect((await remove(mine.id)).status).toBe(204);
     expect((await remove(theirs.id, other)).status).toBe(204);
-  });
+  }, 120_000);
 
   it('refuses URLs that are not https to a public host, with the error body', async () => {
     for (const url of [
@@ -324,8 +361,9 @@ describe('webhooks on the local runtime', () => {
     expect(receiver.at('/watcher').every((entry) => entry.event.type === 'webhook-endpoint.disabled')).toBe(
       true,
     );
-    const listed = await callApi(service.baseUrl, '/v1/events?type=webhook-endpoint.disabled', { token });
-    expect(listed.body.map((event: { id: string }) => event.id)).toContain(notice.event.id);
+    await listedEvents('?type=webhook-endpoint.disabled', (events) =>
+      events.some((event) => event.id === notice.event.id),
+    );
     const redelivery = await callApi(service.baseUrl, `${ENDPOINTS}/${gone.id}/redeliveries`, {
       token,
       body: { eventId: notice.event.id },
@@ -334,7 +372,7 @@ describe('webhooks on the local runtime', () => {
     expect(redelivery.body.error).toBe('webhook_endpoint_disabled');
     await remove(gone.id);
     await remove(watcher.id);
-  });
+  }, 120_000);
 
   it('queues events again on request, one by id or all since a time, with their own ids', async () => {
     const endpoint = await register('/replay');

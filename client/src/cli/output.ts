@@ -40,7 +40,7 @@ void everyFieldListed;
 /** The columns a table shows: enough to tell transfers apart, one line each. */
 const TABLE_FIELDS = ['paymentId', 'status', 'statusReason', 'amount', 'currency', 'debtorAccountId', 'date'];
 
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
 
 const cellText = (value: unknown): string =>
   value === undefined || value === null
@@ -91,6 +91,11 @@ export const formatTransfer = (format: Format, transfer: CreditTransfer): string
  * widen a column: wide enough for every value these fields hold.
  */
 const STREAM_WIDTHS: Record<string, number> = {
+  createdAt: 24,
+  id: 36,
+  type: 30,
+  forwarded: 9,
+  durationMs: 10,
   changeId: 22,
   paymentId: 36,
   previousStatus: 27,
@@ -131,3 +136,28 @@ export class LineWriter {
     else this.write(this.#tableLine(this.fields.map((field) => cellText(record[field]) || '-')));
   }
 }
+
+/** Records of any kind in the chosen format: a JSON array, a CSV document (every field), or a table. */
+export const formatRecords = (
+  format: Format,
+  records: readonly object[],
+  fields: readonly string[],
+  tableFields: readonly string[] = fields,
+  asRows: (record: object) => Row = (record) => record as Row,
+): string => {
+  if (format === 'json') return `${JSON.stringify(records, null, 2)}\n`;
+  const rows = records.map(asRows);
+  return format === 'csv' ? csv(fields, rows) : table(tableFields, rows);
+};
+
+/** One record (an answer of create, get, rotate-secret) exactly as the service sent it. */
+export const formatRecord = (
+  format: Format,
+  record: object,
+  fields: readonly string[],
+  tableFields: readonly string[] = fields,
+  asRows?: (record: object) => Row,
+): string =>
+  format === 'json'
+    ? `${JSON.stringify(record, null, 2)}\n`
+    : formatRecords(format, [record], fields, tableFields, asRows);

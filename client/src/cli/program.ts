@@ -15,6 +15,7 @@ import {
   TRANSFER_FIELDS,
 } from './output.ts';
 import { Spinner } from './spinner.ts';
+import { addWebhookCommands } from './webhooks.ts';
 
 /**
  * Exit codes: 0 done, 1 error (the service refused, bad input, unreachable), 3 a transfer is
@@ -360,6 +361,15 @@ export const buildProgram = () => {
       if (result.errors.length > 0) process.exitCode = EXIT.error;
       else if (result.stuck.length > 0) process.exitCode = EXIT.stuck;
     });
+
+  addWebhookCommands(program, {
+    client: () => clientFrom(globals()).client,
+    format: () => globals().format,
+    out,
+    usageError: (message) => new UsageError(message),
+    limitArgument,
+    durationArgument,
+  });
 
   return program;
 };

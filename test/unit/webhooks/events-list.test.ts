@@ -1,0 +1,141 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createTableInput } from '#adapters/table-definition';
+import { DynamoDbWebhookStore } from '#adapters/webhook-store';
+import { listEvents } from '#domain/list-events';
+import type { Clock } from '#domain/ports';
+import { EVENT_SETTLE_MS, statusChangedEventRecord, type WebhookEventRecord } from '#domain/webhook-event';
+import { createDynamoDbClient } from '#local/table';
+
+/**
+ * The events list over the real table adapter (dynalite in memory), with the clock handed in:
+ * a consumer following it with cursors never misses an event, even one written after a later
+ * one (two writes racing).
+ */
+const require = createRequire(import.meta.url);
+const dynalite = require('dynalite') as (options: object) => Server;
+const TABLE = 'events-unit';
+const T0 = new Date('2031-03-04T05:06:07.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+let server: Server;
+let store: DynamoDbWebhookStore;
+let now = T0;
+const clock: Clock = { now: () => now };
+const key = randomBytes(32);
+
+beforeAll(async () => {
+  server = dynalite({ createTableMs: 0 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await createDynamoDbClient(endpoint).send(new CreateTableCommand(createTableInput(TABLE)));
+  store = new DynamoDbWebhookStore(createDocumentClient(endpoint), TABLE);
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+let sequence = 0;
+const eventOf = (tenant: string, createdAt: Date): WebhookEventRecord =>
+  statusChangedEventRecord(
+    {
+      eventId: randomUUID(),
+      tenant,
+      paymentId: randomUUID(),
+      status: 'Received',
+      date: createdAt.toISOString(),
+      sequence: sequence++ % 1000,
+      actor: 'test',
+    },
+    createdAt,
+  );
+
+/**
+ * A consumer as the guide describes it: from where it stopped (`createdAt.gte` the last event
+ * it saw, and the events at that time it saw already dropped), page after page by cursor.
+ */
+const consumer = (tenant: string) => {
+  const seen: string[] = [];
+  let since: string | undefined;
+  return {
+    seen,
+    catchUp: async () => {
+      let cursor = '';
+      const from = since;
+      do {
+        const page = await listEvents({ events: store, cursorKey: async () => key, clock }, tenant, {
+          limit: ['2'],
+          ...(from !== undefined && { 'createdAt.gte': [from] }),
+          ...(cursor !== '' && { cursor: [cursor] }),
+        });
+        for (const body of page.bodies) {
+          const event = JSON.parse(body) as { id: string; createdAt: string };
+          if (!seen.includes(event.id)) seen.push(event.id);
+          since = event.createdAt;
+        }
+        cursor = page.nextCursor;
+      } while (cursor !== '');
+    },
+  };
+};
+
+describe('the events list', () => {
+  it('never lets a consumer page past an event written after a later one (two writes racing)', async () => {
+    const tenant = `tenant-${randomUUID()}`;
+    const older = [eventOf(tenant, at(-30_000)), eventOf(tenant, at(-20_000)), eventOf(tenant, at(-10_000))];
+    for (const event of older) await store.putIfAbsent(event);
+    // Writer A takes its createdAt first, writer B a moment later; B's write lands first.
+    const a = eventOf(tenant, at(0));
+    const b = eventOf(tenant, at(5));
+    await store.putIfAbsent(b);
+    const follower = consumer(tenant);
+    now = at(10);
+    await follower.catchUp();
+    // A's write lands a second later, well within the write limit.
+    now = at(1_000);
+    await store.putIfAbsent(a);
+    await follower.catchUp();
+    now = at(EVENT_SETTLE_MS + 1_000);
+    await follower.catchUp();
+
+    expect(follower.seen).toEqual([...older, a, b].map((event) => event.id));
+  });
+
+  it('shows an event once it is older than the settle horizon, not before', async () => {
+    const tenant = `tenant-${randomUUID()}`;
+    const event = eventOf(tenant, at(100_000));
+    await store.putIfAbsent(event);
+    const follower = consumer(tenant);
+    now = at(100_000 + EVENT_SETTLE_MS - 1);
+    await follower.catchUp();
+    expect(follower.seen).toEqual([]);
+    now = at(100_000 + EVENT_SETTLE_MS + 1);
+    await follower.catchUp();
+    expect(follower.seen).toEqual([event.id]);
+  });
+
+  it('gives up an event write that is not done within the write limit, so none lands after the horizon', async () => {
+    // A table that takes connections and never answers.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const stalled = new DynamoDbWebhookStore(
+      createDocumentClient(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`),
+      TABLE,
+    );
+    try {
+      // Without the limit the call would wait 30 s per attempt, five attempts.
+      await expect(stalled.putIfAbsent(eventOf('tenant-x', new Date()))).rejects.toMatchObject({
+        name: 'ServiceUnavailableError',
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 15_000);
+});
