@@ -504,12 +504,12 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestBody: {
       description: 'The endpoint.',
       required: true,
-      content: json(createWebhookEndpointRequestSchema, { url: 'https://example.com/webhooks/payments' }),
+      content: json(createWebhookEndpointRequestSchema, COMPONENT_EXAMPLES.WebhookEndpointRequest),
     },
     responses: {
       '201': {
         description: 'Registered, with its signing secret.',
-        content: json(createdWebhookEndpointSchema),
+        content: json(createdWebhookEndpointSchema, COMPONENT_EXAMPLES.CreatedWebhookEndpoint),
       },
       ...errors([400, 401, 403, 409, 413, 415], {
         400: {
@@ -530,7 +530,9 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     responses: {
       '200': {
         description: 'A page of endpoints (possibly empty).',
-        content: json(z.array(webhookEndpointSchema).check(z.maxLength(MAX_LIMIT))),
+        content: json(z.array(webhookEndpointSchema).check(z.maxLength(MAX_LIMIT)), [
+          COMPONENT_EXAMPLES.WebhookEndpoint,
+        ]),
         headers: paginationCursorHeader,
       },
       ...errors([400, 401, 403]),
@@ -541,7 +543,10 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     description: 'One webhook endpoint. Another client’s endpoint answers 404, as an unknown one does.',
     requestParams: { path: webhookEndpointPath },
     responses: {
-      '200': { description: 'The endpoint.', content: json(webhookEndpointSchema) },
+      '200': {
+        description: 'The endpoint.',
+        content: json(webhookEndpointSchema, COMPONENT_EXAMPLES.WebhookEndpoint),
+      },
       ...errors([400, 401, 403, 404], ENDPOINT_NOT_FOUND),
     },
   },
@@ -563,10 +568,13 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestBody: {
       description: 'Nothing, or `{}`.',
       required: false,
-      content: json(z.strictObject({})),
+      content: json(z.strictObject({}), {}),
     },
     responses: {
-      '200': { description: 'The endpoint with its new secret.', content: json(rotatedWebhookSecretSchema) },
+      '200': {
+        description: 'The endpoint with its new secret.',
+        content: json(rotatedWebhookSecretSchema, COMPONENT_EXAMPLES.RotatedWebhookSecret),
+      },
       ...errors([400, 401, 403, 404, 413, 415], ENDPOINT_NOT_FOUND),
     },
   },
@@ -577,7 +585,9 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     responses: {
       '200': {
         description: 'The attempts.',
-        content: json(z.array(deliveryAttemptSchema).check(z.maxLength(MAX_LIMIT))),
+        content: json(z.array(deliveryAttemptSchema).check(z.maxLength(MAX_LIMIT)), [
+          COMPONENT_EXAMPLES.WebhookDeliveryAttempt,
+        ]),
       },
       ...errors([400, 401, 403, 404], ENDPOINT_NOT_FOUND),
     },
@@ -591,10 +601,13 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestBody: {
       description: 'What to send again.',
       required: true,
-      content: json(redeliveryRequestSchema),
+      content: json(redeliveryRequestSchema, COMPONENT_EXAMPLES.WebhookRedeliveryRequest),
     },
     responses: {
-      '202': { description: 'Queued.', content: json(redeliveryResultSchema) },
+      '202': {
+        description: 'Queued.',
+        content: json(redeliveryResultSchema, COMPONENT_EXAMPLES.WebhookRedeliveryResult),
+      },
       ...errors([400, 401, 403, 404, 409, 413, 415], {
         404: { description: 'No webhook endpoint, or no event, with this id for this client (`not_found`).' },
         409: { description: 'The endpoint is disabled (`webhook_endpoint_disabled`).' },
@@ -612,7 +625,7 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     responses: {
       '200': {
         description: 'A page of events (possibly empty).',
-        content: json(z.array(webhookEventSchema).check(z.maxLength(MAX_LIMIT))),
+        content: json(z.array(webhookEventSchema).check(z.maxLength(MAX_LIMIT)), [COMPONENT_EXAMPLES.Event]),
         headers: paginationCursorHeader,
       },
       ...errors([400, 401, 403]),

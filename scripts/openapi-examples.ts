@@ -244,6 +244,43 @@ export const tokenProblemExample = (status: number): ProblemBody => {
 };
 
 /** One example for every component schema, by component name. */
+
+/** A webhook endpoint as registered, its events and its delivery attempts. */
+const WEBHOOK_ENDPOINT_ID = '0192f3a4-5b6c-7d8e-9f01-23456789abcd';
+const WEBHOOK_ENDPOINT_EXAMPLE = {
+  id: WEBHOOK_ENDPOINT_ID,
+  url: 'https://erp.acme.example/hooks/payments',
+  description: 'ERP payment status updates',
+  eventTypes: ['credit-transfer.status-changed', 'webhook-endpoint.disabled'],
+  status: 'enabled',
+  createdAt: '2026-11-24T09:15:02.118Z',
+};
+const WEBHOOK_SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const STATUS_EVENT_ID = '0192f3a5-0c1d-7e2f-8a3b-4c5d6e7f8091';
+export const STATUS_CHANGED_EVENT_EXAMPLE = {
+  id: STATUS_EVENT_ID,
+  type: 'credit-transfer.status-changed',
+  createdAt: '2026-11-24T09:16:40.512Z',
+  data: {
+    paymentId: PAYMENT_ID_EXAMPLE,
+    status: 'AcceptedSettlementCompleted',
+    date: '2026-11-24T09:16:40.497Z',
+    previousStatus: 'AcceptedSettlementInProcess',
+    sequence: 4,
+  },
+};
+const ENDPOINT_DISABLED_EVENT_EXAMPLE = {
+  id: '0192f3b0-77aa-7bcd-8e0f-1a2b3c4d5e6f',
+  type: 'webhook-endpoint.disabled',
+  createdAt: '2026-11-27T09:20:00.004Z',
+  data: {
+    endpointId: WEBHOOK_ENDPOINT_ID,
+    url: 'https://erp.acme.example/hooks/payments',
+    reason: 'failing',
+    disabledAt: '2026-11-27T09:20:00.001Z',
+  },
+};
+
 export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   Account: ACCOUNT_EXAMPLE,
   Agent: AGENT_EXAMPLE,
@@ -263,6 +300,31 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   Problem: problemExample(400),
   TokenRequest: TOKEN_REQUEST_EXAMPLE,
   TokenResponse: TOKEN_RESPONSE_EXAMPLE,
+  WebhookEndpointRequest: {
+    url: 'https://erp.acme.example/hooks/payments',
+    description: 'ERP payment status updates',
+    eventTypes: ['credit-transfer.status-changed'],
+  },
+  WebhookEndpoint: WEBHOOK_ENDPOINT_EXAMPLE,
+  CreatedWebhookEndpoint: { ...WEBHOOK_ENDPOINT_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE },
+  RotatedWebhookSecret: {
+    ...WEBHOOK_ENDPOINT_EXAMPLE,
+    secret: 'whsec_p6Zc0Qm1YbT3uVw4xK8sN2hJ5gF7dR9a',
+    previousSecretExpiresAt: '2026-11-25T10:00:00.000Z',
+  },
+  WebhookDeliveryAttempt: {
+    eventId: STATUS_EVENT_ID,
+    attempt: 1,
+    attemptedAt: '2026-11-24T09:16:40.530Z',
+    durationMs: 84,
+    httpStatus: 200,
+    outcome: 'delivered',
+  },
+  WebhookRedeliveryRequest: { since: '2026-11-24T00:00:00.000Z' },
+  WebhookRedeliveryResult: { queued: 42 },
+  CreditTransferStatusChangedEvent: STATUS_CHANGED_EVENT_EXAMPLE,
+  WebhookEndpointDisabledEvent: ENDPOINT_DISABLED_EVENT_EXAMPLE,
+  Event: STATUS_CHANGED_EVENT_EXAMPLE,
 };
 
 /** The idempotency keys the initiation and cancellation samples send. */

@@ -381,6 +381,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "name": "Fournitures Dupont SARL",
+     *       "currency": "EUR",
+     *       "accountType": "Current",
+     *       "identifiers": [
+     *         {
+     *           "number": "FR1420041010050500013M02606",
+     *           "schemeName": "IBAN",
+     *           "issuer": "FR"
+     *         }
+     *       ]
+     *     }
+     */
     Account: {
       name?: string;
       /** @description Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused. */
@@ -391,6 +405,29 @@ export interface components {
       routingNumber?: string;
       identifiers?: components['schemas']['PaymentIdentification'][];
     };
+    /**
+     * @example {
+     *       "identifiers": [
+     *         {
+     *           "number": "BNPAFRPPXXX",
+     *           "schemeName": "BIC",
+     *           "issuer": "SWIFT",
+     *           "country": "FR",
+     *           "issueDate": "2001-01-01",
+     *           "foreingIDIndicator": false,
+     *           "taxIDIndicator": false
+     *         }
+     *       ],
+     *       "name": "BNP Paribas",
+     *       "postalAddress": {
+     *         "streetName": "Boulevard des Italiens",
+     *         "buildingNumber": "16",
+     *         "postCode": "75009",
+     *         "townName": "Paris",
+     *         "country": "FR"
+     *       }
+     *     }
+     */
     Agent: {
       identifiers?: components['schemas']['AgentIdentifier'][];
       clearingSystemMemberIdentification?: string;
@@ -398,6 +435,17 @@ export interface components {
       name?: string;
       postalAddress?: components['schemas']['PostalAddress'];
     };
+    /**
+     * @example {
+     *       "number": "BNPAFRPPXXX",
+     *       "schemeName": "BIC",
+     *       "issuer": "SWIFT",
+     *       "country": "FR",
+     *       "issueDate": "2001-01-01",
+     *       "foreingIDIndicator": false,
+     *       "taxIDIndicator": false
+     *     }
+     */
     AgentIdentifier: {
       number?: string;
       issuer?: string;
@@ -417,10 +465,29 @@ export interface components {
       foreingIDIndicator?: boolean;
       taxIDIndicator?: boolean;
     };
+    /**
+     * @example {
+     *       "cancellationReason": "Ordered twice: duplicate of invoice INV-2026-117"
+     *     }
+     */
     CancellationRequest: {
       /** @description Why the cancellation is requested; line feed and tab are allowed. */
       cancellationReason?: string;
     };
+    /**
+     * @example {
+     *       "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+     *       "url": "https://erp.acme.example/hooks/payments",
+     *       "description": "ERP payment status updates",
+     *       "eventTypes": [
+     *         "credit-transfer.status-changed",
+     *         "webhook-endpoint.disabled"
+     *       ],
+     *       "status": "enabled",
+     *       "createdAt": "2026-11-24T09:15:02.118Z",
+     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+     *     }
+     */
     CreatedWebhookEndpoint: {
       /** @description Id of the webhook endpoint. */
       id: string;
@@ -453,6 +520,97 @@ export interface components {
       /** @description The signing secret, `whsec_` and base64 (Standard Webhooks). Shown this once only: keep it. */
       secret: string;
     };
+    /**
+     * @example {
+     *       "identifiers": [
+     *         {
+     *           "number": "E2E-2026-000118",
+     *           "schemeName": "EndToEndId",
+     *           "issuer": "Acme Trading GmbH"
+     *         }
+     *       ],
+     *       "paymentMethod": "CreditTransfer",
+     *       "paymentType": "NotOnUs",
+     *       "amount": "1250.00",
+     *       "currency": "EUR",
+     *       "paymentReason": "InvoicePayment",
+     *       "debtorAccountId": "DE89370400440532013000",
+     *       "creditorAccountId": "FR1420041010050500013M02606",
+     *       "purpose": "Invoice 2026-118, office supplies",
+     *       "paymentProcessing": {
+     *         "instructionPriority": "Normal",
+     *         "serviceLevel": "SEPA",
+     *         "categoryPurpose": "SUPP"
+     *       },
+     *       "chargeBearerType": "Shared",
+     *       "creditor": {
+     *         "name": "Fournitures Dupont SARL",
+     *         "account": {
+     *           "name": "Fournitures Dupont SARL",
+     *           "currency": "EUR",
+     *           "accountType": "Current",
+     *           "identifiers": [
+     *             {
+     *               "number": "FR1420041010050500013M02606",
+     *               "schemeName": "IBAN",
+     *               "issuer": "FR"
+     *             }
+     *           ]
+     *         },
+     *         "postalAddress": {
+     *           "addressType": "Business",
+     *           "streetName": "Rue de la Paix",
+     *           "buildingNumber": "12",
+     *           "postCode": "75002",
+     *           "townName": "Paris",
+     *           "country": "FR",
+     *           "addressLine": [
+     *             "12 Rue de la Paix",
+     *             "75002 Paris"
+     *           ],
+     *           "primaryIndicator": true
+     *         },
+     *         "agent": {
+     *           "identifiers": [
+     *             {
+     *               "number": "BNPAFRPPXXX",
+     *               "schemeName": "BIC",
+     *               "issuer": "SWIFT",
+     *               "country": "FR",
+     *               "issueDate": "2001-01-01",
+     *               "foreingIDIndicator": false,
+     *               "taxIDIndicator": false
+     *             }
+     *           ],
+     *           "name": "BNP Paribas",
+     *           "postalAddress": {
+     *             "streetName": "Boulevard des Italiens",
+     *             "buildingNumber": "16",
+     *             "postCode": "75009",
+     *             "townName": "Paris",
+     *             "country": "FR"
+     *           }
+     *         },
+     *         "identifiers": [
+     *           {
+     *             "number": "FR40303265045",
+     *             "schemeName": "VATRegistrationNumber",
+     *             "issuer": "FR",
+     *             "issueDate": "2019-03-01",
+     *             "expirationDate": "2029-02-28"
+     *           }
+     *         ],
+     *         "countryOfResidence": "FR"
+     *       },
+     *       "remittanceInformation": {
+     *         "remittanceNumber": "INV-2026-118",
+     *         "documentType": "CommercialInvoice"
+     *       },
+     *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+     *       "status": "AcceptedSettlementCompleted",
+     *       "date": "2026-11-23T09:30:02.418Z"
+     *     }
+     */
     CreditTransfer: {
       identifiers?: components['schemas']['PaymentIdentification'][];
       /** @description Bank transaction code domain, e.g. Payments. */
@@ -525,6 +683,94 @@ export interface components {
        */
       date: string;
     };
+    /**
+     * @example {
+     *       "identifiers": [
+     *         {
+     *           "number": "E2E-2026-000118",
+     *           "schemeName": "EndToEndId",
+     *           "issuer": "Acme Trading GmbH"
+     *         }
+     *       ],
+     *       "paymentMethod": "CreditTransfer",
+     *       "paymentType": "NotOnUs",
+     *       "amount": "1250.00",
+     *       "currency": "EUR",
+     *       "paymentReason": "InvoicePayment",
+     *       "debtorAccountId": "DE89370400440532013000",
+     *       "creditorAccountId": "FR1420041010050500013M02606",
+     *       "purpose": "Invoice 2026-118, office supplies",
+     *       "paymentProcessing": {
+     *         "instructionPriority": "Normal",
+     *         "serviceLevel": "SEPA",
+     *         "categoryPurpose": "SUPP"
+     *       },
+     *       "chargeBearerType": "Shared",
+     *       "creditor": {
+     *         "name": "Fournitures Dupont SARL",
+     *         "account": {
+     *           "name": "Fournitures Dupont SARL",
+     *           "currency": "EUR",
+     *           "accountType": "Current",
+     *           "identifiers": [
+     *             {
+     *               "number": "FR1420041010050500013M02606",
+     *               "schemeName": "IBAN",
+     *               "issuer": "FR"
+     *             }
+     *           ]
+     *         },
+     *         "postalAddress": {
+     *           "addressType": "Business",
+     *           "streetName": "Rue de la Paix",
+     *           "buildingNumber": "12",
+     *           "postCode": "75002",
+     *           "townName": "Paris",
+     *           "country": "FR",
+     *           "addressLine": [
+     *             "12 Rue de la Paix",
+     *             "75002 Paris"
+     *           ],
+     *           "primaryIndicator": true
+     *         },
+     *         "agent": {
+     *           "identifiers": [
+     *             {
+     *               "number": "BNPAFRPPXXX",
+     *               "schemeName": "BIC",
+     *               "issuer": "SWIFT",
+     *               "country": "FR",
+     *               "issueDate": "2001-01-01",
+     *               "foreingIDIndicator": false,
+     *               "taxIDIndicator": false
+     *             }
+     *           ],
+     *           "name": "BNP Paribas",
+     *           "postalAddress": {
+     *             "streetName": "Boulevard des Italiens",
+     *             "buildingNumber": "16",
+     *             "postCode": "75009",
+     *             "townName": "Paris",
+     *             "country": "FR"
+     *           }
+     *         },
+     *         "identifiers": [
+     *           {
+     *             "number": "FR40303265045",
+     *             "schemeName": "VATRegistrationNumber",
+     *             "issuer": "FR",
+     *             "issueDate": "2019-03-01",
+     *             "expirationDate": "2029-02-28"
+     *           }
+     *         ],
+     *         "countryOfResidence": "FR"
+     *       },
+     *       "remittanceInformation": {
+     *         "remittanceNumber": "INV-2026-118",
+     *         "documentType": "CommercialInvoice"
+     *       }
+     *     }
+     */
     CreditTransferRequest: {
       identifiers?: components['schemas']['PaymentIdentification'][];
       /** @description Bank transaction code domain, e.g. Payments. */
@@ -587,7 +833,10 @@ export interface components {
         documentType?: string;
       };
     };
-    /** @enum {string} */
+    /**
+     * @example AcceptedSettlementCompleted
+     * @enum {string}
+     */
     CreditTransferStatus:
       | 'Received'
       | 'AcceptedTechnicalValidation'
@@ -596,6 +845,20 @@ export interface components {
       | 'AcceptedSettlementCompleted'
       | 'Rejected'
       | 'Cancelled';
+    /**
+     * @example {
+     *       "id": "0192f3a5-0c1d-7e2f-8a3b-4c5d6e7f8091",
+     *       "type": "credit-transfer.status-changed",
+     *       "createdAt": "2026-11-24T09:16:40.512Z",
+     *       "data": {
+     *         "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+     *         "status": "AcceptedSettlementCompleted",
+     *         "date": "2026-11-24T09:16:40.497Z",
+     *         "previousStatus": "AcceptedSettlementInProcess",
+     *         "sequence": 4
+     *       }
+     *     }
+     */
     CreditTransferStatusChangedEvent: {
       /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
       id: string;
@@ -650,14 +913,49 @@ export interface components {
         sequence: number;
       };
     };
+    /**
+     * @example {
+     *       "id": "0192f3a5-0c1d-7e2f-8a3b-4c5d6e7f8091",
+     *       "type": "credit-transfer.status-changed",
+     *       "createdAt": "2026-11-24T09:16:40.512Z",
+     *       "data": {
+     *         "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+     *         "status": "AcceptedSettlementCompleted",
+     *         "date": "2026-11-24T09:16:40.497Z",
+     *         "previousStatus": "AcceptedSettlementInProcess",
+     *         "sequence": 4
+     *       }
+     *     }
+     */
     Event:
       | components['schemas']['CreditTransferStatusChangedEvent']
       | components['schemas']['WebhookEndpointDisabledEvent'];
+    /**
+     * @example {
+     *       "codeType": "ISO20022",
+     *       "name": "BankTransactionCode",
+     *       "value": "PMNT-ICDT-ESCT"
+     *     }
+     */
     GenericTransactionCode: {
       codeType?: string;
       name?: string;
       value?: string;
     };
+    /**
+     * @example {
+     *       "keys": [
+     *         {
+     *           "kty": "RSA",
+     *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+     *           "e": "AQAB",
+     *           "kid": "7qCHz5lxCiUfR6gEgOzP",
+     *           "alg": "RS256",
+     *           "use": "sig"
+     *         }
+     *       ]
+     *     }
+     */
     JsonWebKeySet: {
       /** @description The signing key, and during a rotation the next or previous one. */
       keys: {
@@ -675,6 +973,15 @@ export interface components {
         use: 'sig';
       }[];
     };
+    /**
+     * @example {
+     *       "openapi": "3.1.0",
+     *       "info": {
+     *         "title": "Credit Transfers API",
+     *         "version": "0.7.0"
+     *       }
+     *     }
+     */
     OpenApiDocument: {
       /** @constant */
       openapi: '3.1.0';
@@ -686,6 +993,26 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /**
+     * @example {
+     *       "issuer": "{publicUrl}",
+     *       "token_endpoint": "{publicUrl}/oauth/token",
+     *       "jwks_uri": "{publicUrl}/.well-known/jwks.json",
+     *       "grant_types_supported": [
+     *         "client_credentials"
+     *       ],
+     *       "token_endpoint_auth_methods_supported": [
+     *         "client_secret_basic",
+     *         "client_secret_post"
+     *       ],
+     *       "scopes_supported": [
+     *         "transactions:read",
+     *         "transactions:write"
+     *       ],
+     *       "response_types_supported": [],
+     *       "service_documentation": "{publicUrl}/docs"
+     *     }
+     */
     OpenIdConfiguration: {
       /** @description The `iss` of every access token. */
       issuer: string;
@@ -699,6 +1026,67 @@ export interface components {
       /** @description This reference page. */
       service_documentation: string;
     };
+    /**
+     * @example {
+     *       "name": "Fournitures Dupont SARL",
+     *       "account": {
+     *         "name": "Fournitures Dupont SARL",
+     *         "currency": "EUR",
+     *         "accountType": "Current",
+     *         "identifiers": [
+     *           {
+     *             "number": "FR1420041010050500013M02606",
+     *             "schemeName": "IBAN",
+     *             "issuer": "FR"
+     *           }
+     *         ]
+     *       },
+     *       "postalAddress": {
+     *         "addressType": "Business",
+     *         "streetName": "Rue de la Paix",
+     *         "buildingNumber": "12",
+     *         "postCode": "75002",
+     *         "townName": "Paris",
+     *         "country": "FR",
+     *         "addressLine": [
+     *           "12 Rue de la Paix",
+     *           "75002 Paris"
+     *         ],
+     *         "primaryIndicator": true
+     *       },
+     *       "agent": {
+     *         "identifiers": [
+     *           {
+     *             "number": "BNPAFRPPXXX",
+     *             "schemeName": "BIC",
+     *             "issuer": "SWIFT",
+     *             "country": "FR",
+     *             "issueDate": "2001-01-01",
+     *             "foreingIDIndicator": false,
+     *             "taxIDIndicator": false
+     *           }
+     *         ],
+     *         "name": "BNP Paribas",
+     *         "postalAddress": {
+     *           "streetName": "Boulevard des Italiens",
+     *           "buildingNumber": "16",
+     *           "postCode": "75009",
+     *           "townName": "Paris",
+     *           "country": "FR"
+     *         }
+     *       },
+     *       "identifiers": [
+     *         {
+     *           "number": "FR40303265045",
+     *           "schemeName": "VATRegistrationNumber",
+     *           "issuer": "FR",
+     *           "issueDate": "2019-03-01",
+     *           "expirationDate": "2029-02-28"
+     *         }
+     *       ],
+     *       "countryOfResidence": "FR"
+     *     }
+     */
     PartyIdentification: {
       name?: string;
       account?: components['schemas']['Account'];
@@ -724,6 +1112,15 @@ export interface components {
       /** @description ISO 3166-1 alpha-2 country code. */
       countryOfResidence?: string;
     };
+    /**
+     * @example {
+     *       "number": "FR40303265045",
+     *       "schemeName": "VATRegistrationNumber",
+     *       "issuer": "FR",
+     *       "issueDate": "2019-03-01",
+     *       "expirationDate": "2029-02-28"
+     *     }
+     */
     PartyIdentifier: {
       number?: string;
       schemeName?: string;
@@ -733,11 +1130,33 @@ export interface components {
       /** Format: date */
       expirationDate?: string;
     };
+    /**
+     * @example {
+     *       "number": "E2E-2026-000118",
+     *       "schemeName": "EndToEndId",
+     *       "issuer": "Acme Trading GmbH"
+     *     }
+     */
     PaymentIdentification: {
       number?: string;
       schemeName?: string;
       issuer?: string;
     };
+    /**
+     * @example {
+     *       "addressType": "Business",
+     *       "streetName": "Rue de la Paix",
+     *       "buildingNumber": "12",
+     *       "postCode": "75002",
+     *       "townName": "Paris",
+     *       "country": "FR",
+     *       "addressLine": [
+     *         "12 Rue de la Paix",
+     *         "75002 Paris"
+     *       ],
+     *       "primaryIndicator": true
+     *     }
+     */
     PostalAddress: {
       addressCode?: string;
       addressBookIndicator?: string;
@@ -785,6 +1204,22 @@ export interface components {
       }[];
       identifiers?: components['schemas']['PartyIdentifier'][];
     };
+    /**
+     * @example {
+     *       "type": "urn:problem-type:credit-transfers:invalid_request",
+     *       "title": "Bad Request",
+     *       "status": 400,
+     *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+     *       "error": "invalid_request",
+     *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+     *       "invalidParams": [
+     *         {
+     *           "name": "amount",
+     *           "reason": "must have at most 2 fractional digits for EUR"
+     *         }
+     *       ]
+     *     }
+     */
     Problem: {
       /** @description URI reference naming the problem type (RFC 9457). */
       type: string;
@@ -834,6 +1269,21 @@ export interface components {
         reason: string;
       }[];
     };
+    /**
+     * @example {
+     *       "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+     *       "url": "https://erp.acme.example/hooks/payments",
+     *       "description": "ERP payment status updates",
+     *       "eventTypes": [
+     *         "credit-transfer.status-changed",
+     *         "webhook-endpoint.disabled"
+     *       ],
+     *       "status": "enabled",
+     *       "createdAt": "2026-11-24T09:15:02.118Z",
+     *       "secret": "whsec_p6Zc0Qm1YbT3uVw4xK8sN2hJ5gF7dR9a",
+     *       "previousSecretExpiresAt": "2026-11-25T10:00:00.000Z"
+     *     }
+     */
     RotatedWebhookSecret: {
       /** @description Id of the webhook endpoint. */
       id: string;
@@ -871,6 +1321,14 @@ export interface components {
        */
       previousSecretExpiresAt: string;
     };
+    /**
+     * @example {
+     *       "grant_type": "client_credentials",
+     *       "client_id": "local-client",
+     *       "client_secret": "local-client-secret",
+     *       "scope": "transactions:read transactions:write"
+     *     }
+     */
     TokenRequest: {
       /**
        * @description The only grant this server issues.
@@ -884,6 +1342,14 @@ export interface components {
       /** @description Space-separated scopes; when absent, every scope the client is allowed is granted. */
       scope?: string;
     };
+    /**
+     * @example {
+     *       "access_token": "eyJhbGciOiJSUzI1NiIsImtpZCI6IjdxQ0h6NWx4Q2lVZlI2Z0VnT3pQIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vMTI3LjAuMC4xOjMwMDAiLCJzdWIiOiJsb2NhbC1jbGllbnQiLCJzY29wZSI6InRyYW5zYWN0aW9uczpyZWFkIHRyYW5zYWN0aW9uczp3cml0ZSJ9.c2lnbmF0dXJl",
+     *       "token_type": "Bearer",
+     *       "expires_in": 3600,
+     *       "scope": "transactions:read transactions:write"
+     *     }
+     */
     TokenResponse: {
       /** @description RS256-signed JWT; verify it with the keys at /.well-known/jwks.json. */
       access_token: string;
@@ -897,6 +1363,16 @@ export interface components {
       /** @description Space-separated granted scopes. */
       scope: string;
     };
+    /**
+     * @example {
+     *       "eventId": "0192f3a5-0c1d-7e2f-8a3b-4c5d6e7f8091",
+     *       "attempt": 1,
+     *       "attemptedAt": "2026-11-24T09:16:40.530Z",
+     *       "durationMs": 84,
+     *       "httpStatus": 200,
+     *       "outcome": "delivered"
+     *     }
+     */
     WebhookDeliveryAttempt: {
       /** @description The event (the `webhook-id` sent). */
       eventId: string;
@@ -928,6 +1404,19 @@ export interface components {
        */
       outcome: 'delivered' | 'failed';
     };
+    /**
+     * @example {
+     *       "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+     *       "url": "https://erp.acme.example/hooks/payments",
+     *       "description": "ERP payment status updates",
+     *       "eventTypes": [
+     *         "credit-transfer.status-changed",
+     *         "webhook-endpoint.disabled"
+     *       ],
+     *       "status": "enabled",
+     *       "createdAt": "2026-11-24T09:15:02.118Z"
+     *     }
+     */
     WebhookEndpoint: {
       /** @description Id of the webhook endpoint. */
       id: string;
@@ -958,6 +1447,19 @@ export interface components {
        */
       disabledReason?: 'gone' | 'failing';
     };
+    /**
+     * @example {
+     *       "id": "0192f3b0-77aa-7bcd-8e0f-1a2b3c4d5e6f",
+     *       "type": "webhook-endpoint.disabled",
+     *       "createdAt": "2026-11-27T09:20:00.004Z",
+     *       "data": {
+     *         "endpointId": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+     *         "url": "https://erp.acme.example/hooks/payments",
+     *         "reason": "failing",
+     *         "disabledAt": "2026-11-27T09:20:00.001Z"
+     *       }
+     *     }
+     */
     WebhookEndpointDisabledEvent: {
       /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
       id: string;
@@ -988,6 +1490,15 @@ export interface components {
         disabledAt: string;
       };
     };
+    /**
+     * @example {
+     *       "url": "https://erp.acme.example/hooks/payments",
+     *       "description": "ERP payment status updates",
+     *       "eventTypes": [
+     *         "credit-transfer.status-changed"
+     *       ]
+     *     }
+     */
     WebhookEndpointRequest: {
       /** @description Where events are sent: an https URL whose host is public (it must not be or resolve to a loopback, private, link-local, carrier-grade NAT, unique-local or otherwise reserved address). Redirects are not followed. */
       url: string;
@@ -996,6 +1507,11 @@ export interface components {
       /** @description The event types it receives; every type when absent. */
       eventTypes?: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
     };
+    /**
+     * @example {
+     *       "since": "2026-11-24T00:00:00.000Z"
+     *     }
+     */
     WebhookRedeliveryRequest: {
       /** @description Send this event again. */
       eventId?: string;
@@ -1005,6 +1521,11 @@ export interface components {
        */
       since?: string;
     };
+    /**
+     * @example {
+     *       "queued": 42
+     *     }
+     */
     WebhookRedeliveryResult: {
       /**
        * Format: int32
@@ -1033,10 +1554,26 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for. */
+    /** @description The grant type, the client credentials (unless sent with HTTP Basic) and the scopes asked for. The example is the client `npm start` registers: it works as it is against a local service. */
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "grant_type": "client_credentials",
+         *       "client_id": "local-client",
+         *       "client_secret": "local-client-secret",
+         *       "scope": "transactions:read transactions:write"
+         *     }
+         */
         'application/json': components['schemas']['TokenRequest'];
+        /**
+         * @example {
+         *       "grant_type": "client_credentials",
+         *       "client_id": "local-client",
+         *       "client_secret": "local-client-secret",
+         *       "scope": "transactions:read transactions:write"
+         *     }
+         */
         'application/x-www-form-urlencoded': components['schemas']['TokenRequest'];
       };
     };
@@ -1047,6 +1584,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "access_token": "eyJhbGciOiJSUzI1NiIsImtpZCI6IjdxQ0h6NWx4Q2lVZlI2Z0VnT3pQIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vMTI3LjAuMC4xOjMwMDAiLCJzdWIiOiJsb2NhbC1jbGllbnQiLCJzY29wZSI6InRyYW5zYWN0aW9uczpyZWFkIHRyYW5zYWN0aW9uczp3cml0ZSJ9.c2lnbmF0dXJl",
+           *       "token_type": "Bearer",
+           *       "expires_in": 3600,
+           *       "scope": "transactions:read transactions:write"
+           *     }
+           */
           'application/json': components['schemas']['TokenResponse'];
         };
       };
@@ -1056,6 +1601,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_grant_type",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "Only the client_credentials grant is supported",
+           *       "error": "unsupported_grant_type",
+           *       "error_description": "Only the client_credentials grant is supported"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -1067,6 +1622,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_client",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Client authentication failed",
+           *       "error": "invalid_client",
+           *       "error_description": "Client authentication failed"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -1076,6 +1641,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1085,6 +1660,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -1094,6 +1679,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
         };
       };
@@ -1105,7 +1700,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many failed client authentications; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many failed client authentications; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Problem'];
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many failed client authentications; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many failed client authentications; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1115,6 +1730,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1124,6 +1749,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1133,6 +1768,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1144,6 +1789,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1153,6 +1808,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1173,6 +1838,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "keys": [
+           *         {
+           *           "kty": "RSA",
+           *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+           *           "e": "AQAB",
+           *           "kid": "7qCHz5lxCiUfR6gEgOzP",
+           *           "alg": "RS256",
+           *           "use": "sig"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['JsonWebKeySet'];
         };
       };
@@ -1182,6 +1861,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1193,6 +1882,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1202,6 +1901,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1211,6 +1920,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1220,6 +1939,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1231,6 +1960,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1240,6 +1979,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1260,6 +2009,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "issuer": "{publicUrl}",
+           *       "token_endpoint": "{publicUrl}/oauth/token",
+           *       "jwks_uri": "{publicUrl}/.well-known/jwks.json",
+           *       "grant_types_supported": [
+           *         "client_credentials"
+           *       ],
+           *       "token_endpoint_auth_methods_supported": [
+           *         "client_secret_basic",
+           *         "client_secret_post"
+           *       ],
+           *       "scopes_supported": [
+           *         "transactions:read",
+           *         "transactions:write"
+           *       ],
+           *       "response_types_supported": [],
+           *       "service_documentation": "{publicUrl}/docs"
+           *     }
+           */
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
@@ -1269,6 +2038,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1280,6 +2059,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1289,6 +2078,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1298,6 +2097,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1307,6 +2116,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1318,6 +2137,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1327,6 +2156,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1347,6 +2186,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "issuer": "{publicUrl}",
+           *       "token_endpoint": "{publicUrl}/oauth/token",
+           *       "jwks_uri": "{publicUrl}/.well-known/jwks.json",
+           *       "grant_types_supported": [
+           *         "client_credentials"
+           *       ],
+           *       "token_endpoint_auth_methods_supported": [
+           *         "client_secret_basic",
+           *         "client_secret_post"
+           *       ],
+           *       "scopes_supported": [
+           *         "transactions:read",
+           *         "transactions:write"
+           *       ],
+           *       "response_types_supported": [],
+           *       "service_documentation": "{publicUrl}/docs"
+           *     }
+           */
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
@@ -1356,6 +2215,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1367,6 +2236,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1376,6 +2255,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1385,6 +2274,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1394,6 +2293,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1405,6 +2314,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1414,6 +2333,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1424,11 +2353,17 @@ export interface operations {
       query?: {
         /** @description Only the transfer with this paymentId. */
         'paymentId.eq'?: string;
-        /** @description Only transfers whose current status is this one (e.g. Rejected). */
+        /**
+         * @description Only transfers whose current status is this one (e.g. Rejected).
+         * @example Rejected
+         */
         'status.eq'?: components['schemas']['CreditTransferStatus'];
         /** @description Only transfers with exactly this paymentMethod (case-sensitive). */
         'paymentMethod.eq'?: string;
-        /** @description Only transfers from this debtor account. */
+        /**
+         * @description Only transfers from this debtor account.
+         * @example DE89370400440532013000
+         */
         'debtorAccountId.eq'?: string;
         /** @description Only transfers whose `creditor.account.accountNumber` is exactly this BBAN (bank code, branch and account number). */
         'creditorAccountNumber.eq'?: string;
@@ -1476,6 +2411,113 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "identifiers": [
+           *           {
+           *             "number": "E2E-2026-000118",
+           *             "schemeName": "EndToEndId",
+           *             "issuer": "Acme Trading GmbH"
+           *           }
+           *         ],
+           *         "paymentMethod": "CreditTransfer",
+           *         "paymentType": "NotOnUs",
+           *         "amount": "1250.00",
+           *         "currency": "EUR",
+           *         "paymentReason": "InvoicePayment",
+           *         "debtorAccountId": "DE89370400440532013000",
+           *         "creditorAccountId": "FR1420041010050500013M02606",
+           *         "purpose": "Invoice 2026-118, office supplies",
+           *         "paymentProcessing": {
+           *           "instructionPriority": "Normal",
+           *           "serviceLevel": "SEPA",
+           *           "categoryPurpose": "SUPP"
+           *         },
+           *         "chargeBearerType": "Shared",
+           *         "creditor": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "account": {
+           *             "name": "Fournitures Dupont SARL",
+           *             "currency": "EUR",
+           *             "accountType": "Current",
+           *             "identifiers": [
+           *               {
+           *                 "number": "FR1420041010050500013M02606",
+           *                 "schemeName": "IBAN",
+           *                 "issuer": "FR"
+           *               }
+           *             ]
+           *           },
+           *           "postalAddress": {
+           *             "addressType": "Business",
+           *             "streetName": "Rue de la Paix",
+           *             "buildingNumber": "12",
+           *             "postCode": "75002",
+           *             "townName": "Paris",
+           *             "country": "FR",
+           *             "addressLine": [
+           *               "12 Rue de la Paix",
+           *               "75002 Paris"
+           *             ],
+           *             "primaryIndicator": true
+           *           },
+           *           "agent": {
+           *             "identifiers": [
+           *               {
+           *                 "number": "BNPAFRPPXXX",
+           *                 "schemeName": "BIC",
+           *                 "issuer": "SWIFT",
+           *                 "country": "FR",
+           *                 "issueDate": "2001-01-01",
+           *                 "foreingIDIndicator": false,
+           *                 "taxIDIndicator": false
+           *               }
+           *             ],
+           *             "name": "BNP Paribas",
+           *             "postalAddress": {
+           *               "streetName": "Boulevard des Italiens",
+           *               "buildingNumber": "16",
+           *               "postCode": "75009",
+           *               "townName": "Paris",
+           *               "country": "FR"
+           *             }
+           *           },
+           *           "identifiers": [
+           *             {
+           *               "number": "FR40303265045",
+           *               "schemeName": "VATRegistrationNumber",
+           *               "issuer": "FR",
+           *               "issueDate": "2019-03-01",
+           *               "expirationDate": "2029-02-28"
+           *             }
+           *           ],
+           *           "countryOfResidence": "FR"
+           *         },
+           *         "remittanceInformation": {
+           *           "remittanceNumber": "INV-2026-118",
+           *           "documentType": "CommercialInvoice"
+           *         },
+           *         "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *         "status": "AcceptedSettlementCompleted",
+           *         "date": "2026-11-23T09:30:02.418Z"
+           *       },
+           *       {
+           *         "paymentMethod": "CreditTransfer",
+           *         "amount": "89.90",
+           *         "currency": "EUR",
+           *         "paymentReason": "Subscription",
+           *         "debtorAccountId": "DE89370400440532013000",
+           *         "creditorAccountId": "NL91ABNA0417164300",
+           *         "chargeBearerType": "Shared",
+           *         "valueDate": "2026-11-20",
+           *         "paymentId": "0b6e4d1c-7a2f-4e83-b5d9-6c1f2a8e9d37",
+           *         "status": "Rejected",
+           *         "statusReason": "InsufficientFunds",
+           *         "date": "2026-11-20T16:05:41.092Z"
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['CreditTransfer'][];
         };
       };
@@ -1485,6 +2527,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1496,6 +2554,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1507,6 +2575,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1516,6 +2594,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1527,6 +2615,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1536,6 +2634,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1545,6 +2653,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1554,6 +2672,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1565,6 +2693,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1574,6 +2712,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1583,7 +2731,10 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Identifier the client reuses when it repeats a call. A repeat with the same body and servicer headers answers with the same paymentId and `Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, every request is a new payment. */
+        /**
+         * @description Identifier the client reuses when it repeats a call. A repeat with the same body and servicer headers answers with the same paymentId and `Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, every request is a new payment.
+         * @example inv-2026-118-payment
+         */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
         'Idempotency-Key'?: string;
@@ -1600,12 +2751,90 @@ export interface operations {
       content: {
         /**
          * @example {
+         *       "identifiers": [
+         *         {
+         *           "number": "E2E-2026-000118",
+         *           "schemeName": "EndToEndId",
+         *           "issuer": "Acme Trading GmbH"
+         *         }
+         *       ],
          *       "paymentMethod": "CreditTransfer",
-         *       "amount": "125.50",
+         *       "paymentType": "NotOnUs",
+         *       "amount": "1250.00",
          *       "currency": "EUR",
-         *       "debtorAccountId": "001-DDA-01-123456",
-         *       "creditorAccountId": "002-DDA-01-654321",
-         *       "purpose": "Invoice 2026-118"
+         *       "paymentReason": "InvoicePayment",
+         *       "debtorAccountId": "DE89370400440532013000",
+         *       "creditorAccountId": "FR1420041010050500013M02606",
+         *       "purpose": "Invoice 2026-118, office supplies",
+         *       "paymentProcessing": {
+         *         "instructionPriority": "Normal",
+         *         "serviceLevel": "SEPA",
+         *         "categoryPurpose": "SUPP"
+         *       },
+         *       "chargeBearerType": "Shared",
+         *       "creditor": {
+         *         "name": "Fournitures Dupont SARL",
+         *         "account": {
+         *           "name": "Fournitures Dupont SARL",
+         *           "currency": "EUR",
+         *           "accountType": "Current",
+         *           "identifiers": [
+         *             {
+         *               "number": "FR1420041010050500013M02606",
+         *               "schemeName": "IBAN",
+         *               "issuer": "FR"
+         *             }
+         *           ]
+         *         },
+         *         "postalAddress": {
+         *           "addressType": "Business",
+         *           "streetName": "Rue de la Paix",
+         *           "buildingNumber": "12",
+         *           "postCode": "75002",
+         *           "townName": "Paris",
+         *           "country": "FR",
+         *           "addressLine": [
+         *             "12 Rue de la Paix",
+         *             "75002 Paris"
+         *           ],
+         *           "primaryIndicator": true
+         *         },
+         *         "agent": {
+         *           "identifiers": [
+         *             {
+         *               "number": "BNPAFRPPXXX",
+         *               "schemeName": "BIC",
+         *               "issuer": "SWIFT",
+         *               "country": "FR",
+         *               "issueDate": "2001-01-01",
+         *               "foreingIDIndicator": false,
+         *               "taxIDIndicator": false
+         *             }
+         *           ],
+         *           "name": "BNP Paribas",
+         *           "postalAddress": {
+         *             "streetName": "Boulevard des Italiens",
+         *             "buildingNumber": "16",
+         *             "postCode": "75009",
+         *             "townName": "Paris",
+         *             "country": "FR"
+         *           }
+         *         },
+         *         "identifiers": [
+         *           {
+         *             "number": "FR40303265045",
+         *             "schemeName": "VATRegistrationNumber",
+         *             "issuer": "FR",
+         *             "issueDate": "2019-03-01",
+         *             "expirationDate": "2029-02-28"
+         *           }
+         *         ],
+         *         "countryOfResidence": "FR"
+         *       },
+         *       "remittanceInformation": {
+         *         "remittanceNumber": "INV-2026-118",
+         *         "documentType": "CommercialInvoice"
+         *       }
          *     }
          */
         'application/json': components['schemas']['CreditTransferRequest'];
@@ -1624,13 +2853,91 @@ export interface operations {
         content: {
           /**
            * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
            *       "paymentMethod": "CreditTransfer",
-           *       "amount": "125.50",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
            *       "currency": "EUR",
-           *       "debtorAccountId": "001-DDA-01-123456",
-           *       "creditorAccountId": "002-DDA-01-654321",
-           *       "purpose": "Invoice 2026-118",
-           *       "paymentId": "5f0c9a2e-8d4b-4c1e-9f6a-2b7d3e8c1a40",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
            *       "status": "Received",
            *       "date": "2026-11-23T09:30:00.000Z"
            *     }
@@ -1644,6 +2951,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1655,6 +2978,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1666,6 +2999,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1675,6 +3018,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1684,6 +3037,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1693,6 +3056,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1702,6 +3075,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1713,6 +3096,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1722,6 +3115,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1731,6 +3134,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1740,6 +3153,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1751,6 +3174,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1760,6 +3193,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1777,7 +3220,10 @@ export interface operations {
         servicerBranchId?: string;
       };
       path: {
-        /** @description The paymentId the initiation answered. */
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
         paymentId: string;
       };
       cookie?: never;
@@ -1796,6 +3242,97 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
+           *       "paymentMethod": "CreditTransfer",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
+           *       "currency": "EUR",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *       "status": "AcceptedSettlementCompleted",
+           *       "date": "2026-11-23T09:30:02.418Z"
+           *     }
+           */
           'application/json': components['schemas']['CreditTransfer'];
         };
       };
@@ -1818,6 +3355,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1829,6 +3382,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1840,6 +3403,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1849,6 +3422,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1858,6 +3441,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1869,6 +3462,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1878,6 +3481,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1887,6 +3500,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1896,6 +3519,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1907,6 +3540,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1916,6 +3559,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1925,7 +3578,10 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Identifier the client reuses when it repeats a call. Send the same value when repeating the request. */
+        /**
+         * @description Identifier the client reuses when it repeats a call. Send the same value when repeating the request.
+         * @example inv-2026-118-cancellation
+         */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
         'Idempotency-Key'?: string;
@@ -1935,7 +3591,10 @@ export interface operations {
         servicerBranchId?: string;
       };
       path: {
-        /** @description The paymentId the initiation answered. */
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
         paymentId: string;
       };
       cookie?: never;
@@ -1943,6 +3602,11 @@ export interface operations {
     /** @description Why the cancellation is requested. */
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "cancellationReason": "Ordered twice: duplicate of invoice INV-2026-117"
+         *     }
+         */
         'application/json': components['schemas']['CancellationRequest'];
       };
     };
@@ -1957,6 +3621,97 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
+           *       "paymentMethod": "CreditTransfer",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
+           *       "currency": "EUR",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *       "status": "Received",
+           *       "date": "2026-11-23T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['CreditTransfer'];
         };
       };
@@ -1966,6 +3721,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1977,6 +3748,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1988,6 +3769,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -1997,6 +3788,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2006,6 +3807,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2015,6 +3826,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payment_not_cancellable",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled",
+           *       "error": "payment_not_cancellable",
+           *       "error_description": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2024,6 +3845,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2033,6 +3864,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2042,6 +3883,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2053,6 +3904,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2062,6 +3923,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2071,6 +3942,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2080,6 +3961,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2091,6 +3982,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2100,6 +4001,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2127,6 +4038,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+           *         "url": "https://erp.acme.example/hooks/payments",
+           *         "description": "ERP payment status updates",
+           *         "eventTypes": [
+           *           "credit-transfer.status-changed",
+           *           "webhook-endpoint.disabled"
+           *         ],
+           *         "status": "enabled",
+           *         "createdAt": "2026-11-24T09:15:02.118Z"
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['WebhookEndpoint'][];
         };
       };
@@ -2136,6 +4062,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2147,6 +4089,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2158,6 +4110,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2167,6 +4129,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2178,6 +4150,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2187,6 +4169,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2196,6 +4188,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2205,6 +4207,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2216,6 +4228,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2225,6 +4247,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2242,7 +4274,11 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "url": "https://example.com/webhooks/payments"
+         *       "url": "https://erp.acme.example/hooks/payments",
+         *       "description": "ERP payment status updates",
+         *       "eventTypes": [
+         *         "credit-transfer.status-changed"
+         *       ]
          *     }
          */
         'application/json': components['schemas']['WebhookEndpointRequest'];
@@ -2255,6 +4291,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+           *       "url": "https://erp.acme.example/hooks/payments",
+           *       "description": "ERP payment status updates",
+           *       "eventTypes": [
+           *         "credit-transfer.status-changed",
+           *         "webhook-endpoint.disabled"
+           *       ],
+           *       "status": "enabled",
+           *       "createdAt": "2026-11-24T09:15:02.118Z",
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+           *     }
+           */
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
@@ -2264,6 +4314,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2275,6 +4341,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2286,6 +4362,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2295,6 +4381,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2304,6 +4400,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payment_not_cancellable",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled",
+           *       "error": "payment_not_cancellable",
+           *       "error_description": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2313,6 +4419,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2322,6 +4438,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2333,6 +4459,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2342,6 +4478,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2351,6 +4497,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2360,6 +4516,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2371,6 +4537,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2380,6 +4556,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2403,6 +4589,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+           *       "url": "https://erp.acme.example/hooks/payments",
+           *       "description": "ERP payment status updates",
+           *       "eventTypes": [
+           *         "credit-transfer.status-changed",
+           *         "webhook-endpoint.disabled"
+           *       ],
+           *       "status": "enabled",
+           *       "createdAt": "2026-11-24T09:15:02.118Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
@@ -2412,6 +4611,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2423,6 +4638,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2434,6 +4659,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2443,6 +4678,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2452,6 +4697,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2463,6 +4718,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2472,6 +4737,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2481,6 +4756,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2490,6 +4775,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2501,6 +4796,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2510,6 +4815,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2540,6 +4855,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2551,6 +4882,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2562,6 +4903,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2571,6 +4922,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2580,6 +4941,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2591,6 +4962,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2600,6 +4981,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2609,6 +5000,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2618,6 +5019,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2629,6 +5040,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2638,6 +5059,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2656,6 +5087,7 @@ export interface operations {
     /** @description Nothing, or `{}`. */
     requestBody?: {
       content: {
+        /** @example {} */
         'application/json': Record<string, never>;
       };
     };
@@ -2666,6 +5098,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+           *       "url": "https://erp.acme.example/hooks/payments",
+           *       "description": "ERP payment status updates",
+           *       "eventTypes": [
+           *         "credit-transfer.status-changed",
+           *         "webhook-endpoint.disabled"
+           *       ],
+           *       "status": "enabled",
+           *       "createdAt": "2026-11-24T09:15:02.118Z",
+           *       "secret": "whsec_p6Zc0Qm1YbT3uVw4xK8sN2hJ5gF7dR9a",
+           *       "previousSecretExpiresAt": "2026-11-25T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['RotatedWebhookSecret'];
         };
       };
@@ -2675,6 +5122,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2686,6 +5149,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2697,6 +5170,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2706,6 +5189,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2715,6 +5208,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2724,6 +5227,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2733,6 +5246,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2744,6 +5267,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2753,6 +5286,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2762,6 +5305,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2771,6 +5324,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2782,6 +5345,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2791,6 +5364,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2817,6 +5400,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "eventId": "0192f3a5-0c1d-7e2f-8a3b-4c5d6e7f8091",
+           *         "attempt": 1,
+           *         "attemptedAt": "2026-11-24T09:16:40.530Z",
+           *         "durationMs": 84,
+           *         "httpStatus": 200,
+           *         "outcome": "delivered"
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['WebhookDeliveryAttempt'][];
         };
       };
@@ -2826,6 +5421,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2837,6 +5448,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2848,6 +5469,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2857,6 +5488,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2866,6 +5507,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2877,6 +5528,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2886,6 +5547,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2895,6 +5566,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2904,6 +5585,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2915,6 +5606,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2924,6 +5625,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2942,6 +5653,11 @@ export interface operations {
     /** @description What to send again. */
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "since": "2026-11-24T00:00:00.000Z"
+         *     }
+         */
         'application/json': components['schemas']['WebhookRedeliveryRequest'];
       };
     };
@@ -2952,6 +5668,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "queued": 42
+           *     }
+           */
           'application/json': components['schemas']['WebhookRedeliveryResult'];
         };
       };
@@ -2961,6 +5682,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2972,6 +5709,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2983,6 +5730,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -2992,6 +5749,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3001,6 +5768,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3010,6 +5787,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payment_not_cancellable",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled",
+           *       "error": "payment_not_cancellable",
+           *       "error_description": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3019,6 +5806,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3028,6 +5825,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3039,6 +5846,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3048,6 +5865,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3057,6 +5884,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3066,6 +5903,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3077,6 +5924,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3086,6 +5943,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3119,6 +5986,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "0192f3a5-0c1d-7e2f-8a3b-4c5d6e7f8091",
+           *         "type": "credit-transfer.status-changed",
+           *         "createdAt": "2026-11-24T09:16:40.512Z",
+           *         "data": {
+           *           "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *           "status": "AcceptedSettlementCompleted",
+           *           "date": "2026-11-24T09:16:40.497Z",
+           *           "previousStatus": "AcceptedSettlementInProcess",
+           *           "sequence": 4
+           *         }
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['Event'][];
         };
       };
@@ -3128,6 +6011,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3139,6 +6038,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3150,6 +6059,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3159,6 +6078,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3170,6 +6099,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3179,6 +6118,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3188,6 +6137,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3197,6 +6156,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3208,6 +6177,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3217,6 +6196,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3237,6 +6226,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "Credit Transfers API",
+           *         "version": "0.7.0"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['OpenApiDocument'];
         };
       };
@@ -3246,6 +6244,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3257,6 +6265,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3266,6 +6284,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3275,6 +6303,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3284,6 +6322,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3295,6 +6343,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3304,6 +6362,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3333,6 +6401,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3344,6 +6422,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3353,6 +6441,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3362,6 +6460,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3371,6 +6479,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3382,6 +6500,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3391,6 +6519,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3420,6 +6558,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3431,6 +6579,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3440,6 +6598,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3449,6 +6617,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3458,6 +6636,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3469,6 +6657,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
@@ -3478,6 +6676,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
           'application/problem+json': components['schemas']['Problem'];
         };
       };
