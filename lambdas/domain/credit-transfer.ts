@@ -19,7 +19,8 @@ export const AMOUNT_PATTERN = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{1,8})?$/;
 
 const text = boundedText;
 /** Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. */
-const nestedText = () => text(1, 140);
+const NESTED_TEXT = text(1, 140);
+const nestedText = () => NESTED_TEXT;
 const isoDate = () => z.iso.date().check(patternLength('YYYY-MM-DD'.length));
 /** Nanosecond fraction plus offset fit in 35 characters. */
 const isoDateTime = () =>

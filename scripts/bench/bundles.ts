@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -317,6 +318,11 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
 
   const dynalite = await startDynalite({ host: '127.0.0.1', port: 0, path: join(OUT_DIR, 'dynamodb') });
   const stub = await startAwsJsonStub(stepFunctionsAndEventBridge);
+  // Where traced functions send their segments, as to the X-Ray daemon beside a Lambda function.
+  const xrayDaemon = createSocket('udp4');
+  let segmentsSent = 0;
+  xrayDaemon.on('message', () => segmentsSent++);
+  await new Promise<void>((resolve) => xrayDaemon.bind(0, '127.0.0.1', resolve));
   const lines: string[] = [];
   try {
     const tableName = 'bench-bundles';
@@ -364,8 +370,22 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     });
     await documentClient().put({ TableName: tableName, Item: { pk: 'bench', sk: 'reference' } });
 
+    /**
+     * BENCH_BUNDLE_TRACING=1: the functions (not the reference) run as on Lambda with active
+     * tracing, so the Tracer and the X-Ray SDK load and every AWS call is a subsegment sent to
+     * the daemon address. By default they run as locally, where tracing is off and neither loads.
+     */
+    const tracing = process.env.BENCH_BUNDLE_TRACING === '1';
+    const tracingEnv: Record<string, string> = tracing
+      ? {
+          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+          LAMBDA_TASK_ROOT: OUT_DIR,
+          _X_AMZN_TRACE_ID: 'Root=1-6745f1a0-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1',
+          AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${xrayDaemon.address().port}`,
+        }
+      : {};
     lines.push(
-      `\n## Function bundles (esbuild options of lib/constructs/bundling.ts; ${options.runs} fresh processes each, alternating with the reference handler)`,
+      `\n## Function bundles (esbuild options of lib/constructs/bundling.ts; ${options.runs} fresh processes each, alternating with the reference handler; ${tracing ? 'functions traced as on Lambda with active tracing' : 'tracing off, as locally'})`,
       'reference: one DynamoDB GetItem with the same bundled AWS SDK and credential provider, the floor of any function that calls AWS;',
       'load+1st: import and first invocation inside the process (median); process: spawn to answer, Node start included, and the reference the same (medians);',
       'ratio: the median of the pairwise ratios of process times, each run against the reference run just before it',
@@ -391,7 +411,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         const measured = await loadAndInvoke(
           built.file,
           event,
-          { ...env, ...fn.env },
+          { ...env, ...tracingEnv, ...fn.env },
           profileRoot === undefined ? undefined : join(profileRoot, fn.name),
         );
         if (String(baseline.outcome) !== '200')
@@ -420,12 +440,15 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       lines.push(
         `issueToken's client-secret check alone (two scrypt derivations, ${scryptParameters}, in parallel; a fresh process, import included): ${fixed(median(secretCheckMs), 0)} ms; issueToken less it: ratio ${fixed(median(tokenRatiosWithoutCheck), 2)}`,
       );
+    if (tracing)
+      lines.push(`X-Ray segment documents the functions sent to the daemon address: ${segmentsSent}`);
     lines.push(
       `target: ratio <= ${TARGET_RATIO}; ${misses.length === 0 ? 'every function meets it' : `missed by ${misses.join(', ')}`}`,
     );
   } finally {
     dynalite.child.kill('SIGTERM');
     await stub.close();
+    xrayDaemon.close();
   }
   return lines;
 };
