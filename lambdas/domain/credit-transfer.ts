@@ -18,7 +18,10 @@ import { atMostCharacters, boundedText, described, freeText, patternLength } fro
 export const AMOUNT_PATTERN = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{1,8})?$/;
 
 const text = boundedText;
-/** Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. */
+/**
+ * Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. One instance for its
+ * 80-odd fields (zod schemas never change once made), not one built per field.
+ */
 const NESTED_TEXT = text(1, 140);
 const nestedText = () => NESTED_TEXT;
 const isoDate = () => z.iso.date().check(patternLength('YYYY-MM-DD'.length));
@@ -103,10 +106,10 @@ export const creditTransferStatusSchema = named(z.enum(CREDIT_TRANSFER_STATUSES)
 
 /**
  * The request and the transfer as answered, with every nested object of spec section 2. Built
- * once, at first use: building them is most of this module's load time (about 15-30 ms of a
- * cold start, docs/benchmarks.md), and only the initiation, the lifecycle's check of a stored
- * transfer and the OpenAPI document parse or describe them; the status, list, cancellation and
- * token functions never do.
+ * once, at first use: building them was most of this module's load time (10-25 ms of a cold
+ * start on the bench machine, docs/benchmarks.md), and only the initiation, the lifecycle's
+ * check of a stored transfer and the OpenAPI document parse or describe them; the status, list,
+ * cancellation and token functions never do.
  */
 function buildTransferSchemas() {
   const paymentIdentification = named(

@@ -269,12 +269,16 @@ try {
 } catch (error) {
   outcome = \`\${error?.name}: \${error?.message}\`.slice(0, 60);
 }
-process.stdout.write(JSON.stringify({ ms: performance.now() - started, outcome }));
+const cpu = process.cpuUsage();
+process.stdout.write(JSON.stringify({ ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, outcome }));
 `;
 
-/** `ms` inside the process (import + first invocation); `wallMs` from spawn to the answer, Node's start included. */
+/**
+ * `ms` inside the process (import + first invocation); `wallMs` from spawn to the answer, Node's
+ * start included; `cpuMs` the CPU time of the process (all its threads) from its start to the answer.
+ */
 const loadAndInvoke = (file: string, event: unknown, env: Record<string, string>, profileDir?: string) =>
-  new Promise<{ ms: number; wallMs: number; outcome: string }>((resolve, reject) => {
+  new Promise<{ ms: number; wallMs: number; cpuMs: number; outcome: string }>((resolve, reject) => {
     const spawned = performance.now();
     const profile = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
     const child = spawn(process.execPath, [...profile, '--input-type=module', '-e', PROBE], {
@@ -388,8 +392,9 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       `\n## Function bundles (esbuild options of lib/constructs/bundling.ts; ${options.runs} fresh processes each, alternating with the reference handler; ${tracing ? 'functions traced as on Lambda with active tracing' : 'tracing off, as locally'})`,
       'reference: one DynamoDB GetItem with the same bundled AWS SDK and credential provider, the floor of any function that calls AWS;',
       'load+1st: import and first invocation inside the process (median); process: spawn to answer, Node start included, and the reference the same (medians);',
-      'ratio: the median of the pairwise ratios of process times, each run against the reference run just before it',
-      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'ref'.padStart(7)}  ${'ratio'.padStart(5)}  first answer`,
+      'ratio: the median of the pairwise ratios of process times, each run against the reference run just before it (the target);',
+      "cpu: the same ratio of the processes' CPU time (user + system, all threads): less moved by other work on the machine, and blind to waits on the table",
+      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'ref'.padStart(7)}  ${'ratio'.padStart(5)}  ${'cpu'.padStart(5)}  first answer`,
       `${'(reference: one GetItem)'.padEnd(32)} ${`${fixed(reference.bytes / 1024, 1)} KB`.padStart(10)}`,
     );
     const misses: string[] = [];
@@ -404,6 +409,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       const inProcessMs: number[] = [];
       const wall: number[] = [];
       const wallRatios: number[] = [];
+      const cpuRatios: number[] = [];
       let outcome = '';
       for (let run = 0; run < options.runs; run++) {
         const event = await fn.event();
@@ -420,6 +426,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         inProcessMs.push(measured.ms);
         wall.push(measured.wallMs);
         wallRatios.push(measured.wallMs / baseline.wallMs);
+        cpuRatios.push(measured.cpuMs / baseline.cpuMs);
         outcome = String(measured.outcome);
         if (fn.name === 'issueToken') {
           const check = await loadAndInvoke(secretCheck.file, secretCheckEvent, env);
@@ -431,7 +438,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       const ratio = median(wallRatios);
       if (ratio > TARGET_RATIO) misses.push(`${fn.name} ${fixed(ratio, 2)}`);
       lines.push(
-        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${outcome}`,
+        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
       );
     }
     const [, N, r, p] = secretCheckEvent.hash.split('$');
