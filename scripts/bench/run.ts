@@ -196,7 +196,7 @@ await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
 await report.write();
 
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
-// invocation in a fresh process against an empty handler built the same way.
+// invocation in a fresh process against a reference handler making one GetItem, built the same way.
 if (runs('bundles')) {
   const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) });
   for (const line of bundleLines) console.log(line);
