@@ -176,14 +176,14 @@ export const bindDeadline = <C extends SdkClient>(client: C, settings: AwsCallSe
 
 /**
  * A service client as every function uses it: calls traced by X-Ray as subsegments named by
- * operation (Powertools leaves it untouched where tracing is off), failures classified, each
+ * operation (where tracing is possible: see #shared/tracer), failures classified, each
  * call bound to its deadline.
  */
 export const serviceClient = <C extends SdkClient>(
   client: C,
   settings: AwsCallSettings = FUNCTION_CALLS,
 ): C => {
-  tracer.captureAWSv3Client(client);
+  tracer?.captureAWSv3Client(client);
   classifyFailures(client);
   return bindDeadline(client, settings);
 };

@@ -54,7 +54,7 @@ const requestLog = <E extends APIGatewayProxyEvent>(): MiddlewareObj<E, APIGatew
  * The request log runs on the way out after the problem mapping, so it sees the final status.
  */
 export const observedHttp = <E extends APIGatewayProxyEvent>(): MiddlewareObj<E, APIGatewayProxyResult>[] => [
-  captureLambdaHandler(tracer) as MiddlewareObj<E, APIGatewayProxyResult>,
+  ...(tracer === undefined ? [] : [captureLambdaHandler(tracer) as MiddlewareObj<E, APIGatewayProxyResult>]),
   injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<E, APIGatewayProxyResult>,
   requestLog<E>(),
 ];
@@ -79,11 +79,11 @@ const observedRun = async <E, R>(
   if (context !== undefined) logger.addContext(context as Parameters<typeof logger.addContext>[0]);
   logger.appendKeys(keys(event) as Parameters<typeof logger.appendKeys>[0]);
   // The function's own segment is Lambda's; the handler gets a subsegment, as captureLambdaHandler does.
-  const segment = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
+  const segment = tracer?.isTracingEnabled() ? tracer.getSegment() : undefined;
   const subsegment = segment?.addNewSubsegment(`## ${process.env._HANDLER ?? 'handler'}`);
   if (subsegment) {
-    tracer.setSegment(subsegment);
-    tracer.annotateColdStart();
+    tracer?.setSegment(subsegment);
+    tracer?.annotateColdStart();
   }
   try {
     return await handler(event);
@@ -94,7 +94,7 @@ const observedRun = async <E, R>(
     flushMetrics();
     if (segment && subsegment) {
       subsegment.close();
-      tracer.setSegment(segment);
+      tracer?.setSegment(segment);
     }
   }
 };

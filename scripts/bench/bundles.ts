@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -43,6 +44,15 @@ export const handler = async () => {
   );
   return { statusCode: Item === undefined ? 404 : 200 };
 };
+`;
+
+/**
+ * The token endpoint's client-secret check alone, as it runs it: two scrypt derivations in
+ * parallel (the client's hash and a stand-in), with the parameters the secret was hashed with.
+ */
+const SECRET_CHECK_ENTRY = join(OUT_DIR, 'secret-check.ts');
+const SECRET_CHECK_HANDLER = `import { verifyClientSecretAgainst } from ${JSON.stringify(join(PROJECT_ROOT, 'lambdas/auth/client-secret.ts'))};
+export const handler = async (event) => ({ status: String(await verifyClientSecretAgainst(event.secret, [event.hash])) });
 `;
 
 const TENANT = 'bench';
@@ -116,6 +126,29 @@ const stateFor = async (step: keyof typeof WORKFLOW_FUNCTIONS): Promise<unknown>
   return state;
 };
 
+/**
+ * The reconciler's table: its own, so that what the other functions' runs left behind (hundreds
+ * of transfers whose workflow never ran here, due by the time the reconciler is measured) is not
+ * in its way. Each run finds what a scheduled run typically finds: one transfer past its due time.
+ */
+const RECONCILER_TABLE = 'bench-bundles-reconciler';
+
+/** A transfer accepted STALL_SECONDS and a minute ago whose workflow never started (no starter given). */
+const lostTransfer = async (): Promise<void> => {
+  const { initiateCreditTransfer } = await import('#domain/initiate-credit-transfer');
+  const { DynamoDbLifecycleStore } = await import('#adapters/credit-transfer-lifecycle-store');
+  const { documentClient } = await import('#adapters/dynamodb-client');
+  const { STALL_SECONDS } = await import('#domain/lifecycle');
+  const acceptedAt = new Date(Date.now() - (STALL_SECONDS + 60) * 1000);
+  await initiateCreditTransfer(
+    {
+      store: new DynamoDbLifecycleStore(documentClient(), RECONCILER_TABLE),
+      clock: { now: () => acceptedAt },
+    },
+    { tenant: TENANT, clientId: CLIENT_ID, body: minimalCreditTransfer(), servicer: {} },
+  );
+};
+
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 const tokenEvent = () =>
   httpEvent('POST', '/oauth/token', {
@@ -158,13 +191,18 @@ const FIRST_EVENTS: Record<string, () => Promise<unknown>> = {
       methodArn: 'arn:aws:execute-api:eu-west-1:000000000000:api/bench/GET/v1/payments/credit-transfers',
     };
   },
-  reconciler: async () => ({}),
+  reconciler: async () => {
+    await lostTransfer();
+    return {};
+  },
 };
 
 interface BenchFunction {
   name: string;
   entry: string;
   event: (() => Promise<unknown>) | undefined;
+  /** Variables of its own, beside the common ones. */
+  env?: Record<string, string>;
 }
 
 const benchFunctions = (): BenchFunction[] => [
@@ -179,7 +217,12 @@ const benchFunctions = (): BenchFunction[] => [
     entry: fn.entry,
     event: () => stateFor(name as keyof typeof WORKFLOW_FUNCTIONS),
   })),
-  { name: 'reconciler', entry: RECONCILER_ENTRY, event: FIRST_EVENTS.reconciler },
+  {
+    name: 'reconciler',
+    entry: RECONCILER_ENTRY,
+    event: FIRST_EVENTS.reconciler,
+    env: { TABLE_NAME: RECONCILER_TABLE },
+  },
 ];
 
 /** Step Functions and EventBridge as the functions call them: every start and every event accepted. */
@@ -222,18 +265,24 @@ const context = { ...${JSON.stringify(CONTEXT)}, getRemainingTimeInMillis: () =>
 let outcome;
 try {
   const result = await handler(JSON.parse(process.env.BENCH_EVENT), context);
-  outcome = result?.statusCode ?? result?.policyDocument?.Statement?.[0]?.Effect ?? result?.status ?? 'ok';
+  outcome = result?.statusCode ?? result?.policyDocument?.Statement?.[0]?.Effect ?? result?.status
+    ?? (result?.found === undefined ? 'ok' : \`found \${result.found}, started \${result.started}\`);
 } catch (error) {
   outcome = \`\${error?.name}: \${error?.message}\`.slice(0, 60);
 }
-process.stdout.write(JSON.stringify({ ms: performance.now() - started, outcome }));
+const cpu = process.cpuUsage();
+process.stdout.write(JSON.stringify({ ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, outcome }));
 `;
 
-/** `ms` inside the process (import + first invocation); `wallMs` from spawn to the answer, Node's start included. */
-const loadAndInvoke = (file: string, event: unknown, env: Record<string, string>) =>
-  new Promise<{ ms: number; wallMs: number; outcome: string }>((resolve, reject) => {
+/**
+ * `ms` inside the process (import + first invocation); `wallMs` from spawn to the answer, Node's
+ * start included; `cpuMs` the CPU time of the process (all its threads) from its start to the answer.
+ */
+const loadAndInvoke = (file: string, event: unknown, env: Record<string, string>, profileDir?: string) =>
+  new Promise<{ ms: number; wallMs: number; cpuMs: number; outcome: string }>((resolve, reject) => {
     const spawned = performance.now();
-    const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE], {
+    const profile = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
+    const child = spawn(process.execPath, [...profile, '--input-type=module', '-e', PROBE], {
       env: { ...process.env, ...env, BENCH_BUNDLE: file, BENCH_EVENT: JSON.stringify(event ?? {}) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -282,6 +331,8 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
   writeFileSync(REFERENCE_ENTRY, REFERENCE_HANDLER);
+  writeFileSync(SECRET_CHECK_ENTRY, SECRET_CHECK_HANDLER);
+  const secretCheck = await bundle('secret-check', 'node_modules/.cache/bench-bundles/secret-check.ts');
   const reference = await bundle(
     'reference-handler',
     'node_modules/.cache/bench-bundles/reference-handler.ts',
@@ -294,10 +345,16 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
   // The functions reach DynamoDB over TCP as on Lambda, through their endpoint variable.
   const tableTcp = await forwardToSocket(dynalite.socket);
   const stub = await startAwsJsonStub(stepFunctionsAndEventBridge);
+  // Where traced functions send their segments, as to the X-Ray daemon beside a Lambda function.
+  const xrayDaemon = createSocket('udp4');
+  let segmentsSent = 0;
+  xrayDaemon.on('message', () => segmentsSent++);
+  await new Promise<void>((resolve) => xrayDaemon.bind(0, '127.0.0.1', resolve));
   const lines: string[] = [];
   try {
     const tableName = 'bench-bundles';
     await ensureTable(createDynamoDbClient({ socket: dynalite.socket }), tableName);
+    await ensureTable(createDynamoDbClient({ socket: dynalite.socket }), RECONCILER_TABLE);
     const keyFile = join(OUT_DIR, 'signing-key.pem');
     ensureLocalSigningKey(keyFile);
     // As on Lambda: credentials in the environment, AWS found through the SDK's own endpoint variables.
@@ -328,6 +385,10 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     const { SCOPES } = await import('#domain/scopes');
     const { DynamoDbClientStore } = await import('#adapters/client-store');
     const { documentClient } = await import('#adapters/dynamodb-client');
+    const { hashClientSecret } = await import('#auth/client-secret');
+    const secretCheckEvent = { secret: CLIENT_SECRET, hash: await hashClientSecret(CLIENT_SECRET) };
+    const secretCheckMs: number[] = [];
+    const tokenRatiosWithoutCheck: number[] = [];
     await registerClient(new DynamoDbClientStore(documentClient(), tableName), {
       clientId: CLIENT_ID,
       secret: CLIENT_SECRET,
@@ -336,41 +397,81 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     });
     await documentClient().put({ TableName: tableName, Item: { pk: 'bench', sk: 'reference' } });
 
+    /**
+     * BENCH_BUNDLE_TRACING=1: the functions (not the reference) run as on Lambda with active
+     * tracing, so the Tracer and the X-Ray SDK load and every AWS call is a subsegment sent to
+     * the daemon address. By default they run as locally, where tracing is off and neither loads.
+     */
+    const tracing = process.env.BENCH_BUNDLE_TRACING === '1';
+    const tracingEnv: Record<string, string> = tracing
+      ? {
+          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+          LAMBDA_TASK_ROOT: OUT_DIR,
+          _X_AMZN_TRACE_ID: 'Root=1-6745f1a0-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1',
+          AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${xrayDaemon.address().port}`,
+        }
+      : {};
     lines.push(
-      `\n## Function bundles (esbuild options of lib/constructs/bundling.ts; ${options.runs} fresh processes each, alternating with the reference handler)`,
+      `\n## Function bundles (esbuild options of lib/constructs/bundling.ts; ${options.runs} fresh processes each, alternating with the reference handler; ${tracing ? 'functions traced as on Lambda with active tracing' : 'tracing off, as locally'})`,
       'reference: one DynamoDB GetItem with the same bundled AWS SDK and credential provider, the floor of any function that calls AWS;',
       'load+1st: import and first invocation inside the process (median); process: spawn to answer, Node start included, and the reference the same (medians);',
-      'ratio: the median of the pairwise ratios of process times, each run against the reference run just before it',
-      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'ref'.padStart(7)}  ${'ratio'.padStart(5)}  first answer`,
+      'ratio: the median of the pairwise ratios of process times, each run against the reference run just before it (the target);',
+      "cpu: the same ratio of the processes' CPU time (user + system, all threads): less moved by other work on the machine, and blind to waits on the table",
+      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'ref'.padStart(7)}  ${'ratio'.padStart(5)}  ${'cpu'.padStart(5)}  first answer`,
       `${'(reference: one GetItem)'.padEnd(32)} ${`${fixed(reference.bytes / 1024, 1)} KB`.padStart(10)}`,
     );
     const misses: string[] = [];
-    for (const fn of benchFunctions()) {
+    // BENCH_BUNDLE_ONLY=issueToken,reconciler measures those alone; BENCH_BUNDLE_PROFILE=<dir>
+    // writes a V8 CPU profile of each measured process there (a folder per function), to see where the time goes.
+    const only = process.env.BENCH_BUNDLE_ONLY?.split(',');
+    const profileRoot = process.env.BENCH_BUNDLE_PROFILE;
+    for (const fn of benchFunctions().filter((candidate) => only?.includes(candidate.name) ?? true)) {
       if (fn.event === undefined) throw new Error(`scripts/bench/bundles.ts: no first event for ${fn.name}`);
       const built = await bundle(fn.name, fn.entry);
       const referenceWall: number[] = [];
       const inProcessMs: number[] = [];
       const wall: number[] = [];
       const wallRatios: number[] = [];
+      const cpuRatios: number[] = [];
       let outcome = '';
       for (let run = 0; run < options.runs; run++) {
         const event = await fn.event();
         const baseline = await loadAndInvoke(reference.file, {}, env);
-        const measured = await loadAndInvoke(built.file, event, env);
+        const measured = await loadAndInvoke(
+          built.file,
+          event,
+          { ...env, ...tracingEnv, ...fn.env },
+          profileRoot === undefined ? undefined : join(profileRoot, fn.name),
+        );
         if (String(baseline.outcome) !== '200')
           throw new Error(`the reference handler answered ${baseline.outcome}`);
         referenceWall.push(baseline.wallMs);
         inProcessMs.push(measured.ms);
         wall.push(measured.wallMs);
         wallRatios.push(measured.wallMs / baseline.wallMs);
+        cpuRatios.push(measured.cpuMs / baseline.cpuMs);
         outcome = String(measured.outcome);
+        if (fn.name === 'issueToken') {
+          const check = await loadAndInvoke(secretCheck.file, secretCheckEvent, env);
+          if (String(check.outcome) !== 'true') throw new Error(`the secret check answered ${check.outcome}`);
+          secretCheckMs.push(check.ms);
+          tokenRatiosWithoutCheck.push((measured.wallMs - check.ms) / baseline.wallMs);
+        }
       }
       const ratio = median(wallRatios);
       if (ratio > TARGET_RATIO) misses.push(`${fn.name} ${fixed(ratio, 2)}`);
       lines.push(
-        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${outcome}`,
+        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
       );
     }
+    const [, N, r, p] = secretCheckEvent.hash.split('$');
+    const scryptParameters = `N=${N} r=${r} p=${p}`;
+    if (secretCheckMs.length > 0)
+      lines.push(
+        `issueToken's client-secret check alone (two scrypt derivations, ${scryptParameters}, in parallel; a fresh process, import included): ${fixed(median(secretCheckMs), 0)} ms; issueToken less it: ratio ${fixed(median(tokenRatiosWithoutCheck), 2)}`,
+      );
+    if (tracing)
+      lines.push(`X-Ray segment documents the functions sent to the daemon address: ${segmentsSent}`);
     lines.push(
       `target: ratio <= ${TARGET_RATIO}; ${misses.length === 0 ? 'every function meets it' : `missed by ${misses.join(', ')}`}`,
     );
@@ -378,6 +479,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     dynalite.child.kill('SIGTERM');
     tableTcp.close();
     await stub.close();
+    xrayDaemon.close();
   }
   return lines;
 };
