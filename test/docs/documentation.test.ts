@@ -14,18 +14,21 @@
  * - The blocks of one file run in order, each by its own `bash` with `set -e -o pipefail`, the
  *   variables and functions a block leaves carried into the next (so a guide may set `TOKEN`
  *   once). Each block has BLOCK_TIMEOUT_MS; whatever it leaves running is killed when it ends.
+ * - DOC_TEST_VERBOSE=1 prints every block's output.
  * - Every file starts in a fresh temporary working folder holding links to the project's
  *   top-level entries (examples/, package.json, node_modules, scripts, ...), so `npm run ...`
  *   and `-d @examples/transfer.json` work as at the project's root, and files a block writes
  *   stay in the temporary folder.
  * - The environment: BASE (the started service's URL), CLIENT_ID and CLIENT_SECRET (its seeded
  *   client, deliberately not `npm start`'s default one, so a block that ignores the variables
- *   fails), DATA_DIR (the service's data folder, for `npm run clients`/`npm run keys`). Blocks
+ *   fails), DATA_DIR (the service's data folder, for `npm run clients`/`npm run keys`),
+ *   RECEIVER_PORT (a free port, for a webhook receiver a block starts). Blocks
  *   use `${BASE:-http://127.0.0.1:3000}` and the like, so they run as shown against `npm start`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,7 +162,18 @@ const workingFolder = async (): Promise<string> => {
   return folder;
 };
 
-const blockEnvironment = (service: LocalService): NodeJS.ProcessEnv => {
+/** A port nothing listens on now, for a receiver a block starts. */
+const freePort = (): Promise<number> =>
+  new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+
+const blockEnvironment = async (service: LocalService): Promise<NodeJS.ProcessEnv> => {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(
       ([name]) =>
@@ -174,6 +188,7 @@ const blockEnvironment = (service: LocalService): NodeJS.ProcessEnv => {
     CLIENT_ID: LOCAL_CLIENT.clientId,
     CLIENT_SECRET: LOCAL_CLIENT.clientSecret,
     DATA_DIR: service.dataDir,
+    RECEIVER_PORT: String(await freePort()),
   };
 };
 
@@ -251,11 +266,12 @@ describe('documentation', () => {
       const blocks = runnableBlocks(readFileSync(join(PROJECT_ROOT, document), 'utf8'));
       const cwd = await workingFolder();
       folders.push(cwd);
-      const env = blockEnvironment(service);
+      const env = await blockEnvironment(service);
       const stateFile = join(cwd, '.doc-test-state');
       const scriptFile = join(cwd, '.doc-test-block.sh');
       for (const block of blocks) {
         const run = await runBlock(block.code, { cwd, env, stateFile, scriptFile });
+        if (process.env.DOC_TEST_VERBOSE) console.log(`${document}:${block.line}\n${run.output}`);
         if (run.exitCode !== 0) {
           throw new Error(
             `${document}:${block.line}: the block ${run.timedOut ? `did not end within ${BLOCK_TIMEOUT_MS / 1000} s` : `exited with ${run.exitCode}`}\n` +
