@@ -15,10 +15,10 @@
  *   variables and functions a block leaves carried into the next (so a guide may set `TOKEN`
  *   once). Each block has BLOCK_TIMEOUT_MS; whatever it leaves running is killed when it ends.
  * - DOC_TEST_VERBOSE=1 prints every block's output.
- * - Every file starts in a fresh temporary working folder holding links to the project's
- *   top-level entries (examples/, package.json, node_modules, scripts, ...), so `npm run ...`
- *   and `-d @examples/transfer.json` work as at the project's root, and files a block writes
- *   stay in the temporary folder.
+ * - Every file starts in a fresh temporary working folder holding a copy of the project's
+ *   top-level entries (examples/, package.json, scripts, ...; node_modules linked), so
+ *   `npm run ...` and `-d @examples/transfer.json` work as at the project's root, and files a
+ *   block writes stay in the temporary folder.
  * - The environment: BASE (the started service's URL), CLIENT_ID and CLIENT_SECRET (its seeded
  *   client, deliberately not `npm start`'s default one, so a block that ignores the variables
  *   fails), DATA_DIR (the service's data folder, for `npm run clients`/`npm run keys`),
@@ -27,7 +27,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -152,12 +152,17 @@ const runBlock = async (
   return { exitCode, timedOut, output };
 };
 
-/** A folder that looks like the project's root to a block, without letting it write there. */
+/**
+ * A copy of the project's root (node_modules linked, tests and dot-folders left out): `npm run`
+ * scripts run as at the root, and what a block writes stays out of the project. A copy, not
+ * links: a script that checks whether it is the main module compares real paths.
+ */
 const workingFolder = async (): Promise<string> => {
   const folder = await mkdtemp(join(tmpdir(), 'credit-transfers-docs-'));
   for (const entry of readdirSync(PROJECT_ROOT)) {
-    if (entry.startsWith('.')) continue;
-    await symlink(join(PROJECT_ROOT, entry), join(folder, entry));
+    if (entry.startsWith('.') || entry === 'test') continue;
+    if (entry === 'node_modules') await symlink(join(PROJECT_ROOT, entry), join(folder, entry));
+    else await cp(join(PROJECT_ROOT, entry), join(folder, entry), { recursive: true });
   }
   return folder;
 };
