@@ -40,19 +40,19 @@ const BLOCK_TIMEOUT_MS = 90_000;
 const RUNNABLE = new Set(['sh', 'bash']);
 const SKIP_MARKER = /^<!--\s*doc-test:\s*skip\b.*-->$/;
 
-export interface ShellBlock {
+interface ShellBlock {
   /** 1-based line of the opening fence. */
   line: number;
   code: string;
 }
 
-export interface FencedBlock extends ShellBlock {
+interface FencedBlock extends ShellBlock {
   info: string;
   skipped: boolean;
 }
 
 /** Every fenced block of a Markdown text (fences may be indented, as in list items). */
-export const fencedBlocks = (markdown: string): FencedBlock[] => {
+const fencedBlocks = (markdown: string): FencedBlock[] => {
   const lines = markdown.split('\n');
   const blocks: FencedBlock[] = [];
   for (let index = 0; index < lines.length; index++) {
@@ -62,7 +62,9 @@ export const fencedBlocks = (markdown: string): FencedBlock[] => {
     const body: string[] = [];
     let end = index + 1;
     while (end < lines.length && !new RegExp(`^\\s*${fence}\\s*$`).test(lines[end] ?? '')) {
-      body.push((lines[end] ?? '').startsWith(indent) ? (lines[end] ?? '').slice(indent.length) : (lines[end] ?? ''));
+      body.push(
+        (lines[end] ?? '').startsWith(indent) ? (lines[end] ?? '').slice(indent.length) : (lines[end] ?? ''),
+      );
       end++;
     }
     let before = index - 1;
@@ -78,7 +80,7 @@ export const fencedBlocks = (markdown: string): FencedBlock[] => {
   return blocks;
 };
 
-export const runnableBlocks = (markdown: string): ShellBlock[] =>
+const runnableBlocks = (markdown: string): ShellBlock[] =>
   fencedBlocks(markdown)
     .filter((block) => RUNNABLE.has(block.info) && !block.skipped)
     .map(({ line, code }) => ({ line, code }));
@@ -182,13 +184,17 @@ const blockEnvironment = async (service: LocalService): Promise<NodeJS.ProcessEn
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(
       ([name]) =>
-        !name.startsWith('CREDIT_TRANSFERS_') && !name.startsWith('npm_lifecycle_') && !name.startsWith('npm_package_'),
+        !name.startsWith('CREDIT_TRANSFERS_') &&
+        !name.startsWith('npm_lifecycle_') &&
+        !name.startsWith('npm_package_'),
     ),
   );
   return {
     ...inherited,
     // The project's Node first, as `npm run` would have it.
-    PATH: [join(PROJECT_ROOT, 'node_modules/.bin'), dirname(process.execPath), process.env.PATH ?? ''].join(':'),
+    PATH: [join(PROJECT_ROOT, 'node_modules/.bin'), dirname(process.execPath), process.env.PATH ?? ''].join(
+      ':',
+    ),
     BASE: service.baseUrl,
     CLIENT_ID: LOCAL_CLIENT.clientId,
     CLIENT_SECRET: LOCAL_CLIENT.clientSecret,
@@ -207,9 +213,10 @@ describe('documentation', () => {
       const text = readFileSync(join(PROJECT_ROOT, document), 'utf8');
       for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
         if (target === undefined || /^[a-z]+:/.test(target)) continue;
-        expect(existsSync(resolve(PROJECT_ROOT, dirname(document), target)), `${document} links ${target}`).toBe(
-          true,
-        );
+        expect(
+          existsSync(resolve(PROJECT_ROOT, dirname(document), target)),
+          `${document} links ${target}`,
+        ).toBe(true);
       }
     }
   });
@@ -219,7 +226,9 @@ describe('documentation', () => {
       for (const block of runnableBlocks(readFileSync(join(PROJECT_ROOT, document), 'utf8'))) {
         const commands = block.code.replace(/\\\n/g, ' ').split('\n');
         for (const command of commands.filter((line) => /(^|[\s|;&(])curl\s/.test(line))) {
-          expect(command, `${document}:${block.line}`).toMatch(/\s(--fail-with-body|--fail|-f|-[a-zA-Z]*f[a-zA-Z]*)(\s|$)/);
+          expect(command, `${document}:${block.line}`).toMatch(
+            /\s(--fail-with-body|--fail|-f|-[a-zA-Z]*f[a-zA-Z]*)(\s|$)/,
+          );
         }
       }
     }
