@@ -294,7 +294,7 @@ export class CreditTransferStack extends Stack {
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'The key is shared with the clearing connector, which must hold the new key before the workflow signs with it; rotation is a coordinated operator step (README "Rotating secrets"), not a Lambda rotation.',
+        'The key is shared with the clearing connector, which must hold the new key before the workflow signs with it; rotation is a coordinated operator step (docs/operations.md, "Keys and secrets"), not a Lambda rotation.',
     });
     return secret;
   }

@@ -12,7 +12,7 @@ export type RailConfig =
       readonly secretArn?: string;
     };
 
-/** Everything that differs between stages, each with a default (README "Deploying"). */
+/** Everything that differs between stages, each with a default (docs/operations.md). */
 export interface StageConfig extends OperationsConfig {
   /** Names the stack `CreditTransfers-<stage>` and the API stage. */
   readonly stage: string;

@@ -15,7 +15,7 @@ const refuseToStart = (error: unknown): never => {
   process.exit(1);
 };
 
-/** `npm start`: the whole service on this machine. Every setting has a default; see README. */
+/** `npm start`: the whole service on this machine. Every setting has a default; see docs/local-runtime.md. */
 const setting = (name: string, fallback: string): string => process.env[name] || fallback;
 
 const dataDir = resolve(setting('DATA_DIR', '.local-data'));

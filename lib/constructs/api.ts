@@ -258,7 +258,7 @@ export const TOKEN_METHOD_PATH = '/oauth/token/POST';
 export const TOKEN_RATE_LIMIT = 10;
 export const TOKEN_BURST_LIMIT = 20;
 
-/** One JSON line per request, with the fields the Logs Insights queries in the README use. */
+/** One JSON line per request, with the fields the Logs Insights queries of docs/operations.md ("Observing") use. */
 const accessLogFormat = (): AccessLogFormat =>
   AccessLogFormat.custom(
     JSON.stringify({
