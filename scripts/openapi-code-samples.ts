@@ -5,6 +5,7 @@ import {
   INITIATION_EXAMPLE,
   PAYMENT_ID_EXAMPLE,
   PUBLIC_URL,
+  WEBHOOK_ENDPOINT_ID,
 } from './openapi-examples.ts';
 
 /**
@@ -96,6 +97,43 @@ console.log(page.items.length, page.total, page.cursor);
   { idempotencyId: ${literal(CANCELLATION_KEY_EXAMPLE)} },
 );
 console.log(answer.status); // Cancelled once the cancellation wins before settlement
+`,
+  createWebhookEndpoint: `const endpoint = await client.webhooks.create({
+  url: 'https://erp.acme.example/hooks/payments',
+  description: 'ERP payment status updates',
+  eventTypes: ['credit-transfer.status-changed'],
+});
+// Shown this once only: keep it where your receiver verifies signatures.
+console.log(endpoint.id, endpoint.secret);
+`,
+  listWebhookEndpoints: `for await (const endpoint of client.webhooks.list()) {
+  console.log(endpoint.id, endpoint.url, endpoint.status);
+}
+`,
+  getWebhookEndpoint: `const endpoint = await client.webhooks.get(${literal(WEBHOOK_ENDPOINT_ID)});
+console.log(endpoint.url, endpoint.status, endpoint.eventTypes);
+`,
+  deleteWebhookEndpoint: `await client.webhooks.delete(${literal(WEBHOOK_ENDPOINT_ID)});
+`,
+  rotateWebhookSecret: `// The old secret keeps signing beside the new one until previousSecretExpiresAt.
+const rotated = await client.webhooks.rotateSecret(${literal(WEBHOOK_ENDPOINT_ID)});
+console.log(rotated.secret, rotated.previousSecretExpiresAt);
+`,
+  listWebhookDeliveries: `const attempts = await client.webhooks.deliveries(${literal(WEBHOOK_ENDPOINT_ID)});
+for (const attempt of attempts) {
+  console.log(attempt.eventId, attempt.attempt, attempt.outcome, attempt.httpStatus ?? attempt.error);
+}
+`,
+  redeliverWebhookEvents: `// Everything recorded since the receiver went down, sent again (same webhook-id as before).
+const { queued } = await client.webhooks.redeliver(${literal(WEBHOOK_ENDPOINT_ID)}, {
+  since: '2026-11-24T00:00:00.000Z',
+});
+console.log(queued);
+`,
+  listEvents: `// Catch up without webhooks: every event since a time, oldest first, across all pages.
+for await (const event of client.events.list({ 'createdAt.gte': '2026-11-24T00:00:00.000Z' })) {
+  console.log(event.id, event.type, event.createdAt);
+}
 `,
 };
 

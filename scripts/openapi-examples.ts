@@ -246,7 +246,7 @@ export const tokenProblemExample = (status: number): ProblemBody => {
 /** One example for every component schema, by component name. */
 
 /** A webhook endpoint as registered, its events and its delivery attempts. */
-const WEBHOOK_ENDPOINT_ID = '0192f3a4-5b6c-7d8e-9f01-23456789abcd';
+export const WEBHOOK_ENDPOINT_ID = '0192f3a4-5b6c-7d8e-9f01-23456789abcd';
 const WEBHOOK_ENDPOINT_EXAMPLE = {
   id: WEBHOOK_ENDPOINT_ID,
   url: 'https://erp.acme.example/hooks/payments',
