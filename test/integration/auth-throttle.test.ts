@@ -1,13 +1,7 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callApi,
-  createClient,
-  type JsonReply,
-  type LocalService,
-  removeDataDir,
-  startLocalService,
-} from './support/local-service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callApi, createClient, type JsonReply } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * Failed client authentication against the running local service, over HTTP. The window is
@@ -22,7 +16,9 @@ const CLIENT = {
   tenant: 'throttle',
 };
 
-let service: LocalService;
+const service = useLocalService({
+  env: { CLIENT_AUTH_THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS) },
+});
 
 const tokenRequest = (clientId: string, clientSecret: string): Promise<JsonReply> =>
   callApi(service.baseUrl, '/oauth/token', {
@@ -90,13 +86,7 @@ const expectThrottled = (reply: JsonReply) => {
 };
 
 beforeAll(async () => {
-  service = await startLocalService({ env: { CLIENT_AUTH_THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS) } });
   await createClient(service, CLIENT);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 describe('failed client authentication on /oauth/token', () => {

@@ -2,22 +2,16 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from 'nod
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '#domain/scopes';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  LOCAL_CLIENT,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
 import { rawRequest } from './support/raw-http.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 
-let service: LocalService;
+const service = useLocalService();
 let signingKey: KeyObject;
 let keyId: string;
 
@@ -51,14 +45,8 @@ const tokenRequest = (body: string, headers: Record<string, string>) =>
   callApi(service.baseUrl, '/oauth/token', { method: 'POST', rawBody: body, headers });
 
 beforeAll(async () => {
-  service = await startLocalService();
   signingKey = createPrivateKey(await readFile(join(service.dataDir, 'signing-key.pem')));
   keyId = (await callApi(service.baseUrl, '/.well-known/jwks.json')).body.keys[0].kid;
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 describe('token endpoint', () => {

@@ -8,16 +8,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../client/cli-process.ts';
-import {
-  createClient,
-  LOCAL_CLIENT,
-  type LocalService,
-  removeDataDir,
-  startLocalService,
-} from './support/local-service.ts';
+import { createClient, LOCAL_CLIENT } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-let service: LocalService;
+const service = useLocalService();
 let env: Record<string, string>;
 let folder: string;
 
@@ -75,14 +70,11 @@ const parseCsv = (text: string): string[][] => {
 };
 
 beforeAll(async () => {
-  service = await startLocalService();
   env = cliEnv(service.baseUrl, LOCAL_CLIENT);
   folder = await mkdtemp(join(tmpdir(), 'cli-'));
 });
 
 afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 

@@ -5,12 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  LOCAL_CLIENT,
-  type LocalService,
-  removeDataDir,
-  startLocalService,
-} from './support/local-service.ts';
+import { LOCAL_CLIENT } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * The SDK as an integrator gets it: `npm pack` of client/ (its build runs on prepack), the
@@ -251,18 +247,15 @@ const client = new CreditTransfersClient({ baseUrl: 'http://x', clientId: 'a', c
 await client.initiate({ paymentMethod: 'CreditTransfer', amount: '12.50' });
 `;
 
-let service: LocalService;
+const service = useLocalService();
 let project: string;
 
 beforeAll(async () => {
-  service = await startLocalService();
   project = await mkdtemp(join(tmpdir(), 'client-pack-'));
   await mkdir(join(project, 'state'));
 }, 120_000);
 
 afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
   if (project) await rm(project, { recursive: true, force: true });
 });
 

@@ -16,14 +16,10 @@ import {
   withoutCliSettings,
 } from '../client/cli-process.ts';
 import { startHttpProxy } from '../client/proxies.ts';
-import {
-  createClient,
-  type LocalService,
-  removeDataDir,
-  startLocalService,
-} from './support/local-service.ts';
+import { createClient } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
-let service: LocalService;
+const service = useLocalService();
 let folder: string;
 
 interface ChangeLine {
@@ -75,13 +71,10 @@ const expectOneChainEach = (changes: ChangeLine[]) => {
 };
 
 beforeAll(async () => {
-  service = await startLocalService();
   folder = await mkdtemp(join(tmpdir(), 'poll-'));
 });
 
 afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 

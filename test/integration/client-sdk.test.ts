@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ApiError, CreditTransfersClient } from '../../client/src/index.ts';
 import { startConnectionKillingProxy, startHttpProxy } from '../client/proxies.ts';
-import {
-  callApi,
-  LOCAL_CLIENT,
-  type LocalService,
-  removeDataDir,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, LOCAL_CLIENT } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const TOKEN_LIFETIME_SECONDS = 2;
-let service: LocalService;
+const service = useLocalService({
+  env: { LOCAL_ACCESS_TOKEN_LIFETIME_SECONDS: String(TOKEN_LIFETIME_SECONDS) },
+});
 
 const claims = (token: string) =>
   JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { iat: number; exp: number };
@@ -30,17 +27,6 @@ const transfer = (debtorAccountId: string) => ({
   amount: '10.00',
   currency: 'EUR',
   debtorAccountId,
-});
-
-beforeAll(async () => {
-  service = await startLocalService({
-    env: { LOCAL_ACCESS_TOKEN_LIFETIME_SECONDS: String(TOKEN_LIFETIME_SECONDS) },
-  });
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 describe('SDK against the local service', () => {

@@ -10,12 +10,8 @@ import {
 } from '../../client/src/index.ts';
 import { cliEnv, runCli, startCli } from '../client/cli-process.ts';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  LOCAL_CLIENT,
-  type LocalService,
-  removeDataDir,
-  startLocalService,
-} from './support/local-service.ts';
+import { LOCAL_CLIENT } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 import { eventually, type ReceivedWebhook, WebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
@@ -24,7 +20,7 @@ import { eventually, type ReceivedWebhook, WebhookReceiver } from './support/web
  * verifyWebhook, and what `cli listen` forwards verifies with the Standard Webhooks library.
  */
 
-let service: LocalService;
+const service = useLocalService();
 let receiver: WebhookReceiver;
 let client: CreditTransfersClient;
 let env: Record<string, string>;
@@ -34,15 +30,12 @@ const SETTLED_MS = 60_000;
 
 beforeAll(async () => {
   receiver = await new WebhookReceiver().start();
-  service = await startLocalService();
   client = new Client({ baseUrl: service.baseUrl, ...LOCAL_CLIENT });
   env = cliEnv(service.baseUrl, LOCAL_CLIENT);
 });
 
 afterAll(async () => {
-  await service?.stop();
   await receiver?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 const initiate = async (debtorAccountId = 'hooks-sdk-1') =>

@@ -1,42 +1,18 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from '#local/service-process';
-import {
-  callApi,
-  createClient,
-  type JsonReply,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { describe, expect, it } from 'vitest';
+import { callApi, createClient, type JsonReply, requestToken } from './support/local-service.ts';
+import { runScript } from './support/scripts.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /** `npm run clients` against the running local service, and the token endpoint's answers after each change. */
-const CLIENTS_SCRIPT = fileURLToPath(new URL('../../scripts/clients.ts', import.meta.url));
 
-let service: LocalService;
+const service = useLocalService();
 /** Every secret the tests saw; none may appear in the audit events. */
 const secretsSeen: string[] = [];
 
-const clients = async (
-  ...args: string[]
-): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLIENTS_SCRIPT, ...args], {
-    // DATA_DIR alone: the tool finds the table's socket in it.
-    env: { ...process.env, DATA_DIR: service.dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  const output = collectOutput(child);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr: output().replace(stdout, '') };
-};
+// DATA_DIR alone: the tool finds the table's socket in it.
+const clients = (...args: string[]) => runScript(service, 'clients', ...args);
 
 const printedSecret = (stdout: string): string => {
   const secret = /client_secret: (\S+)/.exec(stdout)?.[1];
@@ -58,15 +34,6 @@ const auditEvents = async () =>
     .filter((event) => event.source === 'credit-transfers.clients');
 
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-
-beforeAll(async () => {
-  service = await startLocalService();
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
 
 describe('npm run clients', () => {
   it('creates a client with a generated secret, shown once, that gets a token', async () => {

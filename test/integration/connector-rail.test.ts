@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { type ConnectorStub, startConnectorStub } from '../support/connector-stub.ts';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * The whole lifecycle against a bank's connector on loopback instead of the sandbox: the same
@@ -19,12 +14,26 @@ const KEY = 'integration-connector-key-0123456789';
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
 let stub: ConnectorStub;
-let service: LocalService;
-let token: string;
+// The stub first (its URL is in the service's environment), stopped after the service.
+beforeAll(async () => {
+  stub = await startConnectorStub(KEY);
+});
+afterAll(async () => {
+  await stub?.close();
+});
+const service = useLocalService({
+  env: () => ({
+    CONNECTOR_URL: stub.url,
+    CONNECTOR_SECRET: KEY,
+    CONNECTOR_TIMEOUT_MS: '300',
+    CONNECTOR_MAX_ATTEMPTS: '2',
+  }),
+  token: true,
+});
 
 const initiate = async (debtorAccountId: string): Promise<string> => {
   const reply = await callApi(service.baseUrl, '/v1/payments/credit-transfers', {
-    token,
+    token: service.token,
     body: minimalCreditTransfer({ debtorAccountId }),
   });
   expect(reply.status).toBe(202);
@@ -32,7 +41,11 @@ const initiate = async (debtorAccountId: string): Promise<string> => {
 };
 
 const status = async (paymentId: string) =>
-  (await callApi(service.baseUrl, `/v1/payments/credit-transfers/${paymentId}/status`, { token })).body;
+  (
+    await callApi(service.baseUrl, `/v1/payments/credit-transfers/${paymentId}/status`, {
+      token: service.token,
+    })
+  ).body;
 
 const finalStatus = async (paymentId: string, timeoutMs = 45_000) => {
   const until = Date.now() + timeoutMs;
@@ -43,25 +56,6 @@ const finalStatus = async (paymentId: string, timeoutMs = 45_000) => {
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 };
-
-beforeAll(async () => {
-  stub = await startConnectorStub(KEY);
-  service = await startLocalService({
-    env: {
-      CONNECTOR_URL: stub.url,
-      CONNECTOR_SECRET: KEY,
-      CONNECTOR_TIMEOUT_MS: '300',
-      CONNECTOR_MAX_ATTEMPTS: '2',
-    },
-  });
-  token = await requestToken(service.baseUrl);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  await stub?.close();
-  if (service) await removeDataDir(service.dataDir);
-});
 
 describe('lifecycle through the bank connector', () => {
   it('settles through the connector: checked, submitted once per payment, cleared; every call signed', async () => {

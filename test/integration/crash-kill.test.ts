@@ -1,31 +1,19 @@
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type JsonReply,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, type JsonReply } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 const COUNT = 200;
 
-let service: LocalService | undefined;
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
+const service = useLocalService({ token: 'transactions:read transactions:write' });
 
 const keyOf = (index: number) => `kill-${index}`;
 const bodyOf = (index: number) => minimalCreditTransfer({ amount: `${index + 1}.00` });
 
 it('keeps every acknowledged transfer through a SIGKILL mid-initiation: each 202 is found, ends final, one per idempotency key', async () => {
-  service = await startLocalService();
-  const token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
+  const { token } = service;
 
   const acknowledged = new Map<number, string>();
   let answered = 0;
@@ -47,8 +35,8 @@ it('keeps every acknowledged transfer through a SIGKILL mid-initiation: each 202
   expect(acknowledged.size).toBeLessThan(COUNT);
   const promised = new Map(acknowledged);
 
-  service = await startLocalService({ dataDir: service.dataDir });
-  const after = await requestToken(service.baseUrl, 'transactions:read transactions:write');
+  await service.startAgain();
+  const after = service.token;
 
   // Every 202 is there, under the paymentId it gave, and reaches a final status.
   const pending = new Map(promised);

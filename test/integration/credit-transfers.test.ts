@@ -1,22 +1,13 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
+import { describe, expect, it } from 'vitest';
 import { fullCreditTransfer, minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  createClient,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, createClient, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-let service: LocalService;
-let token: string;
-let table: DocumentClient;
+const service = useLocalService({ token: 'transactions:read transactions:write' });
 
 /** A credit transfer without the fields that change as it moves through its lifecycle. */
 const withoutStatus = ({
@@ -27,8 +18,8 @@ const withoutStatus = ({
 }: Record<string, unknown>) => transfer;
 
 const initiate = (body: unknown, headers: Record<string, string> = {}) =>
-  callApi(service.baseUrl, TRANSFERS, { token, body, headers });
-const status = (paymentId: string, accessToken = token) =>
+  callApi(service.baseUrl, TRANSFERS, { token: service.token, body, headers });
+const status = (paymentId: string, accessToken = service.token) =>
   callApi(service.baseUrl, `${TRANSFERS}/${encodeURIComponent(paymentId)}/status`, { token: accessToken });
 
 /** Every stored credit transfer item, read straight from the service's DynamoDB. */
@@ -36,23 +27,12 @@ const storedTransfers = async (): Promise<Record<string, unknown>[]> => {
   const items: Record<string, unknown>[] = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await table.scan({ TableName: 'credit-transfers', ExclusiveStartKey });
+    const page = await service.table.scan({ TableName: 'credit-transfers', ExclusiveStartKey });
     items.push(...(page.Items ?? []).filter((item) => item.type === 'CreditTransfer'));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return items;
 };
-
-beforeAll(async () => {
-  service = await startLocalService();
-  token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-  table = createDocumentClient(undefined, service.tableSocket);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
 
 describe('credit transfer initiation', () => {
   it('accepts a transfer with every optional field and echoes each value exactly as sent', async () => {
@@ -180,12 +160,15 @@ describe('credit transfer initiation', () => {
   });
 
   it('refuses bodies that are not a JSON object of acceptable size and type', async () => {
-    const malformed = await callApi(service.baseUrl, TRANSFERS, { token, rawBody: '{"amount": ' });
+    const malformed = await callApi(service.baseUrl, TRANSFERS, {
+      token: service.token,
+      rawBody: '{"amount": ',
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error).toBe('invalid_request');
 
     const wrongType = await callApi(service.baseUrl, TRANSFERS, {
-      token,
+      token: service.token,
       rawBody: 'amount=1',
       headers: { 'Content-Type': 'text/plain' },
     });
@@ -199,7 +182,7 @@ describe('credit transfer initiation', () => {
 
   it('refuses a body that repeats a field, rather than keeping one of the two amounts', async () => {
     const reply = await callApi(service.baseUrl, TRANSFERS, {
-      token,
+      token: service.token,
       rawBody: '{"paymentMethod":"CreditTransfer","amount":"1.00","amount":"999.00","debtorAccountId":"dup"}',
     });
     expect(reply.status).toBe(400);
@@ -214,13 +197,16 @@ describe('credit transfer initiation', () => {
     ]);
     const notUtf8 = await fetch(`${service.baseUrl}${TRANSFERS}`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${service.token}`, 'Content-Type': 'application/json' },
       body: latin1,
     });
     expect(notUtf8.status).toBe(400);
     const declaredLatin1 = await fetch(`${service.baseUrl}${TRANSFERS}`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json; charset=iso-8859-1' },
+      headers: {
+        Authorization: `Bearer ${service.token}`,
+        'Content-Type': 'application/json; charset=iso-8859-1',
+      },
       body: latin1,
     });
     expect(declaredLatin1.status).toBe(415);
@@ -240,7 +226,7 @@ describe('credit transfer initiation', () => {
               'Host',
               new URL(service.baseUrl).host,
               'Authorization',
-              `Bearer ${token}`,
+              `Bearer ${service.token}`,
               'Content-Type',
               'application/json',
               ...headerLines,
@@ -361,7 +347,7 @@ describe('idempotent cancellation', () => {
     const cancel = (servicerId: string) =>
       callApi(service.baseUrl, `${TRANSFERS}/${created.body.paymentId}/cancellation`, {
         method: 'POST',
-        token,
+        token: service.token,
         body: { cancellationReason: 'Ordered twice' },
         headers: { idempotencyId: 'cancel-servicer-key', servicerId },
       });
@@ -391,7 +377,7 @@ describe('credit transfer status', () => {
   });
 
   it('answers 400 naming paymentId when its percent-encoding is broken', async () => {
-    const reply = await callApi(service.baseUrl, `${TRANSFERS}/%ZZ/status`, { token });
+    const reply = await callApi(service.baseUrl, `${TRANSFERS}/%ZZ/status`, { token: service.token });
     expect(reply.status).toBe(400);
     expect(reply.body.invalidParams).toEqual([{ name: 'paymentId', reason: expect.any(String) }]);
   });

@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type JsonReply,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, type JsonReply } from './support/local-service.ts';
 import {
   arbitraryFromSchema,
   type Components,
@@ -17,6 +10,7 @@ import {
   hugeNumberText,
   type JsonSchema,
 } from './support/schema-arbitrary.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * Requests generated from the schemas the service itself serves at /openapi.json, sent over
@@ -37,23 +31,15 @@ interface Operation {
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
 }
 
-let service: LocalService;
-let token: string;
+// The lifecycle stays off: statuses hold still, so a refused cancellation can be seen to leave none.
+const service = useLocalService({ env: { LOCAL_LIFECYCLE: 'off' }, token: true });
 let components: Components;
 let paths: Record<string, Record<string, Operation>>;
 
 beforeAll(async () => {
-  // The lifecycle stays off: statuses hold still, so a refused cancellation can be seen to leave none.
-  service = await startLocalService({ env: { LOCAL_LIFECYCLE: 'off' } });
-  token = await requestToken(service.baseUrl);
   const document = (await callApi(service.baseUrl, '/openapi.json')).body;
   components = document.components.schemas;
   paths = document.paths;
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 const operation = (path: string, method: string): Operation => {
@@ -89,7 +75,7 @@ const expectWellFormedAnswer = (reply: JsonReply, what: string) => {
 };
 
 const storedCount = async (): Promise<number> => {
-  const reply = await callApi(service.baseUrl, `${TRANSFERS}?limit=1`, { token });
+  const reply = await callApi(service.baseUrl, `${TRANSFERS}?limit=1`, { token: service.token });
   expect(reply.status).toBe(200);
   return Number(reply.headers.get('pagination-total'));
 };
@@ -138,7 +124,7 @@ describe('requests generated from the served OpenAPI schemas', () => {
           async (body, servicerId) => {
             const before = await storedCount();
             const reply = await callApi(service.baseUrl, TRANSFERS, {
-              token,
+              token: service.token,
               rawBody: JSON.stringify(body),
               headers: { idempotencyId: randomUUID(), ...(servicerId !== undefined && { servicerId }) },
             });
@@ -183,7 +169,7 @@ describe('requests generated from the served OpenAPI schemas', () => {
           const search = pairs
             .map(([name, text]) => `${name}=${Buffer.from(text).toString('hex').replace(/../g, '%$&')}`)
             .join('&');
-          const reply = await callApi(service.baseUrl, `${TRANSFERS}?${search}`, { token });
+          const reply = await callApi(service.baseUrl, `${TRANSFERS}?${search}`, { token: service.token });
           expectWellFormedAnswer(reply, search);
           expect([200, 400], search).toContain(reply.status);
           if (reply.status === 200) expect(Array.isArray(reply.body)).toBe(true);
@@ -204,14 +190,14 @@ describe('requests generated from the served OpenAPI schemas', () => {
           servicerHeaderValue,
           async (body, servicerId) => {
             const created = await callApi(service.baseUrl, TRANSFERS, {
-              token,
+              token: service.token,
               body: minimalCreditTransfer(),
             });
             expect(created.status).toBe(202);
             const path = `${TRANSFERS}/${created.body.paymentId}/cancellation`;
             const key = randomUUID();
             const reply = await callApi(service.baseUrl, path, {
-              token,
+              token: service.token,
               rawBody: JSON.stringify(body),
               headers: { idempotencyId: key, ...(servicerId !== undefined && { servicerId }) },
             });
@@ -219,7 +205,7 @@ describe('requests generated from the served OpenAPI schemas', () => {
             expect([202, 400, 413, 415]).toContain(reply.status);
             // Had the refused request been recorded, this other reason under its key would be a 422.
             const probe = await callApi(service.baseUrl, path, {
-              token,
+              token: service.token,
               body: { cancellationReason: `probe ${key}` },
               headers: { idempotencyId: key },
             });
@@ -342,7 +328,7 @@ describe('control characters in every text field of the served schemas', () => {
             const allowed = FREE_TEXT_FIELDS.has(field.name) && (control === '\n' || control === '\t');
             const body = withValueAt(minimalCreditTransfer(), field.path, text);
             const before = await storedCount();
-            const reply = await callApi(service.baseUrl, TRANSFERS, { token, body });
+            const reply = await callApi(service.baseUrl, TRANSFERS, { token: service.token, body });
             const what = `${field.name} = ${JSON.stringify(text)}`;
             expectWellFormedAnswer(reply, what);
             if (allowed) {
@@ -369,11 +355,14 @@ describe('control characters in every text field of the served schemas', () => {
       expect(reasonField?.name).toBe('cancellationReason');
       await fc.assert(
         fc.asyncProperty(textWithControl(1025), async ({ control, text }) => {
-          const created = await callApi(service.baseUrl, TRANSFERS, { token, body: minimalCreditTransfer() });
+          const created = await callApi(service.baseUrl, TRANSFERS, {
+            token: service.token,
+            body: minimalCreditTransfer(),
+          });
           expect(created.status).toBe(202);
           const path = `${TRANSFERS}/${created.body.paymentId}/cancellation`;
           const reply = await callApi(service.baseUrl, path, {
-            token,
+            token: service.token,
             body: { cancellationReason: text },
             headers: { idempotencyId: randomUUID() },
           });
@@ -392,7 +381,7 @@ describe('control characters in every text field of the served schemas', () => {
       // A header value can carry a tab (HTTP lets it through); as text it is refused all the same.
       for (const header of ['servicerId', 'servicerBranchId', 'idempotencyId']) {
         const reply = await callApi(service.baseUrl, TRANSFERS, {
-          token,
+          token: service.token,
           body: minimalCreditTransfer(),
           headers: { [header]: 'BANK\t001' },
         });
@@ -436,7 +425,10 @@ describe('JSON nested past any bound', () => {
   it(
     'initiation, cancellation and /oauth/token answer 400 or 413 with the error body, never a 5xx',
     async () => {
-      const created = await callApi(service.baseUrl, TRANSFERS, { token, body: minimalCreditTransfer() });
+      const created = await callApi(service.baseUrl, TRANSFERS, {
+        token: service.token,
+        body: minimalCreditTransfer(),
+      });
       expect(created.status).toBe(202);
       const token400 = { grant_type: 'client_credentials', client_id: 'x', client_secret: 'y' };
       const targets = [
@@ -456,7 +448,7 @@ describe('JSON nested past any bound', () => {
           async ([target, rawBody]) => {
             const before = await storedCount();
             const reply = await callApi(service.baseUrl, target.path, {
-              ...(target.authorized && { token }),
+              ...(target.authorized && { token: service.token }),
               rawBody,
               headers: { idempotencyId: randomUUID() },
             });

@@ -1,32 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fullCreditTransfer, minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * The idempotency match covers every part of a request that changes a payment's meaning: each
  * value of the body (every leaf, at any depth) and the servicer headers. The same key with any
  * one of them changed is 422 and pays nothing; the same request in another key order replays.
  */
-let service: LocalService;
-let token: string;
-
-beforeAll(async () => {
-  // Statuses hold still: a cancellation is always still possible.
-  service = await startLocalService({ env: { LOCAL_LIFECYCLE: 'off' } });
-  token = await requestToken(service.baseUrl);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
+// Statuses hold still: a cancellation is always still possible.
+const service = useLocalService({ env: { LOCAL_LIFECYCLE: 'off' }, token: true });
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 const SERVICER = { servicerId: 'BANK-1', servicerBranchId: 'BRANCH-1' };
@@ -35,10 +19,14 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Path = (string | number)[];
 
 const initiate = (body: unknown, key: string, headers: Record<string, string> = SERVICER) =>
-  callApi(service.baseUrl, TRANSFERS, { token, body, headers: { idempotencyId: key, ...headers } });
+  callApi(service.baseUrl, TRANSFERS, {
+    token: service.token,
+    body,
+    headers: { idempotencyId: key, ...headers },
+  });
 
 const storedCount = async (): Promise<number> => {
-  const reply = await callApi(service.baseUrl, `${TRANSFERS}?limit=1`, { token });
+  const reply = await callApi(service.baseUrl, `${TRANSFERS}?limit=1`, { token: service.token });
   return Number(reply.headers.get('pagination-total'));
 };
 
@@ -164,7 +152,7 @@ describe('idempotent cancellation: the same key with one part changed is 422', (
   const cancel = (paymentId: string, body: unknown, key: string, headers: Record<string, string>) =>
     callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/cancellation`, {
       method: 'POST',
-      token,
+      token: service.token,
       ...(body !== undefined && { body }),
       headers: { idempotencyId: key, ...headers },
     });

@@ -1,14 +1,9 @@
 import { utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { describe, expect, it } from 'vitest';
+import { callApi, requestToken } from './support/local-service.ts';
 import { runScript } from './support/scripts.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * `npm run keys -- rotate` and `retire` against the local runtime, running and restarted: tokens
@@ -17,8 +12,7 @@ import { runScript } from './support/scripts.ts';
  */
 const ENV = { LOCAL_AUTHORIZER_CACHE_SECONDS: '0' };
 
-let service: LocalService;
-let dataDir: string;
+const service = useLocalService({ env: ENV });
 
 const kidOf = (token: string): string =>
   JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()).kid as string;
@@ -44,15 +38,9 @@ const eventually = async <T>(read: () => Promise<T>, expected: T): Promise<void>
   }
 };
 
-afterAll(async () => {
-  await service?.stop();
-  if (dataDir) await removeDataDir(dataDir);
-});
-
 describe('rotating the token signing key locally', () => {
   it('publishes and signs with a new key, keeps the old tokens working across a restart until retired', async () => {
-    service = await startLocalService({ env: ENV });
-    dataDir = service.dataDir;
+    const { dataDir } = service;
     const before = await requestToken(service.baseUrl, 'transactions:read');
     const oldKid = kidOf(before);
     expect(await publishedKids()).toEqual([oldKid]);
@@ -79,9 +67,8 @@ describe('rotating the token signing key locally', () => {
     expect(again.stderr.trim()).toMatch(/^keys: the previous key .* may verify live tokens until /);
 
     // A restart keeps both keys (on the same public port: the tokens name it as their issuer).
-    const port = new URL(service.baseUrl).port;
     await service.stop();
-    service = await startLocalService({ dataDir, env: { ...ENV, PORT: port } });
+    await service.startAgain({ samePort: true });
     expect(await publishedKids()).toEqual([newKid, oldKid]);
     expect(await statusWith(before)).toBe(404);
     expect(await statusWith(after)).toBe(404);

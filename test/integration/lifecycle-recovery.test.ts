@@ -1,34 +1,25 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
-let service: LocalService | undefined;
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
+// Slow clearing, so the kill finds transfers in every status.
+const service = useLocalService({
+  env: { SANDBOX_SETTLEMENT_SECONDS: '2', SANDBOX_HOLD_SECONDS: '120' },
+  token: 'transactions:read transactions:write',
 });
 
 it('drives every transfer that got a 202 to a final state after the runtime is killed mid-flight', async () => {
-  // Slow clearing, so the kill finds transfers in every status.
-  const env = { SANDBOX_SETTLEMENT_SECONDS: '2', SANDBOX_HOLD_SECONDS: '120' };
-  service = await startLocalService({ env });
-  const token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
+  const { token } = service;
   const accounts = ['001-DDA-01-123456', '001-DDA-01-hold', '001-DDA-01-closed', '001-DDA-01-777777'];
   const replies = await Promise.all(
     Array.from({ length: 40 }, (_, index) =>
-      callApi(service?.baseUrl as string, TRANSFERS, {
+      callApi(service.baseUrl, TRANSFERS, {
         token,
         body: minimalCreditTransfer({
           debtorAccountId: accounts[index % accounts.length],
@@ -59,7 +50,7 @@ it('drives every transfer that got a 202 to a final state after the runtime is k
     .filter((line) => (JSON.parse(line) as { trigger: string }).trigger === 'initiation').length;
   expect(endedBefore).toBeLessThan(replies.length);
 
-  service = await startLocalService({ dataDir, env });
+  await service.startAgain();
   const tokenAfter = await requestToken(service.baseUrl, 'transactions:read');
   // Far above what the settlement (2 s) takes, even on a slow machine; a transfer left behind
   // stays behind however long the wait.

@@ -1,36 +1,25 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
+import { describe, expect, it } from 'vitest';
 import { sandboxClearingKey } from '#adapters/keys';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  createClient,
-  type JsonReply,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, createClient, type JsonReply, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 const TRANSFERS = '/v1/payments/credit-transfers';
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
-let service: LocalService;
-let token: string;
-let table: DocumentClient;
-
 const initiate = (body: Record<string, unknown> = {}) =>
-  callApi(service.baseUrl, TRANSFERS, { token, body: minimalCreditTransfer(body) });
-const status = (paymentId: string) => callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token });
+  callApi(service.baseUrl, TRANSFERS, { token: service.token, body: minimalCreditTransfer(body) });
+const status = (paymentId: string) =>
+  callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token: service.token });
 const cancel = (
   paymentId: string,
   options: { body?: unknown; rawBody?: string; headers?: Record<string, string>; token?: string } = {},
 ) =>
   callApi(service.baseUrl, `${TRANSFERS}/${encodeURIComponent(paymentId)}/cancellation`, {
     method: 'POST',
-    token: options.token ?? token,
+    token: options.token ?? service.token,
     ...options,
   });
 
@@ -60,7 +49,7 @@ const untilFinal = (paymentId: string, timeoutMs = WAIT_MS) =>
 
 const storedItem = async (paymentId: string) =>
   (
-    await table.get({
+    await service.table.get({
       TableName: 'credit-transfers',
       Key: { pk: `TENANT#local#CT#${paymentId}`, sk: 'CREDIT_TRANSFER' },
       ConsistentRead: true,
@@ -69,7 +58,7 @@ const storedItem = async (paymentId: string) =>
 
 /** Sandbox clearing's record of the payment, read from the service's table: what clearing did with it. */
 const clearingStateOf = async (paymentId: string): Promise<string> => {
-  const { Item } = await table.get({
+  const { Item } = await service.table.get({
     TableName: 'credit-transfers',
     Key: sandboxClearingKey('local', paymentId),
     ConsistentRead: true,
@@ -113,15 +102,9 @@ const eventsWhen = async (
   }
 };
 
-beforeAll(async () => {
-  service = await startLocalService({ env: { SANDBOX_HOLD_SECONDS: String(HOLD_SECONDS) } });
-  token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-  table = createDocumentClient(undefined, service.tableSocket);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
+const service = useLocalService({
+  env: { SANDBOX_HOLD_SECONDS: String(HOLD_SECONDS) },
+  token: 'transactions:read transactions:write',
 });
 
 describe('payment lifecycle on the local runtime', () => {

@@ -1,21 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbClientStore } from '#adapters/client-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
 import { registerClient } from '#auth/register-client';
 import type { CreditTransferRequest } from '#domain/credit-transfer';
 import type { CreditTransferRecord } from '#domain/ports';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type JsonReply,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, type JsonReply, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 type Filters = Partial<Record<string, string>>;
 
@@ -23,20 +16,13 @@ const TRANSFERS = '/v1/payments/credit-transfers';
 const TABLE = 'credit-transfers';
 const SECRET = 'list-test-secret-0123456789';
 
-let service: LocalService;
+const service = useLocalService();
 let store: DynamoDbCreditTransferStore;
 let clients: DynamoDbClientStore;
 
-beforeAll(async () => {
-  service = await startLocalService();
-  const documents = createDocumentClient(undefined, service.tableSocket);
-  store = new DynamoDbCreditTransferStore(documents, TABLE);
-  clients = new DynamoDbClientStore(documents, TABLE);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
+beforeAll(() => {
+  store = new DynamoDbCreditTransferStore(service.table, TABLE);
+  clients = new DynamoDbClientStore(service.table, TABLE);
 });
 
 /** A fresh tenant with a client of its own, so runs never see each other's transfers. */
@@ -545,7 +531,7 @@ describe('refused requests', () => {
 
   it('keeps its cursors valid across a restart of the local service', async () => {
     await service.stop();
-    service = await startLocalService({ dataDir: service.dataDir });
+    await service.startAgain();
     const freshToken = await requestToken(service.baseUrl, 'transactions:read', {
       clientId: `list-${tenant}`,
       clientSecret: SECRET,

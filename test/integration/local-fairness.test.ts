@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  createClient,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, createClient, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * The local workflow runner shares its limits fairly: executions held for a value date wait
@@ -20,16 +14,7 @@ const HELD = 1000;
 /** The bound the lifecycle tests give an ordinary transfer to settle. */
 const WAIT_MS = 60_000;
 
-let service: LocalService;
-
-beforeAll(async () => {
-  service = await startLocalService();
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
+const service = useLocalService();
 
 const statusOf = async (token: string, paymentId: string): Promise<string> =>
   (await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token })).body.status;

@@ -1,15 +1,8 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  createClient,
-  LOCAL_CLIENT,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, createClient, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * Locally every request, authorizer call and workflow task runs in one process, many at once:
@@ -19,16 +12,10 @@ import {
 const TRANSFERS = '/v1/payments/credit-transfers';
 const OTHER = { clientId: 'logs-other', clientSecret: 'logs-other-secret-0123456789', tenant: 'logs-other' };
 
-let service: LocalService;
+const service = useLocalService({ env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
 
 beforeAll(async () => {
-  service = await startLocalService({ env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
   await createClient(service, { ...OTHER, scope: 'transactions:read transactions:write' });
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 type LogLine = Record<string, unknown>;

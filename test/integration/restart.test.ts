@@ -2,29 +2,23 @@ import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { collectOutput } from '#local/service-process';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
   callApi,
-  type LocalService,
   removeDataDir,
   requestToken,
   socketAnswers,
   socketGone,
   startLocalService,
 } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
-let service: LocalService | undefined;
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
+const service = useLocalService({ token: 'transactions:read transactions:write' });
 
 it('keeps clients, payments and the signing key across a restart', async () => {
-  service = await startLocalService();
-  const token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
+  const { token } = service;
   const created = await callApi(service.baseUrl, '/v1/payments/credit-transfers', {
     token,
     body: minimalCreditTransfer({ amount: '42.00' }),
@@ -35,8 +29,7 @@ it('keeps clients, payments and the signing key across a restart', async () => {
 
   await service.stop();
   // Same port as before: the issuer is the base URL, as it would be for a user restarting `npm start`.
-  const port = new URL(service.baseUrl).port;
-  service = await startLocalService({ dataDir: service.dataDir, env: { PORT: port } });
+  await service.startAgain({ samePort: true });
 
   // A token issued before the restart still verifies: the signing key was kept.
   const reply = await callApi(

@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { describe, expect, it } from 'vitest';
+import { callApi, requestToken } from './support/local-service.ts';
 import { runScript } from './support/scripts.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /**
  * Revoking a client's live tokens against the running local service: the authorizer reads the
@@ -18,7 +13,7 @@ const CACHE_SECONDS = 3;
 /** What a slow, shared machine may add between the command's end and the next request's answer. */
 const MARGIN_SECONDS = 3;
 
-let service: LocalService;
+const service = useLocalService({ env: { LOCAL_AUTHORIZER_CACHE_SECONDS: String(CACHE_SECONDS) } });
 
 const statusWith = async (token: string) =>
   callApi(service.baseUrl, '/v1/payments/credit-transfers/no-such-payment/status', { token });
@@ -55,15 +50,6 @@ const newClient = async (clientId: string): Promise<string> => {
   expect(created.code, created.stderr).toBe(0);
   return /client_secret: (\S+)/.exec(created.stdout)?.[1] as string;
 };
-
-beforeAll(async () => {
-  service = await startLocalService({ env: { LOCAL_AUTHORIZER_CACHE_SECONDS: String(CACHE_SECONDS) } });
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
 
 describe('revoking live tokens', () => {
   it('refuses the tokens of a disabled client within the cache time, with 401 invalid_token', async () => {

@@ -1,34 +1,19 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clientLimits, createHttpServer } from '#local/api-gateway';
 import { ROUTES } from '#routes';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi } from './support/local-service.ts';
 import { type RawReply, rawRequest, requestText } from './support/raw-http.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /** Whatever a client sends, the answer is never a 5xx: bad input is the client's error, said clearly. */
-let service: LocalService;
-let token: string;
 
 /** Short client time limits, so a slow client is cut off in seconds rather than the default 30. */
 const CLIENT_TIMEOUT_MS = 3000;
 
-beforeAll(async () => {
-  service = await startLocalService({ env: { CLIENT_TIMEOUT_MS: String(CLIENT_TIMEOUT_MS) } });
-  token = await requestToken(service.baseUrl);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
+const service = useLocalService({ env: { CLIENT_TIMEOUT_MS: String(CLIENT_TIMEOUT_MS) }, token: true });
 
 const concretePath = (path: string, parameter: string) =>
   path.replace(/\{[^}]+\}/g, encodeURIComponent(parameter));
@@ -94,7 +79,7 @@ it('answers arbitrary bodies, headers and path parameters on every route without
       async (route, body, headers, parameter, useRealToken) => {
         const finalHeaders = { ...headers };
         if (headers.Authorization === 'Bearer placeholder' || useRealToken)
-          finalHeaders.Authorization = `Bearer ${token}`;
+          finalHeaders.Authorization = `Bearer ${service.token}`;
         const reply = await send(
           route.method,
           concretePath(route.path, parameter),
@@ -121,7 +106,7 @@ it('answers arbitrary query strings on every GET route without a 5xx', async () 
       async (route, query) => {
         const search = new URLSearchParams(query).toString();
         const reply = await send('GET', `${concretePath(route.path, 'x')}?${search}`, undefined, {
-          Authorization: `Bearer ${token}`,
+          Authorization: `Bearer ${service.token}`,
         });
         expect(reply.status, `${route.path}?${search}: ${reply.text}`).toBeLessThan(500);
       },
@@ -134,7 +119,7 @@ const TRANSFERS = '/v1/payments/credit-transfers';
 
 /** The tenant's number of transfers, as the list reports it. */
 const storedCount = async (): Promise<number> => {
-  const reply = await callApi(service.baseUrl, `${TRANSFERS}?limit=1`, { token });
+  const reply = await callApi(service.baseUrl, `${TRANSFERS}?limit=1`, { token: service.token });
   expect(reply.status).toBe(200);
   return Number(reply.headers.get('pagination-total'));
 };
@@ -156,7 +141,7 @@ const expectProblem = (reply: RawReply, status: number, error: string) => {
 const post = (headerLines: [string, string][], body: string, path = TRANSFERS) =>
   rawRequest(service.serviceUrl, [requestText(service.serviceUrl, 'POST', path, headerLines, body)]);
 
-const authorized = (): [string, string] => ['Authorization', `Bearer ${token}`];
+const authorized = (): [string, string] => ['Authorization', `Bearer ${service.token}`];
 const json: [string, string] = ['Content-Type', 'application/json'];
 const transferBody = (overrides: Record<string, unknown> = {}) =>
   JSON.stringify(minimalCreditTransfer(overrides));
@@ -257,7 +242,10 @@ describe('JSON nested without bound', () => {
   });
 
   it('answers a deep cancellation body with 400 too', async () => {
-    const created = await callApi(service.baseUrl, TRANSFERS, { token, body: minimalCreditTransfer() });
+    const created = await callApi(service.baseUrl, TRANSFERS, {
+      token: service.token,
+      body: minimalCreditTransfer(),
+    });
     expect(created.status).toBe(202);
     const reply = await post(
       [authorized(), json],
@@ -270,7 +258,7 @@ describe('JSON nested without bound', () => {
 
 describe('ambiguous requests', () => {
   it('refuses two Authorization headers, equal or not, in either order, before any payment', async () => {
-    for (const second of [`Bearer ${token}`, 'Bearer not-a-token', 'Basic eDp5']) {
+    for (const second of [`Bearer ${service.token}`, 'Bearer not-a-token', 'Basic eDp5']) {
       for (const lines of [
         [authorized(), ['Authorization', second]],
         [['Authorization', second], authorized()],
@@ -354,7 +342,7 @@ describe('answers the HTTP layer gives by itself', () => {
       expectProblem(await rawRequest(service.serviceUrl, [malformed]), 400, 'invalid_request');
     }
     // With a token: the body is read only once the request is authorized.
-    const longChunkExtension = `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20 * 1024)}\r\n`;
+    const longChunkExtension = `POST ${TRANSFERS} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${service.token}\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20 * 1024)}\r\n`;
     expectProblem(await rawRequest(service.serviceUrl, [longChunkExtension]), 413, 'payload_too_large');
   });
 

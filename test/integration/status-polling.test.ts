@@ -1,36 +1,19 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  createClient,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, createClient, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 
 /** Polling the status report with If-None-Match: 304 while nothing changed, a new tag once it has. */
 const TRANSFERS = '/v1/payments/credit-transfers';
-let service: LocalService;
-let token: string;
+const service = useLocalService({ token: 'transactions:read transactions:write' });
 
-beforeAll(async () => {
-  service = await startLocalService();
-  token = await requestToken(service.baseUrl, 'transactions:read transactions:write');
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (service) await removeDataDir(service.dataDir);
-});
-
-const status = (paymentId: string, headers: Record<string, string> = {}, accessToken = token) =>
+const status = (paymentId: string, headers: Record<string, string> = {}, accessToken = service.token) =>
   callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token: accessToken, headers });
 
 it('answers 200 with a tag, 304 while the report is unchanged, a new tag after a status change, and 404 to another tenant whatever its tag', async () => {
   // A held transfer stays in settlement until it is cancelled: its status changes when the test says.
   const created = await callApi(service.baseUrl, TRANSFERS, {
-    token,
+    token: service.token,
     body: minimalCreditTransfer({ debtorAccountId: '001-DDA-01-hold' }),
   });
   expect(created.status).toBe(202);
@@ -54,8 +37,12 @@ it('answers 200 with a tag, 304 while the report is unchanged, a new tag after a
   expect((await status(paymentId, { 'If-None-Match': `"elsewhere", ${tag}` })).status).toBe(304);
 
   expect(
-    (await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/cancellation`, { method: 'POST', token }))
-      .status,
+    (
+      await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/cancellation`, {
+        method: 'POST',
+        token: service.token,
+      })
+    ).status,
   ).toBe(202);
   let changed = await status(paymentId, { 'If-None-Match': tag });
   while (changed.status === 304 && Date.now() < deadline + 5000) {

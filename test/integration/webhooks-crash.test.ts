@@ -1,22 +1,15 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 import { eventually, WebhookReceiver } from './support/webhook-receiver.ts';
 
-let service: LocalService | undefined;
+const service = useLocalService({ token: true });
 let receiver: WebhookReceiver | undefined;
 
 afterAll(async () => {
-  await service?.stop();
   await receiver?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
 it('delivers after a restart what a runtime killed mid-delivery was sending, with the same webhook-id', async () => {
@@ -24,8 +17,7 @@ it('delivers after a restart what a runtime killed mid-delivery was sending, wit
   let killed = false;
   // Until the kill, every delivery is held open: the service is mid-delivery when it dies.
   receiver.answer('/crash', () => (killed ? 200 : 'hold'));
-  service = await startLocalService();
-  const token = await requestToken(service.baseUrl);
+  const { token } = service;
   const endpoint = await callApi(service.baseUrl, '/v1/webhook-endpoints', {
     token,
     body: { url: receiver.url('/crash') },
@@ -42,7 +34,7 @@ it('delivers after a restart what a runtime killed mid-delivery was sending, wit
   await service.kill();
   killed = true;
   const heldBefore = receiver.about('/crash', paymentId).length;
-  service = await startLocalService({ dataDir: service.dataDir });
+  await service.startAgain();
 
   // The attempt cut short goes out again under the same id, answered this time; every other
   // change of the transfer is delivered too.

@@ -1,14 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
-import {
-  callApi,
-  createClient,
-  type LocalService,
-  removeDataDir,
-  requestToken,
-  startLocalService,
-} from './support/local-service.ts';
+import { callApi, createClient, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
 import { eventually, WebhookReceiver } from './support/webhook-receiver.ts';
 
 const ENDPOINTS = '/v1/webhook-endpoints';
@@ -20,24 +14,19 @@ const STATUSES = [
   'AcceptedSettlementCompleted',
 ];
 
-let service: LocalService;
+// Short retries, so a failing receiver is tried again within the test.
+const service = useLocalService({ env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1' }, token: true });
 let receiver: WebhookReceiver;
-let token: string;
 
 beforeAll(async () => {
   receiver = await new WebhookReceiver().start();
-  // Short retries, so a failing receiver is tried again within the test.
-  service = await startLocalService({ env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1' } });
-  token = await requestToken(service.baseUrl);
 });
 
 afterAll(async () => {
-  await service?.stop();
   await receiver?.stop();
-  if (service) await removeDataDir(service.dataDir);
 });
 
-const register = async (path: string, extra: Record<string, unknown> = {}, as = token) => {
+const register = async (path: string, extra: Record<string, unknown> = {}, as = service.token) => {
   const reply = await callApi(service.baseUrl, ENDPOINTS, {
     token: as,
     body: { url: receiver.url(path), ...extra },
@@ -46,10 +35,10 @@ const register = async (path: string, extra: Record<string, unknown> = {}, as = 
   return reply.body as { id: string; secret: string; url: string };
 };
 
-const remove = (id: string, as = token) =>
+const remove = (id: string, as = service.token) =>
   callApi(service.baseUrl, `${ENDPOINTS}/${id}`, { token: as, method: 'DELETE' });
 
-const initiate = async (as = token, overrides: Record<string, unknown> = {}) => {
+const initiate = async (as = service.token, overrides: Record<string, unknown> = {}) => {
   const reply = await callApi(service.baseUrl, '/v1/payments/credit-transfers', {
     token: as,
     body: minimalCreditTransfer(overrides),
@@ -73,7 +62,7 @@ const allChangesOf = (path: string, paymentId: string) =>
  * it is older than the settle horizon (EVENT_SETTLE_MS, 15 s).
  */
 // biome-ignore lint/suspicious/noExplicitAny: tests read events field by field
-const listedEvents = (query: string, ready: (events: any[]) => boolean, as = token) =>
+const listedEvents = (query: string, ready: (events: any[]) => boolean, as = service.token) =>
   eventually(
     async () => {
       const reply = await callApi(service.baseUrl, `/v1/events${query}`, { token: as });
@@ -143,7 +132,7 @@ describe('webhooks on the local runtime', () => {
 
     const attempts = await eventually(async () => {
       const reply = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/deliveries?limit=100`, {
-        token,
+        token: service.token,
       });
       const forFirst = (reply.body as { eventId: string; outcome: string }[]).filter(
         (attempt) => attempt.eventId === first[0]?.event.id,
@@ -163,7 +152,7 @@ describe('webhooks on the local runtime', () => {
   it('signs with both secrets for a day after a rotation, each verifiable on its own', async () => {
     const endpoint = await register('/rotated');
     const rotation = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/secret-rotation`, {
-      token,
+      token: service.token,
       method: 'POST',
     });
     expect(rotation.status).toBe(200);
@@ -183,12 +172,12 @@ describe('webhooks on the local runtime', () => {
         data: { paymentId },
       });
     }
-    const shown = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}`, { token });
+    const shown = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}`, { token: service.token });
     expect(shown.status).toBe(200);
     expect(shown.body.secret).toBeUndefined();
     // A rotation takes no options.
     const withOptions = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/secret-rotation`, {
-      token,
+      token: service.token,
       body: { secret: 'mine' },
     });
     expect(withOptions.status).toBe(400);
@@ -209,7 +198,7 @@ describe('webhooks on the local runtime', () => {
       let pages = 0;
       do {
         const query = `createdAt.gte=${since}&limit=4${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
-        const page = await callApi(service.baseUrl, `/v1/events?${query}`, { token });
+        const page = await callApi(service.baseUrl, `/v1/events?${query}`, { token: service.token });
         expect(page.status, JSON.stringify(page.body)).toBe(200);
         expect(page.body.length).toBeLessThanOrEqual(4);
         listed.push(...page.body);
@@ -236,15 +225,15 @@ describe('webhooks on the local runtime', () => {
     expect(pages).toBeGreaterThan(3);
 
     // A cursor belongs to its filters, and is refused with others.
-    const first = await callApi(service.baseUrl, '/v1/events?limit=1', { token });
+    const first = await callApi(service.baseUrl, '/v1/events?limit=1', { token: service.token });
     const mismatched = await callApi(
       service.baseUrl,
       `/v1/events?type=webhook-endpoint.disabled&cursor=${encodeURIComponent(first.headers.get('pagination-cursor') ?? '')}`,
-      { token },
+      { token: service.token },
     );
     expect(mismatched.status).toBe(400);
     expect(mismatched.body.invalidParams[0].name).toBe('cursor');
-    const unknown = await callApi(service.baseUrl, '/v1/events?status=Rejected', { token });
+    const unknown = await callApi(service.baseUrl, '/v1/events?status=Rejected', { token: service.token });
     expect(unknown.status).toBe(400);
     expect((await remove(endpoint.id)).status).toBe(204);
   }, 120_000);
@@ -323,18 +312,18 @@ describe('webhooks on the local runtime', () => {
       'https://localhost/h',
       'http://127.0.0.2:8080/h',
     ]) {
-      const reply = await callApi(service.baseUrl, ENDPOINTS, { token, body: { url } });
+      const reply = await callApi(service.baseUrl, ENDPOINTS, { token: service.token, body: { url } });
       expect(reply.status, url).toBe(400);
       expect(reply.headers.get('content-type')).toBe('application/problem+json');
       expect(reply.body.error).toBe('invalid_request');
       expect(reply.body.invalidParams[0].name).toBe('url');
     }
     const unknownField = await callApi(service.baseUrl, ENDPOINTS, {
-      token,
+      token: service.token,
       body: { url: receiver.url('/x'), secret: 'x' },
     });
     expect(unknownField.status).toBe(400);
-    const list = await callApi(service.baseUrl, ENDPOINTS, { token });
+    const list = await callApi(service.baseUrl, ENDPOINTS, { token: service.token });
     expect(list.body.some((endpoint: { url: string }) => endpoint.url.includes('example.com'))).toBe(false);
   });
 
@@ -352,7 +341,7 @@ describe('webhooks on the local runtime', () => {
       data: { reason: 'gone', url: gone.url },
     });
     new Webhook(watcher.secret).verify(notice.rawBody, notice.headers as Record<string, string>);
-    const shown = await callApi(service.baseUrl, `${ENDPOINTS}/${gone.id}`, { token });
+    const shown = await callApi(service.baseUrl, `${ENDPOINTS}/${gone.id}`, { token: service.token });
     expect(shown.body).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
     const goneCalls = receiver.at('/gone').length;
     await initiate();
@@ -365,7 +354,7 @@ describe('webhooks on the local runtime', () => {
       events.some((event) => event.id === notice.event.id),
     );
     const redelivery = await callApi(service.baseUrl, `${ENDPOINTS}/${gone.id}/redeliveries`, {
-      token,
+      token: service.token,
       body: { eventId: notice.event.id },
     });
     expect(redelivery.status).toBe(409);
@@ -380,7 +369,7 @@ describe('webhooks on the local runtime', () => {
     const first = await allChangesOf('/replay', paymentId);
     const eventId = first[0]?.event.id as string;
     const again = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, {
-      token,
+      token: service.token,
       body: { eventId },
     });
     expect(again.status).toBe(202);
@@ -393,23 +382,25 @@ describe('webhooks on the local runtime', () => {
       'the redelivered event',
     );
     const since = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, {
-      token,
+      token: service.token,
       body: { since: first[0]?.event.createdAt },
     });
     expect(since.status).toBe(202);
     expect(since.body.queued).toBeGreaterThanOrEqual(5);
     const unknown = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, {
-      token,
+      token: service.token,
       body: { eventId: '00000000-0000-8000-8000-000000000000' },
     });
     expect(unknown.status).toBe(404);
     const both = await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}/redeliveries`, {
-      token,
+      token: service.token,
       body: { eventId, since: first[0]?.event.createdAt },
     });
     expect(both.status).toBe(400);
     expect((await remove(endpoint.id)).status).toBe(204);
-    expect((await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}`, { token })).status).toBe(404);
+    expect(
+      (await callApi(service.baseUrl, `${ENDPOINTS}/${endpoint.id}`, { token: service.token })).status,
+    ).toBe(404);
   });
 
   it('lists endpoints a page at a time, and asks for the webhooks:manage scope', async () => {
@@ -420,7 +411,7 @@ describe('webhooks on the local runtime', () => {
       const page = await callApi(
         service.baseUrl,
         `${ENDPOINTS}?limit=2${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
-        { token },
+        { token: service.token },
       );
       expect(page.status).toBe(200);
       seen.push(...page.body.map((endpoint: { id: string }) => endpoint.id));

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll } from 'vitest';
+import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
+import { type LocalService, removeDataDir, requestToken, startLocalService } from './local-service.ts';
+
+export interface LocalServiceOptions {
+  /**
+   * The service's environment, as for startLocalService (PORT is the public port); a function when
+   * it names something a beforeAll registered before this call starts (a stub's URL).
+   */
+  env?: Record<string, string> | (() => Record<string, string>);
+  /** A token of the local client at every start: `true` for the client's own scopes, or the scope to ask for. */
+  token?: true | string;
+}
+
+/** The suite's own local service, filled in by beforeAll: read it inside tests and hooks. */
+export interface LocalServiceFixture extends LocalService {
+  /** The token options.token asked for, issued by the running service. */
+  readonly token: string;
+  /** A document client on the running service's table. */
+  readonly table: DocumentClient;
+  /**
+   * Starts the service again on its data folder and environment, once the test has stopped or
+   * killed it. `samePort` keeps its public port, the issuer its earlier tokens name.
+   */
+  startAgain(options?: { samePort?: boolean }): Promise<void>;
+}
+
+/**
+ * Starts one local service for the suite (or the describe block) it is called in, and stops it
+ * and removes its data folder after the last test. Each suite gets its own: suites run in
+ * parallel workers, and some set their own environment or stop and restart theirs.
+ */
+export const useLocalService = (options: LocalServiceOptions = {}): LocalServiceFixture => {
+  let running: LocalService | undefined;
+  let token: string | undefined;
+  let table: DocumentClient | undefined;
+
+  const current = (): LocalService => {
+    if (running === undefined)
+      throw new Error('the local service starts in beforeAll: read it inside a test');
+    return running;
+  };
+  const configuredEnv = () => (typeof options.env === 'function' ? options.env() : (options.env ?? {}));
+  const start = async (dataDir?: string, env = configuredEnv()) => {
+    running = await startLocalService({ ...(dataDir !== undefined && { dataDir }), env });
+    table = undefined;
+    token = undefined;
+    if (options.token !== undefined)
+      token = await requestToken(running.baseUrl, options.token === true ? undefined : options.token);
+  };
+
+  beforeAll(() => start());
+  afterAll(async () => {
+    if (running === undefined) return;
+    try {
+      await running.stop();
+    } finally {
+      await removeDataDir(running.dataDir);
+    }
+  });
+
+  return {
+    get baseUrl() {
+      return current().baseUrl;
+    },
+    get serviceUrl() {
+      return current().serviceUrl;
+    },
+    get tableSocket() {
+      return current().tableSocket;
+    },
+    get dataDir() {
+      return current().dataDir;
+    },
+    get pid() {
+      return current().pid;
+    },
+    output: () => current().output(),
+    contractViolations: () => current().contractViolations(),
+    stop: () => current().stop(),
+    kill: () => current().kill(),
+    get token() {
+      if (token === undefined) throw new Error('no token: pass useLocalService({ token })');
+      return token;
+    },
+    get table() {
+      table ??= createDocumentClient(undefined, current().tableSocket);
+      return table;
+    },
+    startAgain: async ({ samePort = false } = {}) => {
+      const { baseUrl, dataDir } = current();
+      const env = { ...configuredEnv(), ...(samePort && { PORT: new URL(baseUrl).port }) };
+      await start(dataDir, env);
+    },
+  };
+};
