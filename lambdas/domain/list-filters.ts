@@ -12,7 +12,6 @@ import {
 import { compareDecimals } from './decimal.ts';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
 import type { ListEntry } from './list-entry.ts';
-import type { CreditTransferRecord } from './ports.ts';
 import { boundedText, optionalField, patternLength } from './text.ts';
 import { toInvalidParams } from './validation.ts';
 
