@@ -63,7 +63,8 @@ it(`settles another tenant's new transfer as on an idle runtime while one tenant
     }),
   );
   // Every one of them is held for its value date (past its checks, before submission).
-  const deadline = Date.now() + 240_000;
+  // Holding them is not what is measured: on a busy 2-core machine it has taken over 4 minutes.
+  const deadline = Date.now() + 480_000;
   for (const paymentId of held.slice(-20)) {
     while ((await statusOf(holding, paymentId)) !== 'AcceptedCustomerProfile') {
       if (Date.now() > deadline) throw new Error(`${paymentId} not held in time`);
@@ -77,4 +78,4 @@ it(`settles another tenant's new transfer as on an idle runtime while one tenant
   );
   // Still held: nothing of theirs moved on meanwhile.
   expect(await statusOf(holding, held[0] as string)).toBe('AcceptedCustomerProfile');
-}, 600_000);
+}, 900_000);
