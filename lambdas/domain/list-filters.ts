@@ -10,18 +10,13 @@ import {
   paymentIdSchema,
 } from './credit-transfer.ts';
 import { compareDecimals } from './decimal.ts';
-import { type InvalidParam, InvalidRequestError } from './errors.ts';
 import type { ListEntry } from './list-entry.ts';
+import { limitOf, pagingParameters, parseQuery } from './query-parameters.ts';
 import { boundedText, optionalField, patternLength } from './text.ts';
-import { toInvalidParams } from './validation.ts';
 
 export * from './list-entry.ts';
 
-/** Page size when the request names none: small answers unless a client asks for more. */
-export const DEFAULT_LIMIT = 25;
-export const MAX_LIMIT = 100;
-/** Bound of the opaque list cursor, in and out. */
-export const CURSOR_MAX_LENGTH = 1024;
+export { CURSOR_MAX_LENGTH, DEFAULT_LIMIT, MAX_LIMIT } from './query-parameters.ts';
 
 const dateSchema = z.iso.date().check(patternLength('YYYY-MM-DD'.length));
 /** Check fields are nested free text (ISO 20022 Max140Text), see credit-transfer.ts. */
@@ -70,22 +65,7 @@ export const listCreditTransfersQuerySchema = z.strictObject({
     checkTextSchema,
     'Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order.',
   ),
-  cursor: optionalField(
-    boundedText(1, CURSOR_MAX_LENGTH),
-    'Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters.',
-  ),
-  limit: optionalField(
-    z
-      .string()
-      .check(
-        z.regex(
-          /^(100|[1-9][0-9]?)$/,
-          `must be an integer from 1 to ${MAX_LIMIT}, written without sign or leading zeros`,
-        ),
-        patternLength(String(MAX_LIMIT).length),
-      ),
-    `Number of transfers per page, an integer from 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`,
-  ),
+  ...pagingParameters('transfers'),
 });
 
 export type ListQuery = z.infer<typeof listCreditTransfersQuerySchema>;
@@ -98,33 +78,14 @@ export interface ParsedListQuery {
   limit: number;
 }
 
-const PARAMETER_NAMES: ReadonlySet<string> = new Set(Object.keys(listCreditTransfersQuerySchema.shape));
-
 /**
  * Parses the query string, given as every value of every parameter (a parameter sent twice has
  * two values). Unknown and repeated parameters are refused, not ignored: a misspelt filter that
  * is dropped silently answers with transfers the client did not ask for.
  */
 export const parseListQuery = (parameters: Readonly<Record<string, readonly string[]>>): ParsedListQuery => {
-  const problems: InvalidParam[] = [];
-  const single: Record<string, string> = {};
-  for (const [name, values] of Object.entries(parameters)) {
-    if (!PARAMETER_NAMES.has(name)) problems.push({ name, reason: 'is not a known query parameter' });
-    else if (values.length > 1) problems.push({ name, reason: 'must be given at most once' });
-    else if (values[0] !== undefined) single[name] = values[0];
-  }
-  // Unknown, repeated and malformed parameters are reported together.
-  const parsed = listCreditTransfersQuerySchema.safeParse(single);
-  if (!parsed.success) problems.push(...toInvalidParams(parsed.error.issues));
-  if (problems.length > 0 || !parsed.success) {
-    throw new InvalidRequestError('A query parameter is not valid', problems);
-  }
-  const { cursor, limit, ...filters } = parsed.data;
-  return {
-    filters,
-    ...(cursor !== undefined && { cursor }),
-    limit: limit === undefined ? DEFAULT_LIMIT : Number(limit),
-  };
+  const { cursor, limit, ...filters } = parseQuery(listCreditTransfersQuerySchema, parameters);
+  return { filters, ...(cursor !== undefined && { cursor }), limit: limitOf(limit) };
 };
 
 /** Names the filter set: a cursor is bound to it, so it cannot continue a list filtered otherwise. */

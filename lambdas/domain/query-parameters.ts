@@ -1,8 +1,13 @@
 import * as z from 'zod/mini';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
-import { CURSOR_MAX_LENGTH, DEFAULT_LIMIT, MAX_LIMIT } from './list-filters.ts';
 import { boundedText, optionalField, patternLength } from './text.ts';
 import { toInvalidParams } from './validation.ts';
+
+/** Page size when the request names none: small answers unless a client asks for more. */
+export const DEFAULT_LIMIT = 25;
+export const MAX_LIMIT = 100;
+/** Bound of the opaque list cursor, in and out. */
+export const CURSOR_MAX_LENGTH = 1024;
 
 /** `limit` and `cursor` as every list takes them (the list of transfers set the pattern). */
 export const pagingParameters = (items: string) => ({
