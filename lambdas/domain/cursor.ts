@@ -44,8 +44,31 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const mac = (key: Uint8Array, tenant: string, payload: string): Buffer =>
   createHmac('sha256', key).update(`${CONTEXT}/v${VERSION}\n${tenant}\n${payload}`).digest();
 
-const invalidCursor = (reason: string) =>
+export const invalidCursor = (reason: string) =>
   new InvalidRequestError('The cursor is not valid for this request', [{ name: 'cursor', reason }]);
+
+/**
+ * The payload of `cursor` once its form and its signature (`macOf` the payload) are checked; else
+ * a 400 naming `cursor`, with `forged` as the reason when the signature does not match. Compared as
+ * text: base64url leaves spare bits in the last character, so decoded bytes would let a changed
+ * cursor through.
+ */
+export const signedPayload = (cursor: string, macOf: (payload: string) => Buffer, forged: string): string => {
+  const [payload, signature, ...rest] = cursor.split('.');
+  if (
+    payload === undefined ||
+    signature === undefined ||
+    rest.length > 0 ||
+    !BASE64URL.test(payload) ||
+    !BASE64URL.test(signature)
+  ) {
+    throw invalidCursor('is not a cursor this service issued');
+  }
+  const expected = Buffer.from(macOf(payload).toString('base64url'));
+  const given = Buffer.from(signature);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor(forged);
+  return payload;
+};
 
 export const signCursor = (key: Uint8Array, tenant: string, content: CursorContent): string => {
   const payload = Buffer.from(
@@ -70,23 +93,11 @@ export const verifyCursor = (
   cursor: string,
   filters: string,
 ): CursorContent => {
-  const [payload, signature, ...rest] = cursor.split('.');
-  if (
-    payload === undefined ||
-    signature === undefined ||
-    rest.length > 0 ||
-    !BASE64URL.test(payload) ||
-    !BASE64URL.test(signature)
-  ) {
-    throw invalidCursor('is not a cursor this service issued');
-  }
-  // Compared as text: base64url leaves spare bits in the last character, so decoded bytes would
-  // let a changed cursor through.
-  const expected = Buffer.from(mac(key, tenant, payload).toString('base64url'));
-  const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw invalidCursor('is not a cursor this service issued to this client, or it was changed');
-  }
+  const payload = signedPayload(
+    cursor,
+    (signed) => mac(key, tenant, signed),
+    'is not a cursor this service issued to this client, or it was changed',
+  );
   let content: z.infer<typeof payloadSchema>;
   try {
     content = payloadSchema.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
