@@ -306,6 +306,13 @@ export class DynamoDbLifecycleStore
         const pk = String(item.pk);
         const indexed = (entries.get(pk) ?? []).map((entry) => entry.dueAt);
         entries.delete(pk);
+        if (item.status === undefined) {
+          // What a stop between the two writes of dropEntryWithoutRecord left: an item holding
+          // nothing but an index entry, deleted with it.
+          await this.dropPlaceholder(pk);
+          repaired += 1;
+          continue;
+        }
         const own = item[RECOVERY_INDEX.sortKey] as string | undefined;
         const history = (item.history ?? []) as unknown[];
         const needsWork =
@@ -375,7 +382,24 @@ export class DynamoDbLifecycleStore
     }
   }
 
-  /** An item written with the entry's values and deleted takes the entry with it. */
+  /** A leftover placeholder item: deleting it takes its index entry with it. */
+  private async dropPlaceholder(pk: string): Promise<void> {
+    const { tenant, paymentId } = parseCreditTransferKey(pk);
+    await conditionally(() =>
+      this.client.delete({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        ConditionExpression: 'attribute_not_exists(#status)',
+        ExpressionAttributeNames: { '#status': NAMES['#status'] },
+      }),
+    );
+  }
+
+  /**
+   * The table's index only loses an entry through a write of its item, so an entry whose item is
+   * gone is dropped by writing a placeholder item holding it and deleting that. A stop between
+   * the two leaves the placeholder, which the next realign deletes (see dropPlaceholder).
+   */
   private async dropEntryWithoutRecord(entry: RecoveryCandidate): Promise<void> {
     const key = creditTransferKey(entry.tenant, entry.paymentId);
     await this.client.put({
