@@ -9,7 +9,7 @@ export interface LambdaTimeLeft {
   getRemainingTimeInMillis?: () => number;
 }
 
-const invocation = new AsyncLocalStorage<number>();
+const invocation = new AsyncLocalStorage<number | undefined>();
 
 /** Runs `work` with the deadline the Lambda context gives; without one, as it is. */
 export const withInvocationDeadline = <T>(context: LambdaTimeLeft | undefined, work: () => T): T => {
@@ -17,6 +17,13 @@ export const withInvocationDeadline = <T>(context: LambdaTimeLeft | undefined, w
   if (remaining === undefined || !Number.isFinite(remaining)) return work();
   return invocation.run(Date.now() + remaining, work);
 };
+
+/**
+ * Runs `work` as a new invocation would begin: without the deadline of the one it was called
+ * from. The local runtime runs every invocation so, since work started by a request (a workflow
+ * execution) outlives it.
+ */
+export const withoutInvocationDeadline = <T>(work: () => T): T => invocation.run(undefined, work);
 
 /** A Lambda handler whose AWS calls end before the invocation does (see aws-clients.ts). */
 export const deadlineBound =

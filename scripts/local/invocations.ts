@@ -1,4 +1,5 @@
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
+import { withoutInvocationDeadline } from '#shared/deadline';
 
 /**
  * Locally every function runs in one process, many invocations at once: HTTP requests, the
@@ -16,8 +17,13 @@ export const useInvocationContexts = async (): Promise<void> => {
   store = await InvokeStore.getInstanceAsync(true);
 };
 
-/** Runs `invocation` in a context of its own, under its Lambda request id. */
+/**
+ * Runs `invocation` in a context of its own, under its Lambda request id, with no deadline but
+ * its own (a workflow execution started by an HTTP request must not inherit the request's).
+ */
 export const inOwnContext = <T>(requestId: string, invocation: () => T): T =>
-  store === undefined
-    ? invocation()
-    : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation);
+  withoutInvocationDeadline(() =>
+    store === undefined
+      ? invocation()
+      : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+  );

@@ -14,6 +14,7 @@ import { PaymentNotCancellableError } from '#domain/errors';
 import { IllegalStatusTransitionError } from '#domain/lifecycle';
 import { toStatusChangedEvent, validateCheckAndSubmit } from '#domain/lifecycle-steps';
 import { type Rail, type RailPayment, systemClock } from '#domain/ports';
+import { withInvocationDeadline } from '#shared/deadline';
 import { lifecycleSettings } from '#workflow/dependencies';
 import { handler as pollClearingHandler } from '#workflow/poll-clearing';
 import { handler as publishHandler } from '#workflow/publish-status-events';
@@ -481,6 +482,19 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
         statuses: SETTLED.slice(0, 3),
       },
     ]);
+    expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+  });
+
+  it("runs the tasks of an execution a request started without that request's deadline", async () => {
+    // As the local API starts it: inside the initiation request, whose deadline passes during
+    // the hold. A task that inherited it would have its first AWS call aborted, then fail.
+    const { runner, executions } = await startRunner({ waitTimeOverrides: { HoldUntilValueDate: 2500 } });
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const paymentId = await withInvocationDeadline({ getRemainingTimeInMillis: () => 2000 }, () =>
+      initiate(runner, { valueDate: tomorrow }),
+    );
+    await runner.idle();
+    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', retries: 0 }]);
     expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
   });
 
