@@ -50,6 +50,8 @@ export interface TrafficResult {
   keys: Record<string, string[]>;
   /** Replies to a replay that named another transfer than the first reply. */
   replayMismatches: number;
+  /** 503 answers of a service still starting (told apart by their detail from any other 503). */
+  startingAnswers: number;
   startedAt: number;
   stoppedAt: number;
 }
@@ -63,18 +65,30 @@ const pick = (): LoadRoute => {
   return 'status';
 };
 
+/** The detail of the 503 a starting service answers (scripts/local/runtime.ts). */
+const STARTING_DETAIL = 'The service is starting';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const runTraffic = async (options: TrafficOptions): Promise<TrafficResult> => {
   if (new URL(options.baseUrl).hostname !== '127.0.0.1') throw new Error('load targets 127.0.0.1 only');
-  const api = benchClient(options.baseUrl, options.token);
+  const client = benchClient(options.baseUrl, options.token);
   const result: TrafficResult = {
     requests: [],
     accepted: [],
     keys: {},
     replayMismatches: 0,
+    startingAnswers: 0,
     startedAt: Date.now(),
     stoppedAt: 0,
+  };
+  const counted = <R extends { status: number; text: string }>(reply: R): R => {
+    if (reply.status === 503 && reply.text.includes(STARTING_DETAIL)) result.startingAnswers++;
+    return reply;
+  };
+  const api: typeof client = {
+    post: async (...args) => counted(await client.post(...args)),
+    get: async (...args) => counted(await client.get(...args)),
   };
   const keyed: { key: string; body: unknown }[] = [];
   const recent: string[] = [];

@@ -449,8 +449,8 @@ if (!flags['no-kill']) {
     const perKey = await transfersPerKey(current, killLabel);
     const notOne = Object.keys(result.keys).filter((key) => perKey.get(key) !== 1).length;
     // While it starts, the runtime answers 503 with Retry-After by design: not a failure.
-    const starting = result.requests.filter(([, , status]) => status === 503).length;
-    const fivexx = result.requests.filter(([, , status]) => status >= 500 && status !== 503).length;
+    const starting = result.startingAnswers;
+    const fivexx = result.requests.filter(([, , status]) => status >= 500).length - starting;
     const killVerdicts: Verdict[] = [
       {
         criterion: 'SIGKILL midway: every 202 retrievable and final after restart',
