@@ -40,6 +40,35 @@ export interface DeliveryDependencies {
   onEndpointDisabled?: (endpoint: WebhookEndpointRecord, reason: 'gone' | 'failing') => void;
 }
 
+/** What recording an event needs: of the endpoints, only the tenant's list. */
+export type RecordingDependencies = Pick<DeliveryDependencies, 'events' | 'deliveries' | 'clock'> & {
+  endpoints: Pick<WebhookEndpointStore, 'all'>;
+};
+
+/**
+ * The endpoints as one batch of events sees them: each tenant's list read once for the batch
+ * rather than once per event (a settled transfer makes five status events). An endpoint
+ * registered while a batch is recorded receives events from the next batch on; the events API
+ * lists every event all the same.
+ */
+export const endpointsOncePerBatch = (
+  endpoints: Pick<WebhookEndpointStore, 'all'>,
+): Pick<WebhookEndpointStore, 'all'> => {
+  const read = new Map<string, Promise<WebhookEndpointRecord[]>>();
+  return {
+    all: (tenant) => {
+      let list = read.get(tenant);
+      if (list === undefined) {
+        list = endpoints.all(tenant);
+        read.set(tenant, list);
+        // A failed read is not kept: the next event of the tenant reads again.
+        list.catch(() => read.delete(tenant));
+      }
+      return list;
+    },
+  };
+};
+
 /**
  * Keeps the event (unless kept already: a republished event keeps its first body) and queues it
  * for each enabled endpoint of its tenant that receives its type, unless queued already. Answers
@@ -48,7 +77,7 @@ export interface DeliveryDependencies {
  * limit counts from then (see EVENT_WRITE_LIMIT_MS).
  */
 export const recordEvent = async (
-  deps: Pick<DeliveryDependencies, 'endpoints' | 'events' | 'deliveries' | 'clock'>,
+  deps: RecordingDependencies,
   eventAt: (createdAt: Date) => WebhookEventRecord,
   options: { exceptEndpoint?: string } = {},
 ): Promise<PendingDelivery[]> => {
@@ -73,7 +102,7 @@ export const recordEvent = async (
 
 /** A status change from the workflow's events, kept and queued as a webhook event. */
 export const recordStatusChange = (
-  deps: Pick<DeliveryDependencies, 'endpoints' | 'events' | 'deliveries' | 'clock'>,
+  deps: RecordingDependencies,
   change: StatusChangedEvent,
 ): Promise<PendingDelivery[]> =>
   recordEvent(deps, (createdAt) => statusChangedEventRecord(change, createdAt));

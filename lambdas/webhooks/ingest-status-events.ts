@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { PendingDelivery, StatusChangedEvent } from '#domain/ports';
-import { recordStatusChange } from '#domain/webhook-delivery';
+import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
 import { logger } from '#shared/logger';
 import { countWebhookEndpointDisabled } from '#shared/metrics';
@@ -25,12 +25,13 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
     ...deliveryDependencies(),
     onEndpointDisabled: () => countWebhookEndpointDisabled(),
   };
+  const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   const queued: PendingDelivery[] = [];
   for (const record of event.Records) {
     try {
       const message = JSON.parse(record.body) as StatusEventMessage;
-      queued.push(...(await recordStatusChange(deps, message.detail)));
+      queued.push(...(await recordStatusChange(recording, message.detail)));
     } catch (error) {
       logger.error('A status event could not be recorded for webhooks; it is retried', {
         messageId: record.messageId,

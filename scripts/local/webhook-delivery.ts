@@ -3,7 +3,7 @@ import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { localEventBusOffsetKey } from '#adapters/keys';
 import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
 import type { StatusChangedEvent } from '#domain/ports';
-import { recordStatusChange } from '#domain/webhook-delivery';
+import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
 import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
 
@@ -101,10 +101,11 @@ export const startLocalWebhookDelivery = async (options: {
         byTransfer.set(key, [...(byTransfer.get(key) ?? []), change]);
       }
       const transfers = [...byTransfer.values()];
+      const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
       for (let start = 0; start < transfers.length; start += RECORD_CONCURRENCY) {
         await Promise.all(
           transfers.slice(start, start + RECORD_CONCURRENCY).map(async (changes) => {
-            for (const change of changes) dispatcher.offer(await recordStatusChange(deps, change));
+            for (const change of changes) dispatcher.offer(await recordStatusChange(recording, change));
           }),
         );
       }

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { StatusChangedEvent, WebhookResponse } from '#domain/ports';
-import { attemptDelivery, recordStatusChange } from '#domain/webhook-delivery';
+import { attemptDelivery, endpointsOncePerBatch, recordStatusChange } from '#domain/webhook-delivery';
 import { DeliveryDispatcher } from '#domain/webhook-dispatcher';
 import { ENDPOINT_DISABLED_TYPE } from '#domain/webhook-event';
 import {
@@ -269,6 +269,41 @@ describe('delivery', () => {
     await store.claim(another as never, new Date(Date.now() + CLAIM_SECONDS * 1000));
     expect(await store.releaseClaims(new Date())).toBeGreaterThanOrEqual(1);
     expect((await store.due(new Date(), 10)).map((delivery) => delivery.eventId)).toContain(another?.eventId);
+  });
+});
+
+describe('recording a batch of events', () => {
+  it("reads each tenant's endpoints once per batch, queues every event for them, and reads again after a failed read", async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint);
+    const deps = deliveryDeps(store, new ScriptedSender());
+    const reads: string[] = [];
+    let failNext = false;
+    const counted = {
+      all: async (tenant: string) => {
+        reads.push(tenant);
+        if (failNext) {
+          failNext = false;
+          throw new Error('table unavailable');
+        }
+        return store.endpoints.all(tenant);
+      },
+    };
+    const batch = { ...deps, endpoints: endpointsOncePerBatch(counted) };
+    const events = [change(), change(), change({ tenant: 't2' }), change()];
+    const queued = [];
+    for (const event of events) queued.push(...(await recordStatusChange(batch, event)));
+    expect(reads).toEqual(['t1', 't2']);
+    expect(queued.map((delivery) => delivery.eventId)).toEqual(
+      events.filter((event) => event.tenant === 't1').map((event) => event.eventId),
+    );
+
+    const next = { ...deps, endpoints: endpointsOncePerBatch(counted) };
+    failNext = true;
+    await expect(recordStatusChange(next, change())).rejects.toThrow('table unavailable');
+    expect(await recordStatusChange(next, change())).toHaveLength(1);
+    expect(reads).toEqual(['t1', 't2', 't1', 't1']);
   });
 });
 
