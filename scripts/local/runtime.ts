@@ -218,8 +218,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       );
     }
 
+    const runner = lifecycle.runner;
     webhooks = await (await import('./webhook-delivery.ts')).startLocalWebhookDelivery({
       eventsFile: files.events,
+      ...(runner && { workflowBacklogged: () => runner.queued > 0 }),
     });
     if (webhooks.released > 0) {
       notices.push(

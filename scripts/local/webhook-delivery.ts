@@ -24,6 +24,11 @@ export interface LocalWebhookDelivery {
 const READ_BYTES = 1 << 20;
 /** Status events recorded at once. */
 const RECORD_CONCURRENCY = 8;
+/**
+ * ... while workflow executions wait for a slot: recording shares the machine with the workflow
+ * here (on AWS they scale apart), and settling a payment comes before telling about it.
+ */
+const RECORD_CONCURRENCY_BEHIND_WORKFLOW = 1;
 
 const readOffset = async (): Promise<number> => {
   const { Item } = await documentClient().get({
@@ -79,6 +84,8 @@ const statusChangeOf = (line: string): StatusChangedEvent | undefined => {
 export const startLocalWebhookDelivery = async (options: {
   eventsFile: string;
   pollIntervalMs?: number;
+  /** True while workflow executions wait for a slot to run. */
+  workflowBacklogged?: () => boolean;
 }): Promise<LocalWebhookDelivery> => {
   const deps = deliveryDependencies();
   const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
@@ -102,9 +109,14 @@ export const startLocalWebhookDelivery = async (options: {
       }
       const transfers = [...byTransfer.values()];
       const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
-      for (let start = 0; start < transfers.length; start += RECORD_CONCURRENCY) {
+      for (let start = 0; start < transfers.length; ) {
+        const concurrency = options.workflowBacklogged?.()
+          ? RECORD_CONCURRENCY_BEHIND_WORKFLOW
+          : RECORD_CONCURRENCY;
+        const chunk = transfers.slice(start, start + concurrency);
+        start += chunk.length;
         await Promise.all(
-          transfers.slice(start, start + RECORD_CONCURRENCY).map(async (changes) => {
+          chunk.map(async (changes) => {
             for (const change of changes) dispatcher.offer(await recordStatusChange(recording, change));
           }),
         );
