@@ -9,7 +9,11 @@ import {
   matchesStatusFilter,
 } from '#domain/list-filters';
 import type { CreditTransferRecord } from '#domain/ports';
-import { type CapacityObserver, fromCreditTransferItem } from './credit-transfer-store.ts';
+import {
+  type CapacityObserver,
+  fromCreditTransferItem,
+  holdsCreditTransfer,
+} from './credit-transfer-store.ts';
 import type { DocumentClient } from './dynamodb-client.ts';
 import {
   creditTransferKey,
@@ -271,7 +275,7 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
       );
       this.options.onCapacity?.('listBatchGet', units);
       for (const item of result.Responses?.[this.tableName] ?? []) {
-        byKey.set(item.pk as string, fromCreditTransferItem(item));
+        if (holdsCreditTransfer(item)) byKey.set(item.pk as string, fromCreditTransferItem(item));
       }
       keys = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
     }

@@ -28,6 +28,15 @@ export const toCreditTransferItem = ({
   transfer: JSON.stringify(record.transfer),
 });
 
+/**
+ * Whether an item at a transfer's key holds a transfer: the placeholder the start-up realign
+ * writes and deletes at once (dropEntryWithoutRecord) holds none, and a read that meets it in
+ * between finds no transfer there.
+ */
+export const holdsCreditTransfer = (
+  item: Record<string, unknown> | undefined,
+): item is Record<string, unknown> => typeof item?.transfer === 'string';
+
 export const fromCreditTransferItem = (item: Record<string, unknown>): CreditTransferRecord => {
   const { pk: _pk, sk: _sk, type: _type, transfer, ...record } = item;
   const {
@@ -75,6 +84,6 @@ export class DynamoDbCreditTransferStore implements CreditTransferStore {
       ReturnConsumedCapacity: this.onCapacity ? 'TOTAL' : undefined,
     });
     this.onCapacity?.('get', result.ConsumedCapacity?.CapacityUnits ?? 0);
-    return result.Item ? fromCreditTransferItem(result.Item) : undefined;
+    return holdsCreditTransfer(result.Item) ? fromCreditTransferItem(result.Item) : undefined;
   }
 }

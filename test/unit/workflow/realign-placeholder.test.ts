@@ -5,6 +5,8 @@ vi.hoisted(() => {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 });
 
+import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
 import { documentClient } from '#adapters/dynamodb-client';
 import { creditTransferKey, recoveryIndexValues } from '#adapters/keys';
 import { initiate, lifecycleStore, startWorkflowEnvironment, stored, TABLE, TENANT } from './harness.ts';
@@ -40,11 +42,34 @@ it('deletes the placeholder a stop left between its two writes, and leaves real 
 
   expect(await lifecycleStore().realign(new Date())).toBeGreaterThan(0);
 
-  expect((await documentClient().get({ TableName: TABLE, Key: key, ConsistentRead: true })).Item).toBeUndefined();
+  expect(
+    (await documentClient().get({ TableName: TABLE, Key: key, ConsistentRead: true })).Item,
+  ).toBeUndefined();
   const dueAfter = (await lifecycleStore().due(undefined, 100)).map((entry) => entry.paymentId);
   expect(dueAfter).not.toContain('left-by-a-stop');
   expect(dueAfter).toContain(kept);
   expect((await stored(kept)).status).toBe('Received');
   // Nothing left to repair.
   expect(await lifecycleStore().realign(new Date())).toBe(0);
+});
+
+it('reads a placeholder met between its two writes as no transfer: the status read finds none, a list page leaves it out', async () => {
+  const shown = await initiate(undefined);
+  const hidden = await initiate(undefined);
+  const key = creditTransferKey(TENANT, hidden);
+  // The moment a list page can meet: an index entry of the key still there, its item a placeholder.
+  const { Item } = await documentClient().get({ TableName: TABLE, Key: key, ConsistentRead: true });
+  const { transfer: _transfer, status: _status, ...placeholder } = Item ?? {};
+  await documentClient().put({ TableName: TABLE, Item: placeholder });
+
+  expect(await new DynamoDbCreditTransferStore(documentClient(), TABLE).get(TENANT, hidden)).toBeUndefined();
+  const page = await new DynamoDbCreditTransferList(documentClient(), TABLE).page({
+    tenant: TENANT,
+    filters: {},
+    limit: 50,
+    withTotal: false,
+  });
+  const listed = page.records.map((record) => record.paymentId);
+  expect(listed).toContain(shown);
+  expect(listed).not.toContain(hidden);
 });
