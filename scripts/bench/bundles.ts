@@ -46,6 +46,44 @@ export const handler = async () => {
 };
 `;
 
+/** AWS operations one process made, in order, as `Service.Operation`. */
+type Calls = string[];
+
+/**
+ * The floor of a function's own AWS work: the same calls as its first invocation made, one client
+ * per service, each DynamoDB call a GetItem (reads stand in for writes), each Step Functions call a
+ * StartExecution and each EventBridge call a PutEvents, one after another.
+ */
+const sameCallsHandler = (calls: Calls): string => {
+  const count = (service: string) => calls.filter((call) => call.startsWith(`${service}.`)).length;
+  const [table, sfn, events] = [count('DynamoDB'), count('SFN'), count('EventBridge')];
+  return [
+    "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';",
+    sfn > 0 ? "import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';" : '',
+    events > 0 ? "import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';" : '',
+    'const dynamodb = new DynamoDBClient({});',
+    sfn > 0 ? 'const sfn = new SFNClient({});' : '',
+    events > 0 ? 'const events = new EventBridgeClient({});' : '',
+    'export const handler = async () => {',
+    `  for (let i = 0; i < ${table}; i++)`,
+    "    await dynamodb.send(new GetItemCommand({ TableName: process.env.TABLE_NAME, Key: { pk: { S: 'bench' }, sk: { S: 'reference' } } }));",
+    `  for (let i = 0; i < ${sfn}; i++)`,
+    "    await sfn.send(new StartExecutionCommand({ stateMachineArn: process.env.STATE_MACHINE_ARN, name: 'floor-' + Date.now() + '-' + i, input: '{}' }));",
+    `  for (let i = 0; i < ${events}; i++)`,
+    "    await events.send(new PutEventsCommand({ Entries: [{ Source: 'bench', DetailType: 'bench', Detail: '{}', EventBusName: process.env.EVENT_BUS_NAME }] }));",
+    '  return { statusCode: 200 };',
+    '};',
+    '',
+  ].join('\n');
+};
+
+/** `DynamoDB.GetItem x2, SFN.StartExecution` */
+const describeCalls = (calls: Calls): string => {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call, (counts.get(call) ?? 0) + 1);
+  return [...counts].map(([call, n]) => (n > 1 ? `${call} x${n}` : call)).join(', ') || 'none';
+};
+
 /**
  * The token endpoint's client-secret check alone, as it runs it: two scrypt derivations in
  * parallel (the client's hash and a stand-in), with the parameters the secret was hashed with.
@@ -308,9 +346,19 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 };
 
-/** A loopback TCP port that forwards every connection to a Unix socket (the bench's own table). */
-const forwardToSocket = async (socket: string): Promise<{ endpoint: string; close: () => void }> => {
+/**
+ * A loopback TCP port that forwards every connection to a Unix socket (the bench's own table),
+ * telling `onCall` the DynamoDB operation of every request that passes (read from its headers).
+ */
+const forwardToSocket = async (
+  socket: string,
+  onCall: (call: string) => void,
+): Promise<{ endpoint: string; close: () => void }> => {
   const server = createServer((connection) => {
+    connection.on('data', (chunk: Buffer) => {
+      for (const match of chunk.toString('latin1').matchAll(/x-amz-target: *DynamoDB_\d+\.(\w+)/gi))
+        onCall(`DynamoDB.${match[1]}`);
+    });
     const upstream = connect(socket);
     connection.pipe(upstream).pipe(connection);
     const end = () => {
@@ -343,8 +391,13 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     path: join(OUT_DIR, 'dynamodb'),
   });
   // The functions reach DynamoDB over TCP as on Lambda, through their endpoint variable.
-  const tableTcp = await forwardToSocket(dynalite.socket);
-  const stub = await startAwsJsonStub(stepFunctionsAndEventBridge);
+  // Every AWS call of the process being measured, in order (the processes run one at a time).
+  let calls: Calls = [];
+  const tableTcp = await forwardToSocket(dynalite.socket, (call) => calls.push(call));
+  const stub = await startAwsJsonStub((response, request) => {
+    calls.push(request.target.replace(/^AWSStepFunctions\./, 'SFN.').replace(/^AWSEvents\./, 'EventBridge.'));
+    return stepFunctionsAndEventBridge(response, request);
+  });
   // Where traced functions send their segments, as to the X-Ray daemon beside a Lambda function.
   const xrayDaemon = createSocket('udp4');
   let segmentsSent = 0;
@@ -416,11 +469,14 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       'reference: one DynamoDB GetItem with the same bundled AWS SDK and credential provider, the floor of any function that calls AWS;',
       'load+1st: import and first invocation inside the process (median); process: spawn to answer, Node start included, and the reference the same (medians);',
       'ratio: the median of the pairwise ratios of process times, each run against the reference run just before it (the target);',
+      'floor: the same ratio against a handler that makes the same AWS calls as the function (one client per service, reads for writes): what the function costs beside its own AWS work;',
       "cpu: the same ratio of the processes' CPU time (user + system, all threads): less moved by other work on the machine, and blind to waits on the table",
-      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'ref'.padStart(7)}  ${'ratio'.padStart(5)}  ${'cpu'.padStart(5)}  first answer`,
+      `${'function'.padEnd(32)} ${'minified'.padStart(10)}  ${'load+1st'.padStart(9)}  ${'process'.padStart(9)} / ${'ref'.padStart(7)}  ${'ratio'.padStart(5)}  ${'floor'.padStart(5)}  ${'cpu'.padStart(5)}  first answer`,
       `${'(reference: one GetItem)'.padEnd(32)} ${`${fixed(reference.bytes / 1024, 1)} KB`.padStart(10)}`,
     );
     const misses: string[] = [];
+    const floorMisses: string[] = [];
+    const callLines: string[] = [];
     // BENCH_BUNDLE_ONLY=issueToken,reconciler measures those alone; BENCH_BUNDLE_PROFILE=<dir>
     // writes a V8 CPU profile of each measured process there (a folder per function), to see where the time goes.
     const only = process.env.BENCH_BUNDLE_ONLY?.split(',');
@@ -428,6 +484,15 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     for (const fn of benchFunctions().filter((candidate) => only?.includes(candidate.name) ?? true)) {
       if (fn.event === undefined) throw new Error(`scripts/bench/bundles.ts: no first event for ${fn.name}`);
       const built = await bundle(fn.name, fn.entry);
+      // A first run, not counted, tells the calls its first invocation makes.
+      const firstEvent = await fn.event();
+      calls = [];
+      await loadAndInvoke(built.file, firstEvent, { ...env, ...tracingEnv, ...fn.env });
+      const ownCalls = [...calls];
+      callLines.push(`${fn.name}: ${describeCalls(ownCalls)}`);
+      writeFileSync(join(OUT_DIR, `floor-${fn.name}.ts`), sameCallsHandler(ownCalls));
+      const floor = await bundle(`floor-${fn.name}`, `node_modules/.cache/bench-bundles/floor-${fn.name}.ts`);
+      const floorRatios: number[] = [];
       const referenceWall: number[] = [];
       const inProcessMs: number[] = [];
       const wall: number[] = [];
@@ -437,6 +502,9 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       for (let run = 0; run < options.runs; run++) {
         const event = await fn.event();
         const baseline = await loadAndInvoke(reference.file, {}, env);
+        const ownFloor = await loadAndInvoke(floor.file, {}, { ...env, ...fn.env });
+        if (String(ownFloor.outcome) !== '200')
+          throw new Error(`the floor handler answered ${ownFloor.outcome}`);
         const measured = await loadAndInvoke(
           built.file,
           event,
@@ -449,6 +517,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         inProcessMs.push(measured.ms);
         wall.push(measured.wallMs);
         wallRatios.push(measured.wallMs / baseline.wallMs);
+        floorRatios.push(measured.wallMs / ownFloor.wallMs);
         cpuRatios.push(measured.cpuMs / baseline.cpuMs);
         outcome = String(measured.outcome);
         if (fn.name === 'issueToken') {
@@ -459,9 +528,11 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         }
       }
       const ratio = median(wallRatios);
+      const floorRatio = median(floorRatios);
       if (ratio > TARGET_RATIO) misses.push(`${fn.name} ${fixed(ratio, 2)}`);
+      if (floorRatio > TARGET_RATIO) floorMisses.push(`${fn.name} ${fixed(floorRatio, 2)}`);
       lines.push(
-        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
+        `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${fixed(floorRatio, 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
       );
     }
     const [, N, r, p] = secretCheckEvent.hash.split('$');
@@ -474,6 +545,9 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       lines.push(`X-Ray segment documents the functions sent to the daemon address: ${segmentsSent}`);
     lines.push(
       `target: ratio <= ${TARGET_RATIO}; ${misses.length === 0 ? 'every function meets it' : `missed by ${misses.join(', ')}`}`,
+      `against the floor of its own AWS calls: ${floorMisses.length === 0 ? `every function at most ${TARGET_RATIO}` : `above ${TARGET_RATIO}: ${floorMisses.join(', ')}`}`,
+      'AWS calls of each first invocation:',
+      ...callLines.map((line) => `  ${line}`),
     );
   } finally {
     dynalite.child.kill('SIGTERM');
