@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type LocalService, startLocalService } from '#local/service-process';
+import { STARTING_DETAIL } from '#local/starting';
 
 /**
  * `npx tsx scripts/bench/kill-restart.ts [--cycles 50] [--seconds 1200] [--concurrency 8]
@@ -31,7 +32,6 @@ const CONCURRENCY = Number(values.concurrency);
 const BACKLOG_MS = Number(values['backlog-seconds']) * 1000;
 // 50 accounts as in bench:load, so an account filter matches about 2 % of the transfers.
 const ACCOUNTS = Array.from({ length: 50 }, (_, index) => `kill-${index}`);
-const STARTING_DETAIL = 'The service is starting';
 const TRANSFERS = '/v1/payments/credit-transfers';
 
 interface Failure {

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
+import { STARTING_DETAIL } from '../local/starting.ts';
 import { benchClient } from './support.ts';
 
 /**
@@ -64,9 +65,6 @@ const pick = (): LoadRoute => {
   }
   return 'status';
 };
-
-/** The detail of the 503 a starting service answers (scripts/local/runtime.ts). */
-const STARTING_DETAIL = 'The service is starting';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -25,6 +25,7 @@ import {
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { useInvocationContexts } from './invocations.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
+import { STARTING_DETAIL } from './starting.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
 import type { LocalWebhookDelivery } from './webhook-delivery.ts';
 
@@ -128,7 +129,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     }
     markApiRequest();
     if (listener) return listener(request, response);
-    const starting = problemResponse(503, 'service_unavailable', 'The service is starting', {
+    const starting = problemResponse(503, 'service_unavailable', STARTING_DETAIL, {
       headers: { 'Retry-After': '1' },
     });
     response.writeHead(starting.statusCode, starting.headers as Record<string, string>);
