@@ -40,6 +40,8 @@ export interface TrafficOptions {
   resultFile: string;
   /** Distinguishes the keys and accounts of one run from another's. */
   runLabel: string;
+  /** Debtor accounts the run's transfers spread over (and its list pages filter by): 50 unless given. */
+  accounts?: number;
 }
 
 export interface TrafficResult {
@@ -90,7 +92,10 @@ export const runTraffic = async (options: TrafficOptions): Promise<TrafficResult
   };
   const keyed: { key: string; body: unknown }[] = [];
   const recent: string[] = [];
-  const accounts = Array.from({ length: 50 }, (_, index) => `load-${options.runLabel}-${index}`);
+  const accounts = Array.from(
+    { length: options.accounts ?? 50 },
+    (_, index) => `load-${options.runLabel}-${index}`,
+  );
   const deadline = performance.now() + options.seconds * 1000;
   let sequence = 0;
 

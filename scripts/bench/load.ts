@@ -22,6 +22,7 @@ import { benchClient, fixed, requestToken } from './support.ts';
  *   npm run bench:load                       3 runs x 180 s, then the kill run
  *   npm run bench:load -- --short            3 runs x 20 s (a smoke run)
  *   npm run bench:load -- --runs 2 --seconds 60 --concurrency 32 --settle-seconds 300 --no-kill
+ *   npm run bench:load -- --accounts 5000    transfers spread over 5000 accounts (default 50)
  */
 const { values: flags } = parseArgs({
   options: {
@@ -29,6 +30,7 @@ const { values: flags } = parseArgs({
     runs: { type: 'string', default: process.env.BENCH_LOAD_RUNS },
     seconds: { type: 'string', default: process.env.BENCH_LOAD_SECONDS },
     concurrency: { type: 'string', default: process.env.BENCH_LOAD_CONCURRENCY ?? '32' },
+    accounts: { type: 'string', default: process.env.BENCH_LOAD_ACCOUNTS ?? '50' },
     'settle-seconds': { type: 'string', default: process.env.BENCH_LOAD_SETTLE_SECONDS ?? '600' },
     'no-kill': { type: 'boolean', default: false },
     'no-report': { type: 'boolean', default: false },
@@ -37,6 +39,7 @@ const { values: flags } = parseArgs({
 const RUNS = Number(flags.runs ?? 3);
 const SECONDS = Number(flags.seconds ?? (flags.short ? 20 : 180));
 const CONCURRENCY = Number(flags.concurrency);
+const ACCOUNTS = Number(flags.accounts);
 const SETTLE_SECONDS = Number(flags['settle-seconds']);
 /** Figures per window: a minute, or a third of a short run. */
 const WINDOW_SECONDS = Math.min(60, Math.max(5, Math.floor(SECONDS / 3)));
@@ -233,7 +236,7 @@ const report = new BenchReport('bench:load', [
   '',
   `Mixed traffic from a separate process, ${CONCURRENCY} requests in flight (closed loop: the highest rate the service sustains), ` +
     `${RUNS} runs of ${SECONDS} s on the same data, lifecycle on (as \`npm start\` runs it). Mix: initiation without key 30 %, ` +
-    'with a new key 20 %, replay of a key 10 %, status 20 %, list (one account, limit 20) 10 %, cancellation 10 %. ' +
+    `with a new key 20 %, replay of a key 10 %, status 20 %, list (one of ${ACCOUNTS} accounts, limit 20) 10 %, cancellation 10 %. ` +
     `Figures per ${WINDOW_SECONDS} s window; memory is each process's peak RSS in the window.`,
 ]);
 
@@ -263,6 +266,7 @@ try {
       seconds: SECONDS,
       concurrency: CONCURRENCY,
       runLabel: `${label}-r${run}`,
+      accounts: ACCOUNTS,
     });
     const settleSeconds = await settle(events, result.accepted);
     const verify = await verifyAccepted(api, result.accepted);
@@ -436,6 +440,7 @@ if (!flags['no-kill']) {
       seconds: SECONDS,
       concurrency: CONCURRENCY,
       runLabel: killLabel,
+      accounts: ACCOUNTS,
     });
     await new Promise((resolve) => setTimeout(resolve, (SECONDS * 1000) / 2));
     await current.kill();
