@@ -96,7 +96,11 @@ export const handler = async (event) => ({ status: String(await verifyClientSecr
 const TENANT = 'bench';
 const CLIENT_ID = 'bench-client';
 const CLIENT_SECRET = randomBytes(24).toString('base64url');
-const caller = { tenant: TENANT, clientId: CLIENT_ID, scope: 'transactions:read transactions:write' };
+const caller = {
+  tenant: TENANT,
+  clientId: CLIENT_ID,
+  scope: 'transactions:read transactions:write webhooks:manage',
+};
 
 const httpEvent = (method: string, path: string, extra: Record<string, unknown> = {}) => ({
   httpMethod: method,
@@ -187,6 +191,35 @@ const lostTransfer = async (): Promise<void> => {
   );
 };
 
+const WEBHOOK_ENDPOINTS = '/v1/webhook-endpoints';
+const createEndpointEvent = () =>
+  httpEvent('POST', WEBHOOK_ENDPOINTS, {
+    headers: { 'content-type': 'application/json' },
+    // A receiver on this machine, as the local runtime allows (WEBHOOK_ALLOW_LOCAL_RECEIVERS).
+    body: JSON.stringify({ url: 'http://127.0.0.1:9/hooks' }),
+  });
+
+/** A new webhook endpoint of the bench tenant, registered from source in this process. */
+const newEndpoint = async (): Promise<string> => {
+  const result = (await inProcess('lambdas/api/create-webhook-endpoint.ts', createEndpointEvent())) as {
+    statusCode: number;
+    body: string;
+  };
+  if (result.statusCode !== 201)
+    throw new Error(`bench endpoint registration answered ${result.statusCode}: ${result.body}`);
+  return (JSON.parse(result.body) as { id: string }).id;
+};
+
+/** A request to one endpoint's path, for an endpoint registered for it. */
+const endpointEvent = async (method: string, path = '', body?: unknown) =>
+  httpEvent(method, `${WEBHOOK_ENDPOINTS}/{id}${path}`, {
+    pathParameters: { id: await newEndpoint() },
+    ...(body !== undefined && {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  });
+
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 const tokenEvent = () =>
   httpEvent('POST', '/oauth/token', {
@@ -233,6 +266,14 @@ const FIRST_EVENTS: Record<string, () => Promise<unknown>> = {
     await lostTransfer();
     return {};
   },
+  createWebhookEndpoint: async () => createEndpointEvent(),
+  listWebhookEndpoints: async () => httpEvent('GET', WEBHOOK_ENDPOINTS),
+  getWebhookEndpoint: () => endpointEvent('GET'),
+  deleteWebhookEndpoint: () => endpointEvent('DELETE'),
+  rotateWebhookSecret: () => endpointEvent('POST', '/secret-rotation'),
+  listWebhookDeliveries: () => endpointEvent('GET', '/deliveries'),
+  redeliverWebhookEvents: () => endpointEvent('POST', '/redeliveries', { since: new Date(0).toISOString() }),
+  listEvents: async () => httpEvent('GET', '/v1/events'),
 };
 
 interface BenchFunction {
@@ -429,6 +470,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       RAIL: 'sandbox',
       POWERTOOLS_METRICS_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
+      WEBHOOK_ALLOW_LOCAL_RECEIVERS: 'true',
     };
     // This process prepares each first event from source, against the same table.
     for (const name of ['DYNAMODB_ENDPOINT', 'DYNAMODB_SOCKET']) delete process.env[name];
