@@ -139,16 +139,17 @@ const inProcess = async (entry: string, event: unknown): Promise<unknown> => {
   return handler(event, { ...CONTEXT, getRemainingTimeInMillis: () => 10_000 });
 };
 
-/** A new transfer of the bench tenant, initiated from source in this process. */
-const newTransfer = async (fields: Record<string, unknown> = {}): Promise<string> => {
-  const result = (await inProcess('lambdas/api/initiate-credit-transfer.ts', initiationEvent(fields))) as {
-    statusCode: number;
-    body: string;
-  };
-  if (result.statusCode !== 202)
-    throw new Error(`bench initiation answered ${result.statusCode}: ${result.body}`);
-  return (JSON.parse(result.body) as { paymentId: string }).paymentId;
+/** Invokes a route from source in this process; its answer's body, when it has the expected status. */
+const answered = async (entry: string, event: unknown, status: number): Promise<Record<string, string>> => {
+  const result = (await inProcess(entry, event)) as { statusCode: number; body: string };
+  if (result.statusCode !== status)
+    throw new Error(`bench ${entry} answered ${result.statusCode}: ${result.body}`);
+  return JSON.parse(result.body) as Record<string, string>;
 };
+
+/** A new transfer of the bench tenant, initiated from source in this process. */
+const newTransfer = async (fields: Record<string, unknown> = {}): Promise<string> =>
+  (await answered('lambdas/api/initiate-credit-transfer.ts', initiationEvent(fields), 202)).paymentId ?? '';
 
 const tomorrow = (): string => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 
@@ -200,15 +201,8 @@ const createEndpointEvent = () =>
   });
 
 /** A new webhook endpoint of the bench tenant, registered from source in this process. */
-const newEndpoint = async (): Promise<string> => {
-  const result = (await inProcess('lambdas/api/create-webhook-endpoint.ts', createEndpointEvent())) as {
-    statusCode: number;
-    body: string;
-  };
-  if (result.statusCode !== 201)
-    throw new Error(`bench endpoint registration answered ${result.statusCode}: ${result.body}`);
-  return (JSON.parse(result.body) as { id: string }).id;
-};
+const newEndpoint = async (): Promise<string> =>
+  (await answered('lambdas/api/create-webhook-endpoint.ts', createEndpointEvent(), 201)).id ?? '';
 
 /** A request to one endpoint's path, for an endpoint registered for it. */
 const endpointEvent = async (method: string, path = '', body?: unknown) =>
