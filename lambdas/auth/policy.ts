@@ -46,15 +46,30 @@ export const routePolicy = (
 const asList = (value: string | string[] | undefined): string[] =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
 
+/**
+ * Patterns compiled so far: every request is checked against the same route ARNs, so each is
+ * compiled once. Bounded all the same, since a policy is data.
+ */
+const compiledPatterns = new Map<string, RegExp>();
+const MAX_COMPILED_PATTERNS = 1000;
+
 /** IAM wildcards: `*` any run of characters (slashes too), `?` any one character. */
 const wildcardMatches = (pattern: string, value: string, ignoreCase = false): boolean => {
-  const source = pattern
-    .split('')
-    .map((character) =>
-      character === '*' ? '.*' : character === '?' ? '.' : character.replace(/[\\^$.|+()[\]{}]/g, '\\$&'),
-    )
-    .join('');
-  return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's').test(value);
+  const flags = ignoreCase ? 'is' : 's';
+  const key = `${flags} ${pattern}`;
+  let compiled = compiledPatterns.get(key);
+  if (compiled === undefined) {
+    const source = pattern
+      .split('')
+      .map((character) =>
+        character === '*' ? '.*' : character === '?' ? '.' : character.replace(/[\\^$.|+()[\]{}]/g, '\\$&'),
+      )
+      .join('');
+    compiled = new RegExp(`^${source}$`, flags);
+    if (compiledPatterns.size >= MAX_COMPILED_PATTERNS) compiledPatterns.clear();
+    compiledPatterns.set(key, compiled);
+  }
+  return compiled.test(value);
 };
 
 const statementApplies = (statement: Statement, action: string, resource: string): boolean => {

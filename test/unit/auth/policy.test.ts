@@ -75,6 +75,14 @@ describe('isAllowed evaluates a policy as API Gateway does', () => {
     ).toBe(false);
   });
 
+  it('matches resources with regard to case, even a pattern it has just matched as an action', () => {
+    const pattern = `${STAGE}/GET/Path`;
+    const document = policy({ Effect: 'Allow', Action: pattern, Resource: pattern });
+
+    expect(isAllowed(document, pattern, pattern.toLowerCase())).toBe(true);
+    expect(isAllowed(document, pattern.toLowerCase(), pattern.toLowerCase())).toBe(false);
+  });
+
   it('applies NotResource and NotAction', () => {
     const document = policy(
       { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: '*' },
