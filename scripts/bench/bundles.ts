@@ -46,6 +46,31 @@ export const handler = async () => {
 };
 `;
 
+/**
+ * What the design's libraries cost by themselves: the reference's GetItem, made through the
+ * document client, inside a middy handler that parses its query with zod and logs and counts
+ * with Powertools, as every function does; none of the service's own code.
+ */
+const LIBRARIES_ENTRY = join(OUT_DIR, 'libraries-handler.ts');
+const LIBRARIES_HANDLER = `import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocument } from '@aws-sdk/lib-dynamodb';
+import middy from '@middy/core';
+import * as z from 'zod/mini';
+const logger = new Logger({ serviceName: 'bench' });
+const metrics = new Metrics({ namespace: 'bench', serviceName: 'bench' });
+const table = DynamoDBDocument.from(new DynamoDBClient({}));
+const query = z.object({ limit: z.optional(z.string()) });
+export const handler = middy(async (event) => {
+  query.parse(event.queryStringParameters ?? {});
+  const { Item } = await table.get({ TableName: process.env.TABLE_NAME, Key: { pk: 'bench', sk: 'reference' } });
+  logger.info('read', { found: Item !== undefined });
+  metrics.addMetric('reads', 'Count', 1);
+  return { statusCode: Item === undefined ? 404 : 200 };
+});
+`;
+
 /** AWS operations one process made, in order, as `Service.Operation`. */
 type Calls = string[];
 
@@ -450,6 +475,8 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     'reference-handler',
     'node_modules/.cache/bench-bundles/reference-handler.ts',
   );
+  writeFileSync(LIBRARIES_ENTRY, LIBRARIES_HANDLER);
+  const libraries = await bundle('libraries-handler', 'node_modules/.cache/bench-bundles/libraries-handler.ts');
 
   const dynalite = await startDynalite({
     socket: join(OUT_DIR, 'dynamodb.sock'),
@@ -601,6 +628,18 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${fixed(floorRatio, 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
       );
     }
+    const librariesRatios: number[] = [];
+    const librariesCpuRatios: number[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      const baseline = await loadAndInvoke(reference.file, {}, env);
+      const measured = await loadAndInvoke(libraries.file, {}, env);
+      if (String(measured.outcome) !== '200') throw new Error(`the libraries handler answered ${measured.outcome}`);
+      librariesRatios.push(measured.wallMs / baseline.wallMs);
+      librariesCpuRatios.push(measured.cpuMs / baseline.cpuMs);
+    }
+    lines.push(
+      `the design's libraries alone (Powertools logger and metrics, middy, zod, the document client) around the reference's GetItem, none of the service's code: ${fixed(libraries.bytes / 1024, 1)} KB, ratio ${fixed(median(librariesRatios), 2)}, cpu ${fixed(median(librariesCpuRatios), 2)}`,
+    );
     const [, N, r, p] = secretCheckEvent.hash.split('$');
     const scryptParameters = `N=${N} r=${r} p=${p}`;
     if (secretCheckMs.length > 0)
