@@ -476,7 +476,10 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     'node_modules/.cache/bench-bundles/reference-handler.ts',
   );
   writeFileSync(LIBRARIES_ENTRY, LIBRARIES_HANDLER);
-  const libraries = await bundle('libraries-handler', 'node_modules/.cache/bench-bundles/libraries-handler.ts');
+  const libraries = await bundle(
+    'libraries-handler',
+    'node_modules/.cache/bench-bundles/libraries-handler.ts',
+  );
 
   const dynalite = await startDynalite({
     socket: join(OUT_DIR, 'dynamodb.sock'),
@@ -633,7 +636,8 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     for (let run = 0; run < options.runs; run++) {
       const baseline = await loadAndInvoke(reference.file, {}, env);
       const measured = await loadAndInvoke(libraries.file, {}, env);
-      if (String(measured.outcome) !== '200') throw new Error(`the libraries handler answered ${measured.outcome}`);
+      if (String(measured.outcome) !== '200')
+        throw new Error(`the libraries handler answered ${measured.outcome}`);
       librariesRatios.push(measured.wallMs / baseline.wallMs);
       librariesCpuRatios.push(measured.cpuMs / baseline.cpuMs);
     }
