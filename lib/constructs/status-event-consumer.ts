@@ -1,10 +1,8 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
-import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Duration } from 'aws-cdk-lib';
+import type { IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { EVENT_SOURCE } from '#adapters/event-publisher';
-import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
+import { addStatusChangeQueue } from './status-change-queue.ts';
 
 export interface StatusEventConsumerProps {
   readonly eventBus: IEventBus;
@@ -26,47 +24,16 @@ export class StatusEventConsumer extends Construct {
 
   constructor(scope: Construct, id: string, props: StatusEventConsumerProps) {
     super(scope, id);
-
-    // SQS managed encryption: EventBridge can deliver to it without a key policy of its own.
-    const queueProps = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
-    // Retained when the stage is torn down: what they hold was never delivered anywhere else.
-    this.queueDeadLetters = new Queue(this, 'QueueDeadLetters', {
-      ...queueProps,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.queue = new Queue(this, 'Queue', {
-      ...queueProps,
-      retentionPeriod: Duration.days(4),
-      visibilityTimeout: Duration.seconds(60),
-      deadLetterQueue: { queue: this.queueDeadLetters, maxReceiveCount: 5 },
-    });
-    this.ruleDeadLetters = new Queue(this, 'RuleDeadLetters', {
-      ...queueProps,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-
-    this.rule = new Rule(this, 'StatusChanged', {
+    const statusChanges = addStatusChangeQueue(this, {
       eventBus: props.eventBus,
-      description: 'Every credit transfer status change, to the example consumer queue',
-      eventPattern: { source: [EVENT_SOURCE], detailType: [STATUS_CHANGED_EVENT] },
+      readBy: 'the example consumer queue',
+      visibilityTimeout: Duration.seconds(60),
+      deadLetterReason:
+        'This queue is itself a dead-letter queue (of the consumer queue, or of the EventBridge rule target); its depth and its oldest message are alarmed.',
     });
-    this.rule.addTarget(
-      new SqsQueue(this.queue, {
-        deadLetterQueue: this.ruleDeadLetters,
-        retryAttempts: 185,
-        maxEventAge: Duration.hours(24),
-      }),
-    );
-
-    for (const deadLetters of [this.queueDeadLetters, this.ruleDeadLetters]) {
-      const reason =
-        'This queue is itself a dead-letter queue (of the consumer queue, or of the EventBridge rule target); its depth and its oldest message are alarmed.';
-      Validations.of(deadLetters).acknowledge(
-        { id: 'AwsSolutions-SQS3', reason },
-        { id: 'cdk-validator-cfnguard::sqs_dlq_check', reason },
-      );
-    }
+    this.queue = statusChanges.queue;
+    this.queueDeadLetters = statusChanges.queueDeadLetters;
+    this.ruleDeadLetters = statusChanges.ruleDeadLetters;
+    this.rule = statusChanges.rule;
   }
 }

@@ -1,19 +1,18 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction, SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { EVENT_SOURCE } from '#adapters/event-publisher';
 import { WEBHOOK_INDEX } from '#adapters/table-definition';
-import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
 import { SERVICE_NAME } from '#shared/logger';
 import { METRICS_NAMESPACE, WEBHOOK_ENDPOINTS_DISABLED_METRIC } from '#shared/metrics';
 import { KEY_PREFIXES, tableAccess } from '../function-bindings.ts';
 import { bind, ServiceFunction } from './function-defaults.ts';
+import { addStatusChangeQueue } from './status-change-queue.ts';
 
 export interface WebhookDeliveryProps {
   readonly eventBus: IEventBus;
@@ -48,46 +47,18 @@ export class WebhookDelivery extends Construct {
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
     super(scope, id);
 
-    const queueProps = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
-    // Dead letters outlive a tear-down, as the status event consumer's do: they are undelivered work.
-    this.queueDeadLetters = new Queue(this, 'QueueDeadLetters', {
-      ...queueProps,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.queue = new Queue(this, 'Queue', {
-      ...queueProps,
-      retentionPeriod: Duration.days(4),
+    const statusChanges = addStatusChangeQueue(this, {
+      eventBus: props.eventBus,
+      readBy: 'the webhook delivery queue',
       // Six times the function's timeout, as Lambda advises for a queue it reads.
       visibilityTimeout: Duration.seconds(INGEST_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: this.queueDeadLetters, maxReceiveCount: 5 },
+      deadLetterReason:
+        'This queue is itself a dead-letter queue (of the webhook queue, or of its rule target); its depth and its oldest message are alarmed.',
     });
-    this.ruleDeadLetters = new Queue(this, 'RuleDeadLetters', {
-      ...queueProps,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    for (const deadLetters of [this.queueDeadLetters, this.ruleDeadLetters]) {
-      const reason =
-        'This queue is itself a dead-letter queue (of the webhook queue, or of its rule target); its depth and its oldest message are alarmed.';
-      Validations.of(deadLetters).acknowledge(
-        { id: 'AwsSolutions-SQS3', reason },
-        { id: 'cdk-validator-cfnguard::sqs_dlq_check', reason },
-      );
-    }
-
-    this.rule = new Rule(this, 'StatusChanged', {
-      eventBus: props.eventBus,
-      description: 'Every credit transfer status change, to the webhook delivery queue',
-      eventPattern: { source: [EVENT_SOURCE], detailType: [STATUS_CHANGED_EVENT] },
-    });
-    this.rule.addTarget(
-      new SqsQueue(this.queue, {
-        deadLetterQueue: this.ruleDeadLetters,
-        retryAttempts: 185,
-        maxEventAge: Duration.hours(24),
-      }),
-    );
+    this.queue = statusChanges.queue;
+    this.queueDeadLetters = statusChanges.queueDeadLetters;
+    this.ruleDeadLetters = statusChanges.ruleDeadLetters;
+    this.rule = statusChanges.rule;
 
     const metricsEnvironment = {
       environment: { POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME: SERVICE_NAME },
