@@ -9,7 +9,13 @@ import { createDocumentClient } from '#adapters/dynamodb-client';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchInitiationThroughput } from './initiation.ts';
 import { ROUTES, type TrafficOptions, type TrafficResult } from './load-traffic.ts';
-import { type MemorySample, type ServiceProcess, sampleMemory, serviceProcesses } from './processes.ts';
+import {
+  type MachineSample,
+  type MemorySample,
+  type ServiceProcess,
+  sampleMemory,
+  serviceProcesses,
+} from './processes.ts';
 import { BenchReport, lineChart } from './report.ts';
 import { benchClient, fixed, requestToken } from './support.ts';
 
@@ -175,13 +181,33 @@ interface WindowFigures {
   noAnswer: number;
   latency: Record<string, { p50: number; p99: number; count: number }>;
   rssMb: Record<string, number>;
+  /** CPU ms each process used in the window, per answered request. */
+  cpuMsPerRequest: Record<string, number>;
+  /** Share of the whole machine's CPU (all cores) busy in the window, in percent. */
+  machineBusyPercent?: number;
   settledPerSecond: number;
 }
+
+/** How much a cumulative counter grew between the first and the last sample inside [start, end]. */
+const growth = <S extends { at: number }>(
+  samples: readonly S[],
+  start: number,
+  end: number,
+  value: (sample: S) => number,
+) => {
+  const inside = samples.filter((sample) => sample.at >= start && sample.at <= end);
+  const first = inside[0];
+  const last = inside.at(-1);
+  return first && last && last !== first
+    ? { amount: value(last) - value(first), ms: last.at - first.at }
+    : undefined;
+};
 
 const windowsOf = (
   run: string,
   result: TrafficResult,
   memory: readonly MemorySample[],
+  machine: readonly MachineSample[],
   finals: ReadonlyMap<string, number>,
   origin: number,
 ): WindowFigures[] => {
@@ -203,17 +229,35 @@ const windowsOf = (
       // The window's peak: a leak shows in it as much as in the mean.
       rssMb[sample.role] = Math.max(rssMb[sample.role] ?? 0, sample.rssMb);
     }
+    const answered = rows.filter(([, , status]) => status !== 0).length;
+    const cpuMsPerRequest: Record<string, number> = {};
+    for (const role of Object.keys(rssMb)) {
+      const used = growth(
+        memory.filter((sample) => sample.role === role),
+        start,
+        end,
+        (sample) => sample.cpuMs,
+      );
+      // Scaled to the whole window: the samples inside it cover a little less.
+      if (used && answered > 0) cpuMsPerRequest[role] = (used.amount * ((end - start) / used.ms)) / answered;
+    }
+    const busy = growth(machine, start, end, (sample) => sample.busyMs);
+    const total = growth(machine, start, end, (sample) => sample.totalMs);
+    const machineBusyPercent =
+      busy && total && total.amount > 0 ? (100 * busy.amount) / total.amount : undefined;
     let settled = 0;
     for (const at of finals.values()) if (at >= start && at < end) settled++;
     windows.push({
       run,
       window: index,
       at: (end - origin) / 1000,
-      perSecond: rows.filter(([, , status]) => status !== 0).length / ((end - start) / 1000),
+      perSecond: answered / ((end - start) / 1000),
       errors5xx: rows.filter(([, , status]) => status >= 500).length,
       noAnswer: rows.filter(([, , status]) => status === 0).length,
       latency,
       rssMb,
+      cpuMsPerRequest,
+      ...(machineBusyPercent !== undefined && { machineBusyPercent }),
       settledPerSecond: settled / ((end - start) / 1000),
     });
   }
@@ -237,7 +281,7 @@ const report = new BenchReport('bench:load', [
   `Mixed traffic from a separate process, ${CONCURRENCY} requests in flight (closed loop: the highest rate the service sustains), ` +
     `${RUNS} runs of ${SECONDS} s on the same data, lifecycle on (as \`npm start\` runs it). Mix: initiation without key 30 %, ` +
     `with a new key 20 %, replay of a key 10 %, status 20 %, list (one of ${ACCOUNTS} accounts, limit 20) 10 %, cancellation 10 %. ` +
-    `Figures per ${WINDOW_SECONDS} s window; memory is each process's peak RSS in the window.`,
+    `Figures per ${WINDOW_SECONDS} s window; memory is each process's peak RSS in the window; CPU is each process's CPU time (all its threads) per answered request, and the share of the whole machine's CPU in use (the traffic generator's included).`,
 ]);
 
 const service = await startLocalService();
@@ -271,7 +315,7 @@ try {
     const settleSeconds = await settle(events, result.accepted);
     const verify = await verifyAccepted(api, result.accepted);
     runs.push({ label: `run ${run}`, result, ...(settleSeconds !== undefined && { settleSeconds }), verify });
-    windows.push(...windowsOf(`run ${run}`, result, memory.samples, events.finals, origin));
+    windows.push(...windowsOf(`run ${run}`, result, memory.samples, memory.machine, events.finals, origin));
     console.log(
       `run ${run}: ${result.requests.length} requests, ${result.accepted.length} accepted, settled in ${settleSeconds === undefined ? `>${SETTLE_SECONDS}` : fixed(settleSeconds)} s`,
     );
@@ -349,6 +393,8 @@ try {
         '5xx',
         ...ROUTES,
         ...roles.map((role) => `RSS ${role} MB`),
+        ...roles.map((role) => `CPU ${role} ms/req`),
+        'machine CPU busy %',
       ],
       rows: windows.map((w) => [
         w.run,
@@ -361,6 +407,11 @@ try {
           return l && l.count > 0 ? `${fixed(l.p50, 0)} / ${fixed(l.p99, 0)}` : '-';
         }),
         ...roles.map((role) => fixed(w.rssMb[role] ?? 0, 0)),
+        ...roles.map((role) => {
+          const ms = w.cpuMsPerRequest[role];
+          return ms === undefined ? '-' : fixed(ms, 2);
+        }),
+        w.machineBusyPercent === undefined ? '-' : fixed(w.machineBusyPercent, 0),
       ]),
     },
     charts: [

@@ -34,6 +34,27 @@ export const serviceProcesses = async (servicePid: number): Promise<ServiceProce
   return found;
 };
 
+/**
+ * CPU time (user and system) the process has used so far, in ms, or undefined once it is gone.
+ * /proc counts it in clock ticks of 1/100 s (USER_HZ, fixed at 100 for user space on Linux).
+ */
+export const cpuMilliseconds = async (pid: number): Promise<number | undefined> => {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // utime and stime are fields 14 and 15; the fields after the command name start at field 3.
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields?.[12] === undefined) return undefined;
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/** The whole machine's CPU time so far, in ms summed over its cores: busy and in all. */
+const machineMilliseconds = async (): Promise<{ busyMs: number; totalMs: number }> => {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  const total = ticks.reduce((sum, tick) => sum + tick, 0);
+  return { busyMs: (total - idle) * 10, totalMs: total * 10 };
+};
+
 /** Resident set size in MB, or undefined once the process is gone. */
 export const residentMegabytes = async (pid: number): Promise<number | undefined> => {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
@@ -45,22 +66,33 @@ export interface MemorySample {
   at: number;
   role: string;
   rssMb: number;
+  /** CPU time used since the process began, in ms. */
+  cpuMs: number;
 }
 
-/** Samples every process's RSS every `intervalMs` until stopped. */
+export interface MachineSample {
+  at: number;
+  busyMs: number;
+  totalMs: number;
+}
+
+/** Samples every process's RSS and CPU time, and the machine's CPU, every `intervalMs` until stopped. */
 export const sampleMemory = (processes: () => ServiceProcess[], intervalMs: number) => {
   const samples: MemorySample[] = [];
+  const machine: MachineSample[] = [];
   const take = async () => {
     const at = Date.now();
+    machine.push({ at, ...(await machineMilliseconds()) });
     for (const { role, pid } of processes()) {
-      const rssMb = await residentMegabytes(pid);
-      if (rssMb !== undefined) samples.push({ at, role, rssMb });
+      const [rssMb, cpuMs] = await Promise.all([residentMegabytes(pid), cpuMilliseconds(pid)]);
+      if (rssMb !== undefined && cpuMs !== undefined) samples.push({ at, role, rssMb, cpuMs });
     }
   };
   void take();
   const timer = setInterval(() => void take(), intervalMs);
   return {
     samples,
+    machine,
     stop: async () => {
       clearInterval(timer);
       await take();
