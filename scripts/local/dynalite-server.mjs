@@ -31,6 +31,19 @@ for (const Iterator of [
   }
 }
 
+// dynalite opens LevelDB with its defaults, a 4 MB write buffer and an 8 MB block cache, made
+// for small databases. Under sustained load (`npm run bench:load`) a buffer filled every few
+// seconds, so compaction rewrote 1-1.8 GB a minute of a 165 MB table and the table's CPU per
+// request grew with its size (2.0 to 4.4 ms over three runs). With these, compaction writes
+// about a tenth of that and the CPU per request holds (2.2 to 2.7 ms); memory costs up to
+// about 190 MB more.
+const LEVELDB_OPTIONS = { writeBufferSize: 64 << 20, cacheSize: 64 << 20 };
+const { ClassicLevel } = createRequire(fromDynalite.resolve('level'))('classic-level');
+const openLevelDb = ClassicLevel.prototype._open;
+ClassicLevel.prototype._open = function (options) {
+  return openLevelDb.call(this, { ...LEVELDB_OPTIONS, ...options });
+};
+
 const dynalite = require('dynalite');
 
 const [socketPath, path] = process.argv.slice(2);
