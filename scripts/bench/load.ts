@@ -11,9 +11,9 @@ import { benchInitiationThroughput } from './initiation.ts';
 import { ROUTES, type TrafficOptions, type TrafficResult } from './load-traffic.ts';
 import {
   type MachineSample,
-  type MemorySample,
+  type ProcessSample,
   type ServiceProcess,
-  sampleMemory,
+  sampleProcesses,
   serviceProcesses,
 } from './processes.ts';
 import { BenchReport, lineChart } from './report.ts';
@@ -206,7 +206,7 @@ const growth = <S extends { at: number }>(
 const windowsOf = (
   run: string,
   result: TrafficResult,
-  memory: readonly MemorySample[],
+  memory: readonly ProcessSample[],
   machine: readonly MachineSample[],
   finals: ReadonlyMap<string, number>,
   origin: number,
@@ -287,7 +287,7 @@ const report = new BenchReport('bench:load', [
 const service = await startLocalService();
 const api = benchClient(service.baseUrl, await requestToken(service.baseUrl));
 const processes: ServiceProcess[] = await serviceProcesses(service.pid);
-const memory = sampleMemory(() => processes, 2000);
+const memory = sampleProcesses(() => processes, 2000);
 const events = finalEventsReader(service);
 const origin = Date.now();
 const windows: WindowFigures[] = [];

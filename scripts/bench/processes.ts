@@ -62,7 +62,7 @@ export const residentMegabytes = async (pid: number): Promise<number | undefined
   return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
 };
 
-export interface MemorySample {
+export interface ProcessSample {
   at: number;
   role: string;
   rssMb: number;
@@ -77,8 +77,8 @@ export interface MachineSample {
 }
 
 /** Samples every process's RSS and CPU time, and the machine's CPU, every `intervalMs` until stopped. */
-export const sampleMemory = (processes: () => ServiceProcess[], intervalMs: number) => {
-  const samples: MemorySample[] = [];
+export const sampleProcesses = (processes: () => ServiceProcess[], intervalMs: number) => {
+  const samples: ProcessSample[] = [];
   const machine: MachineSample[] = [];
   const take = async () => {
     const at = Date.now();
