@@ -14,11 +14,16 @@ export interface ServiceProcess {
 const commandLine = async (pid: number): Promise<string> =>
   (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').join(' ');
 
-const parentOf = async (pid: number): Promise<number | undefined> => {
+/** The fields of /proc/<pid>/stat from field 3 on (index 0 is field 3), or undefined once it is gone. */
+const statFields = async (pid: number): Promise<string[] | undefined> => {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   // The command name may hold spaces or parentheses: fields follow its last ')'.
-  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields?.[1] === undefined ? undefined : Number(fields[1]);
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+};
+
+const parentOf = async (pid: number): Promise<number | undefined> => {
+  const ppid = (await statFields(pid))?.[1];
+  return ppid === undefined ? undefined : Number(ppid);
 };
 
 /** The service process and its children, named by what they run. */
@@ -39,9 +44,8 @@ export const serviceProcesses = async (servicePid: number): Promise<ServiceProce
  * /proc counts it in clock ticks of 1/100 s (USER_HZ, fixed at 100 for user space on Linux).
  */
 export const cpuMilliseconds = async (pid: number): Promise<number | undefined> => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  // utime and stime are fields 14 and 15; the fields after the command name start at field 3.
-  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15.
+  const fields = await statFields(pid);
   if (fields?.[12] === undefined) return undefined;
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LocalService } from '#local/service-process';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
-import { type ServiceProcess, serviceProcesses } from './processes.ts';
+import { cpuMilliseconds, type ServiceProcess, serviceProcesses } from './processes.ts';
 import { type BenchClient, fixed, runConcurrently } from './support.ts';
 
 /**
@@ -21,7 +21,6 @@ export interface TableFigures {
 }
 
 const COUNTER = fileURLToPath(new URL('./table-call-counter.mjs', import.meta.url));
-const TICKS_PER_SECOND = 100;
 
 /** A folder for the counts, and the environment that preloads the counter into the service's processes. */
 export const tableCallCounting = async (nodeOptions = '') => {
@@ -91,12 +90,7 @@ export const formatTableFigures = (figures: TableFigures): string[] => {
   ];
 };
 
-export const cpuSeconds = async (pid: number): Promise<number> => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name.
-  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-};
+const cpuSeconds = async (pid: number): Promise<number> => ((await cpuMilliseconds(pid)) ?? 0) / 1000;
 
 export const cpuOf = async (processes: readonly ServiceProcess[]): Promise<Record<string, number>> =>
   Object.fromEntries(
