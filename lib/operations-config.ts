@@ -1,3 +1,5 @@
+import { wholeNumber } from '#shared/config';
+
 /**
  * The stage's settings for going live (recovery, alarms' subscribers, concurrency, client
  * certificates), read from CDK context beside lib/stage-config.ts. Each refusal is one line
@@ -74,7 +76,7 @@ export const operationsConfig = ({
     );
   }
 
-  const retentionDays = wholeNumber(
+  const retentionDays = contextCount(
     text('backupRetentionDays') ?? (production ? '35' : '7'),
     'backupRetentionDays',
   );
@@ -98,7 +100,7 @@ export const operationsConfig = ({
   for (const group of FUNCTION_GROUPS) {
     const name = `reservedConcurrency${group.charAt(0).toUpperCase()}${group.slice(1)}`;
     const value = text(name) ?? (production ? String(PRODUCTION_RESERVED_CONCURRENCY[group]) : 'none');
-    if (value !== 'none') reservedConcurrency[group] = wholeNumber(value, name);
+    if (value !== 'none') reservedConcurrency[group] = contextCount(value, name);
   }
 
   const truststoreUri = text('mtlsTruststoreUri');
@@ -130,8 +132,6 @@ export const operationsConfig = ({
   };
 };
 
-const wholeNumber = (value: string, name: string): number => {
-  if (!/^[1-9]\d{0,3}$/.test(value))
-    throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
-  return Number(value);
-};
+/** Context values that count things or days: from 1 to 9999. */
+export const contextCount = (value: string, name: string): number =>
+  wholeNumber(`Context ${name}`, value, { min: 1, max: 9999 });

@@ -1,5 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { type OperationsConfig, operationsConfig } from './operations-config.ts';
+import { wholeNumber } from '#shared/config';
+import { contextCount, type OperationsConfig, operationsConfig } from './operations-config.ts';
 
 /** The rail the workflow functions submit payments to. */
 export type RailConfig =
@@ -180,7 +181,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     tableCustomerManagedKey: flag('tableCmk', false),
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
-    signingKeyGeneration: wholeNumber(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
+    signingKeyGeneration: contextCount(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
     awsEndpoints: { fips: flag('fipsEndpoints', false), dualStack: flag('dualStackEndpoints', false) },
     provisionedConcurrency: Object.fromEntries(
       PROVISIONED_CONCURRENCY_GROUPS.map((group) => {
@@ -200,17 +201,9 @@ export const stageConfig = (context: ContextReader): StageConfig => {
 export const defaultIssuer = (stage: string, domainName?: string): string =>
   `https://${domainName ?? `credit-transfers-${stage}.invalid`}`;
 
-const wholeNumber = (value: string, name: string): number => {
-  if (!/^[1-9]\d{0,3}$/.test(value))
-    throw new Error(`Context ${name} must be a whole number from 1; got ${value}`);
-  return Number(value);
-};
-
-const instanceCount = (value: string, name: string): number => {
-  if (!/^(0|[1-9]\d{0,3})$/.test(value))
-    throw new Error(`Context ${name} must be a whole number from 0 (off) to 9999; got ${value}`);
-  return Number(value);
-};
+/** 0 is off. */
+const instanceCount = (value: string, name: string): number =>
+  wholeNumber(`Context ${name}`, value, { min: 0, max: 9999 });
 
 const isHttpsUrl = (value: string): boolean => {
   try {

@@ -8,26 +8,38 @@ process.env.AWS_XRAY_MANUAL_MODE ??= 'true';
 // Every file and folder the service and its table process make is the owner's alone (0600, 0700).
 process.umask(0o077);
 const { checkSecrets, DataFolderError, tightenDataFolder } = await import('#local/data-folder');
+const { SettingError, wholeNumberEnv } = await import('#shared/config');
 
-/** A damaged data file is the operator's to fix: one line saying which and how, no stack trace. */
+/**
+ * A damaged data file or an unusable setting is the operator's to fix: one line saying which and
+ * how, no stack trace.
+ */
 const refuseToStart = (error: unknown): never => {
-  console.error(error instanceof DataFolderError ? `Cannot start: ${error.message}` : error);
+  const operators = error instanceof DataFolderError || error instanceof SettingError;
+  console.error(operators ? `Cannot start: ${error.message}` : error);
   process.exit(1);
 };
 
 /** `npm start`: the whole service on this machine. Every setting has a default; see docs/local-runtime.md. */
 const setting = (name: string, fallback: string): string => process.env[name] || fallback;
 
+/** What may refuse the start is checked before the rest of the service is even loaded. */
+const orRefuse = <T>(check: () => T): T => {
+  try {
+    return check();
+  } catch (error) {
+    return refuseToStart(error);
+  }
+};
+
 const dataDir = resolve(setting('DATA_DIR', '.local-data'));
-// The secrets first, before the rest of the service is even loaded: a damaged one stops it at once.
-// The folder is made owner-only before any secret is written to it.
-try {
+const port = orRefuse(() => wholeNumberEnv('PORT', 3000, { min: 0, max: 65_535 }));
+// A damaged secret stops it at once. The folder is made owner-only before any secret is written to it.
+orRefuse(() => {
   const tightened = tightenDataFolder(dataDir);
   if (tightened !== undefined) console.warn(tightened);
   checkSecrets(dataDir);
-} catch (error) {
-  refuseToStart(error);
-}
+});
 const { startLocalRuntime } = await import('#local/runtime');
 
 const DEFAULT_CLIENT_SECRET = 'local-client-secret';
@@ -41,7 +53,7 @@ const shownSecret = client.clientSecret === DEFAULT_CLIENT_SECRET ? client.clien
 
 const runtime = await startLocalRuntime({
   host: setting('HOST', '127.0.0.1'),
-  port: Number(setting('PORT', '3000')),
+  port,
   dataDir,
   tableName: setting('TABLE_NAME', 'credit-transfers'),
   client,

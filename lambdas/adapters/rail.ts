@@ -1,6 +1,6 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { Clock, Rail } from '#domain/ports';
-import { optionalEnv, requiredEnv } from '#shared/config';
+import { optionalEnv, requiredEnv, wholeNumberEnv } from '#shared/config';
 import type { ConnectorSettings, SigningKeySource } from './connector-rail.ts';
 import type { DocumentClient } from './dynamodb-client.ts';
 import { SandboxRail } from './sandbox-rail.ts';
@@ -38,15 +38,6 @@ const connectorRail = (settings: ConnectorSettings, signingKey: SigningKeySource
   };
 };
 
-const positiveInteger = (name: string, fallback: number): number => {
-  const value = optionalEnv(name);
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1)
-    throw new Error(`${name} must be a whole number above 0, got ${value}`);
-  return parsed;
-};
-
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export const connectorSettings = (): ConnectorSettings => {
@@ -63,10 +54,10 @@ export const connectorSettings = (): ConnectorSettings => {
   }
   return {
     baseUrl,
-    timeoutMs: positiveInteger('CONNECTOR_TIMEOUT_MS', 2500),
-    maxAttempts: positiveInteger('CONNECTOR_MAX_ATTEMPTS', 3),
-    backoffMs: positiveInteger('CONNECTOR_BACKOFF_MS', 200),
-    deadlineMs: positiveInteger('CONNECTOR_DEADLINE_MS', 8000),
+    timeoutMs: wholeNumberEnv('CONNECTOR_TIMEOUT_MS', 2500, { min: 1 }),
+    maxAttempts: wholeNumberEnv('CONNECTOR_MAX_ATTEMPTS', 3, { min: 1 }),
+    backoffMs: wholeNumberEnv('CONNECTOR_BACKOFF_MS', 200, { min: 1 }),
+    deadlineMs: wholeNumberEnv('CONNECTOR_DEADLINE_MS', 8000, { min: 1 }),
   };
 };
 

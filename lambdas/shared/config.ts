@@ -12,21 +12,35 @@ export const optionalEnv = (name: string): string | undefined => {
   return value === undefined || value === '' ? undefined : value;
 };
 
-/** A whole number from the environment within its bounds, the fallback when unset; anything else fails loudly. */
-export const wholeNumberEnv = (
-  name: string,
-  fallback: number,
-  bounds: { min: number; max: number },
-): number => {
-  const text = optionalEnv(name);
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!/^[0-9]+$/.test(text) || value < bounds.min || value > bounds.max) {
-    throw new Error(
-      `Environment variable ${name} must be a whole number from ${bounds.min} to ${bounds.max}`,
-    );
+/** A setting the operator gave that cannot be used: the message names it and what it must be. */
+export class SettingError extends Error {
+  override name = 'SettingError';
+}
+
+export interface WholeNumberBounds {
+  min: number;
+  /** No upper bound when absent (up to the largest safe integer). */
+  max?: number;
+}
+
+/**
+ * A setting (an environment variable, a context value, a flag) read as a whole number within its
+ * bounds: digits only, so "1e3", "2.5", " 7" and "" are refused, naming the setting and the value.
+ */
+export const wholeNumber = (label: string, text: string, bounds: WholeNumberBounds): number => {
+  const value = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  if (!(value >= bounds.min && value <= max)) {
+    const range = bounds.max === undefined ? `at least ${bounds.min}` : `from ${bounds.min} to ${bounds.max}`;
+    throw new SettingError(`${label} must be a whole number ${range}, not "${text}"`);
   }
   return value;
+};
+
+/** A whole number from the environment within its bounds, the fallback when unset; anything else fails loudly. */
+export const wholeNumberEnv = (name: string, fallback: number, bounds: WholeNumberBounds): number => {
+  const text = optionalEnv(name);
+  return text === undefined ? fallback : wholeNumber(`Environment variable ${name}`, text, bounds);
 };
 
 /**

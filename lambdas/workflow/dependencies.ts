@@ -3,32 +3,26 @@ import { documentClient, tableName } from '#adapters/dynamodb-client';
 import { railFromEnvironment } from '#adapters/rail';
 import { DEFAULT_LIFECYCLE_SETTINGS, type LifecycleSettings } from '#domain/lifecycle-settings';
 import { type Clock, type Rail, systemClock } from '#domain/ports';
-import { optionalEnv } from '#shared/config';
-
-const wholeNumber = (name: string, fallback: number, minimum: number): number => {
-  const value = optionalEnv(name);
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < minimum) {
-    throw new Error(`${name} must be a whole number, at least ${minimum}; got ${value}`);
-  }
-  return parsed;
-};
+import { wholeNumberEnv } from '#shared/config';
 
 /** Polling settings from the environment, each with a default (see docs/lifecycle.md). */
 export const lifecycleSettings = (): LifecycleSettings => ({
-  pollInitialSeconds: wholeNumber(
+  pollInitialSeconds: wholeNumberEnv(
     'CLEARING_POLL_INITIAL_SECONDS',
     DEFAULT_LIFECYCLE_SETTINGS.pollInitialSeconds,
-    0,
+    { min: 0 },
   ),
-  pollMaxIntervalSeconds: wholeNumber(
+  pollMaxIntervalSeconds: wholeNumberEnv(
     'CLEARING_POLL_MAX_INTERVAL_SECONDS',
     DEFAULT_LIFECYCLE_SETTINGS.pollMaxIntervalSeconds,
-    1,
+    { min: 1 },
   ),
-  pollMaxAttempts: wholeNumber('CLEARING_POLL_MAX_ATTEMPTS', DEFAULT_LIFECYCLE_SETTINGS.pollMaxAttempts, 1),
-  maxHoldSeconds: wholeNumber('LIFECYCLE_MAX_HOLD_SECONDS', DEFAULT_LIFECYCLE_SETTINGS.maxHoldSeconds, 60),
+  pollMaxAttempts: wholeNumberEnv('CLEARING_POLL_MAX_ATTEMPTS', DEFAULT_LIFECYCLE_SETTINGS.pollMaxAttempts, {
+    min: 1,
+  }),
+  maxHoldSeconds: wholeNumberEnv('LIFECYCLE_MAX_HOLD_SECONDS', DEFAULT_LIFECYCLE_SETTINGS.maxHoldSeconds, {
+    min: 60,
+  }),
 });
 
 export interface WorkflowDependencies {

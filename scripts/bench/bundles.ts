@@ -14,7 +14,7 @@ import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { type Answer, ok, startAwsJsonStub } from '../../test/unit/aws/aws-json-stub.ts';
-import { fixed } from './support.ts';
+import { benchCount, fixed } from './support.ts';
 
 /**
  * Every function's bundle, built with the CDK's own esbuild options: its minified size, and the
@@ -671,6 +671,8 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
 
 // `npx tsx scripts/bench/bundles.ts` runs this section alone.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const line of await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) }))
+  for (const line of await benchBundles({
+    runs: benchCount('BENCH_BUNDLE_RUNS', process.env.BENCH_BUNDLE_RUNS, 9),
+  }))
     console.log(line);
 }

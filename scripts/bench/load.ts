@@ -17,7 +17,7 @@ import {
   serviceProcesses,
 } from './processes.ts';
 import { BenchReport, lineChart } from './report.ts';
-import { benchClient, fixed, requestToken } from './support.ts';
+import { benchClient, benchCount, fixed, requestToken } from './support.ts';
 
 /**
  * `npm run bench:load`: sustained mixed traffic from a second process against the local runtime
@@ -42,11 +42,15 @@ const { values: flags } = parseArgs({
     'no-report': { type: 'boolean', default: false },
   },
 });
-const RUNS = Number(flags.runs ?? 3);
-const SECONDS = Number(flags.seconds ?? (flags.short ? 20 : 180));
-const CONCURRENCY = Number(flags.concurrency);
-const ACCOUNTS = Number(flags.accounts);
-const SETTLE_SECONDS = Number(flags['settle-seconds']);
+const RUNS = benchCount('--runs (BENCH_LOAD_RUNS)', flags.runs, 3);
+const SECONDS = benchCount('--seconds (BENCH_LOAD_SECONDS)', flags.seconds, flags.short ? 20 : 180);
+const CONCURRENCY = benchCount('--concurrency (BENCH_LOAD_CONCURRENCY)', flags.concurrency, 32);
+const ACCOUNTS = benchCount('--accounts (BENCH_LOAD_ACCOUNTS)', flags.accounts, 50);
+const SETTLE_SECONDS = benchCount(
+  '--settle-seconds (BENCH_LOAD_SETTLE_SECONDS)',
+  flags['settle-seconds'],
+  600,
+);
 /** Figures per window: a minute, or a third of a short run. */
 const WINDOW_SECONDS = Math.min(60, Math.max(5, Math.floor(SECONDS / 3)));
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
@@ -323,7 +327,11 @@ try {
 
   // Side by side on the same service and table, lifecycle on: the workflow must not starve initiation.
   const starvation = await benchInitiationThroughput(service, api, {
-    requests: Number(process.env.BENCH_LOAD_SIDE_BY_SIDE_REQUESTS ?? 2000),
+    requests: benchCount(
+      'BENCH_LOAD_SIDE_BY_SIDE_REQUESTS',
+      process.env.BENCH_LOAD_SIDE_BY_SIDE_REQUESTS,
+      2000,
+    ),
     concurrency: 16,
     rounds: 4,
   });

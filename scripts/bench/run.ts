@@ -7,7 +7,7 @@ import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleRep
 import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
 import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
-import { type BenchClient, benchClient, fixed, requestToken } from './support.ts';
+import { type BenchClient, benchClient, benchCount, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
 import { benchUploadMemory, formatUploadMemory } from './upload-memory.ts';
 import { benchWebhookDelivery, type WebhookBenchFigures, webhookBenchRow } from './webhooks.ts';
@@ -52,8 +52,8 @@ const runs = (name: string) => only === undefined || only.includes(name);
 // here it is off, and its own cost is measured in the lifecycle section.
 if (runs('initiation'))
   await withService({ LOCAL_LIFECYCLE: 'off' }, async (service, api) => {
-    const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-    const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
+    const concurrency = benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16);
+    const requests = benchCount('BENCH_REQUESTS', process.env.BENCH_REQUESTS, 3000);
     await benchInitiationThroughput(service, api, { requests: 200, concurrency, rounds: 1 }); // warm-up
     const throughput = await benchInitiationThroughput(service, api, { requests, concurrency, rounds: 4 });
     report.section({
@@ -123,7 +123,7 @@ if (runs('initiation')) await report.write();
 // The list figures compare tables of known sizes.
 if (runs('list'))
   await withService({}, async (listService, api) => {
-    const largeCount = Number(process.env.BENCH_LIST_STORED ?? 100_000);
+    const largeCount = benchCount('BENCH_LIST_STORED', process.env.BENCH_LIST_STORED, 100_000);
     const lines = formatListBenchReport(await benchListCreditTransfers(listService, api, { largeCount }));
     report.section({
       title: 'List: one page, Pagination-Total, index projections',
@@ -137,8 +137,8 @@ if (runs('lifecycle'))
   await withService({}, async (lifecycleService, api) => {
     const transitions = await benchLifecycleTransitions(lifecycleService, api);
     const throughput = await benchLifecycleThroughput(lifecycleService, api, {
-      transfers: Number(process.env.BENCH_LIFECYCLE_TRANSFERS ?? 2000),
-      concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
+      transfers: benchCount('BENCH_LIFECYCLE_TRANSFERS', process.env.BENCH_LIFECYCLE_TRANSFERS, 2000),
+      concurrency: benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16),
     });
     report.section({
       title: 'Lifecycle: state transitions and settlement throughput',
@@ -168,7 +168,7 @@ if (runs('table-calls')) {
 // from its cache), side by side with the same authorizer reading the client from memory.
 if (runs('authorizer'))
   await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
-    const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+    const concurrency = benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16);
     const bench = await benchAuthorizer(service, {
       invocations: 2000,
       concurrency,
@@ -218,7 +218,9 @@ if (runs('upload-memory')) {
 // Every function as deployed (lib/constructs/bundling.ts): bundle size, and a cold load plus first
 // invocation in a fresh process against a reference handler making one GetItem, built the same way.
 if (runs('bundles')) {
-  const bundleLines = await benchBundles({ runs: Number(process.env.BENCH_BUNDLE_RUNS ?? 9) });
+  const bundleLines = await benchBundles({
+    runs: benchCount('BENCH_BUNDLE_RUNS', process.env.BENCH_BUNDLE_RUNS, 9),
+  });
   for (const line of bundleLines) console.log(line);
   report.section({ title: 'Function bundles: size and cold start', lines: preformatted(bundleLines) });
   await report.write();
@@ -231,8 +233,16 @@ if (runs('list-scale'))
     const sizes = (process.env.BENCH_SCALE_SIZES ?? '100000,1000000').split(',').map(Number);
     const rows = await benchListAtScale(service, api, {
       sizes,
-      unboundedUpTo: Number(process.env.BENCH_SCALE_UNBOUNDED_UP_TO ?? 100_000),
-      seedBudgetSeconds: Number(process.env.BENCH_SCALE_SEED_BUDGET_SECONDS ?? 1200),
+      unboundedUpTo: benchCount(
+        'BENCH_SCALE_UNBOUNDED_UP_TO',
+        process.env.BENCH_SCALE_UNBOUNDED_UP_TO,
+        100_000,
+      ),
+      seedBudgetSeconds: benchCount(
+        'BENCH_SCALE_SEED_BUDGET_SECONDS',
+        process.env.BENCH_SCALE_SEED_BUDGET_SECONDS,
+        1200,
+      ),
     });
     const measured = rows.filter((row) => row.unboundedCountMs !== undefined);
     const perEntryMs = measured.length
@@ -328,8 +338,9 @@ if (runs('list-scale')) await scaleReport.write();
 // Webhook delivery: one endpoint, then 100 endpoints of one client (each on a fresh service), the
 // same transfers; every status change goes to every endpoint of a receiver on 127.0.0.1.
 if (runs('webhooks')) {
-  const transfers = Number(process.env.BENCH_WEBHOOK_TRANSFERS ?? 20);
-  const timeoutMs = Number(process.env.BENCH_WEBHOOK_TIMEOUT_SECONDS ?? 300) * 1000;
+  const transfers = benchCount('BENCH_WEBHOOK_TRANSFERS', process.env.BENCH_WEBHOOK_TRANSFERS, 20);
+  const timeoutMs =
+    benchCount('BENCH_WEBHOOK_TIMEOUT_SECONDS', process.env.BENCH_WEBHOOK_TIMEOUT_SECONDS, 300) * 1000;
   const figures: WebhookBenchFigures[] = [];
   for (const endpoints of [1, 100]) {
     await withService({}, async (_service, api) => {

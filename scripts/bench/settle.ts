@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { startLocalService } from '#local/service-process';
 import type { TrafficOptions, TrafficResult } from './load-traffic.ts';
 import { serviceProcesses } from './processes.ts';
-import { benchClient, fixed, requestToken } from './support.ts';
+import { benchClient, benchCount, fixed, requestToken } from './support.ts';
 import {
   benchHappyPathTableCalls,
   cpuOf,
@@ -43,8 +43,8 @@ const { values: flags } = parseArgs({
     happy: { type: 'string', default: '50' },
   },
 });
-const SECONDS = Number(flags.seconds);
-const SETTLE_SECONDS = Number(flags['settle-seconds']);
+const SECONDS = benchCount('--seconds', flags.seconds, 20);
+const SETTLE_SECONDS = benchCount('--settle-seconds', flags['settle-seconds'], 600);
 const TRAFFIC_SCRIPT = fileURLToPath(new URL('./load-traffic.ts', import.meta.url));
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 const finalsIn = async (eventsFile: string, finals: Set<string>, from: number): Promise<number> => {
@@ -96,7 +96,7 @@ try {
       service,
       benchClient(service.baseUrl, token),
       counting.directory,
-      Number(flags.happy),
+      benchCount('--happy', flags.happy, 50),
     );
     for (const line of formatHappyPath(happy)) console.log(line.replace(/^\n/, ''));
   }
@@ -104,7 +104,7 @@ try {
     baseUrl: service.baseUrl,
     token,
     seconds: SECONDS,
-    concurrency: Number(flags.concurrency),
+    concurrency: benchCount('--concurrency', flags.concurrency, 32),
     resultFile,
     runLabel: `settle${Date.now().toString(36)}`,
   };

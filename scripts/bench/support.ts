@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { wholeNumber } from '#shared/config';
 
 export interface RunFigures {
   requests: number;
@@ -107,6 +108,10 @@ export const benchClient = (baseUrl: string, token: string): BenchClient => {
 };
 
 export const fixed = (value: number, digits = 1): string => value.toFixed(digits);
+
+/** A bench setting (a flag or an environment variable): a count of at least 1, the fallback when unset. */
+export const benchCount = (name: string, text: string | undefined, fallback: number): number =>
+  text === undefined ? fallback : wholeNumber(name, text, { min: 1 });
 
 /** An access token of the local service's seeded client, with every scope. */
 export const requestToken = async (baseUrl: string): Promise<string> => {

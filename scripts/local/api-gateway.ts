@@ -16,6 +16,7 @@ import type {
 } from 'aws-lambda';
 import { InvalidRequestError } from '#domain/errors';
 import { matchPath, type Route } from '#routes';
+import { wholeNumber } from '#shared/config';
 import {
   type GatewayResponseType,
   gatewayResponse,
@@ -76,10 +77,9 @@ const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
 export const clientLimits = (environment: NodeJS.ProcessEnv = process.env): ClientLimits => {
   const configured = environment.CLIENT_TIMEOUT_MS;
   const totalMs =
-    configured === undefined || configured === '' ? DEFAULT_CLIENT_TIMEOUT_MS : Number(configured);
-  if (!Number.isInteger(totalMs) || totalMs < 100) {
-    throw new Error(`CLIENT_TIMEOUT_MS must be a whole number of milliseconds, at least 100: ${configured}`);
-  }
+    configured === undefined || configured === ''
+      ? DEFAULT_CLIENT_TIMEOUT_MS
+      : wholeNumber('CLIENT_TIMEOUT_MS (milliseconds)', configured, { min: 100 });
   const checkIntervalMs = Math.min(1000, Math.floor(totalMs / 10));
   const withinTotal = totalMs - checkIntervalMs;
   return {

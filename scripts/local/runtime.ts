@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ROUTES } from '#routes';
+import { wholeNumberEnv } from '#shared/config';
 import { problemResponse } from '#shared/problem';
 import { markApiRequest } from './api-activity.ts';
 import {
@@ -53,15 +54,6 @@ const configuredPublicUrl = process.env.PUBLIC_URL;
 const publicUrl = (baseUrl: string): string => configuredPublicUrl || baseUrl;
 export const AUDIENCE = 'credit-transfers';
 
-/** As API Gateway's cache here: 30 s; tests of revocation shorten it (0 to 30 s). */
-const authorizerCacheSeconds = (setting: string | undefined): number => {
-  if (setting === undefined || setting === '') return 30;
-  if (!/^\d+$/.test(setting) || Number(setting) > 30) {
-    throw new Error(`LOCAL_AUTHORIZER_CACHE_SECONDS must be whole seconds from 0 to 30, not ${setting}`);
-  }
-  return Number(setting);
-};
-
 const importHandler = async <T>(entry: string): Promise<T> => {
   const module = (await import(pathToFileURL(join(PROJECT_ROOT, entry)).href)) as { handler: T };
   return module.handler;
@@ -92,6 +84,10 @@ const stopChild = (child: ChildProcess): Promise<void> =>
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   // First, before any handler or AWS client has run: each invocation keeps its own log context.
   await useInvocationContexts();
+  // Settings are read before anything starts: one that cannot be used stops the start at once.
+  const reconcileIntervalSeconds = wholeNumberEnv('RECONCILE_INTERVAL_SECONDS', 15, { min: 1, max: 3600 });
+  // As API Gateway's cache here: 30 s; tests of revocation shorten it.
+  const authorizerCacheSeconds = wholeNumberEnv('LOCAL_AUTHORIZER_CACHE_SECONDS', 30, { min: 0, max: 30 });
   const notices: string[] = [];
   const tightened = tightenDataFolder(options.dataDir);
   if (tightened !== undefined) notices.push(tightened);
@@ -210,7 +206,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     lifecycle = await startLocalLifecycle({
       projectRoot: PROJECT_ROOT,
       dataDir: options.dataDir,
-      reconcileIntervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS || 15),
+      reconcileIntervalSeconds,
       enabled: process.env.LOCAL_LIFECYCLE !== 'off',
     });
     if (lifecycle.repaired !== undefined) {
@@ -238,7 +234,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       routes,
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
-      authorizerCacheSeconds: authorizerCacheSeconds(process.env.LOCAL_AUTHORIZER_CACHE_SECONDS),
+      authorizerCacheSeconds,
     });
     return { baseUrl, tableSocket: files.tableSocket, notices, stop };
   } catch (error) {
