@@ -34,10 +34,10 @@ for (const Iterator of [
 // dynalite opens LevelDB with its defaults, a 4 MB write buffer and an 8 MB block cache, made
 // for small databases. Under sustained load (`npm run bench:load`) a buffer filled every few
 // seconds, so compaction rewrote 1-1.8 GB a minute of a 165 MB table and the table's CPU per
-// request grew with its size (2.0 to 4.4 ms over three runs). With these, compaction writes
-// about a tenth of that and the CPU per request holds (2.2 to 2.7 ms); memory costs up to
-// about 190 MB more.
-const LEVELDB_OPTIONS = { writeBufferSize: 64 << 20, cacheSize: 64 << 20 };
+// request grew with its size (2.0 to 4.4 ms over three runs). A 64 MB buffer and a 64 MB cache
+// held the throughput but grew the process past the memory bound; a 32 MB buffer with the
+// default cache keeps both inside their bounds (docs/benchmarks.md).
+const LEVELDB_OPTIONS = { writeBufferSize: 32 << 20 };
 const { ClassicLevel } = createRequire(fromDynalite.resolve('level'))('classic-level');
 const openLevelDb = ClassicLevel.prototype._open;
 ClassicLevel.prototype._open = function (options) {

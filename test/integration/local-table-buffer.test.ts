@@ -7,7 +7,7 @@ import { type DynaliteProcess, startDynalite } from '#local/dynalite-process';
 import { createDynamoDbClient, ensureTable } from '#local/table';
 
 /**
- * The local table holds up to 64 MB of writes in LevelDB's memory before it writes a table file.
+ * The local table holds up to 32 MB of writes in LevelDB's memory before it writes a table file.
  * With dynalite's default of 4 MB, every status change of a transfer under load reached disk and
  * was compacted again and again (`npm run bench:load`, decisions).
  */
