@@ -14,6 +14,7 @@ import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { type Answer, ok, startAwsJsonStub } from '../../test/unit/aws/aws-json-stub.ts';
+import { profileSummary } from './profile-summary.ts';
 import { benchCount, fixed } from './support.ts';
 
 /**
@@ -365,7 +366,11 @@ const stepFunctionsAndEventBridge: Answer = (response, request) => {
   ok(body)(response, request);
 };
 
-/** Builds like the CDK does, into its own directory with its static assets beside it. */
+/**
+ * Builds like the CDK does, into its own directory with its static assets beside it. When CPU
+ * profiles are asked for, a source map is written beside the bundle (not referenced from it, so
+ * the code Node loads is the same) to tell which module a profiled function comes from.
+ */
 const bundle = async (name: string, entry: string): Promise<{ file: string; bytes: number }> => {
   const dir = join(OUT_DIR, name);
   mkdirSync(dir, { recursive: true });
@@ -379,6 +384,7 @@ const bundle = async (name: string, entry: string): Promise<{ file: string; byte
     bundle: true,
     outfile: file,
     logLevel: 'error',
+    ...(process.env.BENCH_BUNDLE_PROFILE !== undefined && { sourcemap: 'external' as const }),
   });
   for (const asset of routeAssets(entry))
     copyFileSync(join(PROJECT_ROOT, asset.source), join(dir, asset.file));
@@ -574,12 +580,28 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     const floorMisses: string[] = [];
     const callLines: string[] = [];
     // BENCH_BUNDLE_ONLY=issueToken,reconciler measures those alone; BENCH_BUNDLE_PROFILE=<dir>
-    // writes a V8 CPU profile of each measured process there (a folder per function), to see where the time goes.
+    // writes a V8 CPU profile of each measured process there (a folder per function, the
+    // reference's too) and prints where the time goes, by module, beside the reference's.
     const only = process.env.BENCH_BUNDLE_ONLY?.split(',');
     const profileRoot = process.env.BENCH_BUNDLE_PROFILE;
+    const profileOf = (name: string) => (profileRoot === undefined ? undefined : join(profileRoot, name));
+    // Each function's folder holds this run's profiles only.
+    const clearProfiles = (name: string) => {
+      const dir = profileOf(name);
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    };
+    clearProfiles('reference');
+    const printProfile = (name: string, file: string) => {
+      const dir = profileOf(name);
+      if (dir === undefined) return;
+      const { processes, rows } = profileSummary(dir, file);
+      console.log(`CPU self time of ${name} by module (ms per process, ${processes} processes):`);
+      for (const [module, ms] of rows) console.log(`  ${fixed(ms, 1).padStart(6)}  ${module}`);
+    };
     for (const fn of benchFunctions().filter((candidate) => only?.includes(candidate.name) ?? true)) {
       if (fn.event === undefined) throw new Error(`scripts/bench/bundles.ts: no first event for ${fn.name}`);
       const built = await bundle(fn.name, fn.entry);
+      clearProfiles(fn.name);
       // A first run, not counted, tells the calls its first invocation makes.
       const firstEvent = await fn.event();
       calls = [];
@@ -597,7 +619,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       let outcome = '';
       for (let run = 0; run < options.runs; run++) {
         const event = await fn.event();
-        const baseline = await loadAndInvoke(reference.file, {}, env);
+        const baseline = await loadAndInvoke(reference.file, {}, env, profileOf('reference'));
         const ownFloor = await loadAndInvoke(floor.file, {}, { ...env, ...fn.env });
         if (String(ownFloor.outcome) !== '200')
           throw new Error(`the floor handler answered ${ownFloor.outcome}`);
@@ -605,7 +627,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
           built.file,
           event,
           { ...env, ...tracingEnv, ...fn.env },
-          profileRoot === undefined ? undefined : join(profileRoot, fn.name),
+          profileOf(fn.name),
         );
         if (String(baseline.outcome) !== '200')
           throw new Error(`the reference handler answered ${baseline.outcome}`);
@@ -623,6 +645,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
           tokenRatiosWithoutCheck.push((measured.wallMs - check.ms) / baseline.wallMs);
         }
       }
+      printProfile(fn.name, built.file);
       const ratio = median(wallRatios);
       const floorRatio = median(floorRatios);
       if (ratio > TARGET_RATIO) misses.push(`${fn.name} ${fixed(ratio, 2)}`);
@@ -631,6 +654,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
         `${fn.name.padEnd(32)} ${`${fixed(built.bytes / 1024, 1)} KB`.padStart(10)}  ${`${fixed(median(inProcessMs), 0)} ms`.padStart(9)}  ${`${fixed(median(wall), 0)} ms`.padStart(9)} / ${`${fixed(median(referenceWall), 0)} ms`.padStart(7)}  ${fixed(ratio, 2).padStart(5)}  ${fixed(floorRatio, 2).padStart(5)}  ${fixed(median(cpuRatios), 2).padStart(5)}  ${outcome}`,
       );
     }
+    printProfile('reference', reference.file);
     const librariesRatios: number[] = [];
     const librariesCpuRatios: number[] = [];
     for (let run = 0; run < options.runs; run++) {
