@@ -35,6 +35,8 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Under the project, beside node_modules, as the CDK builds them.
 const OUT_DIR = join(PROJECT_ROOT, 'node_modules/.cache/bench-bundles');
 const REFERENCE_ENTRY = join(OUT_DIR, 'reference-handler.ts');
+/** BENCH_BUNDLE_PROFILE=<dir>: CPU profiles of the measured processes, and source maps to read them. */
+const PROFILE_ROOT = process.env.BENCH_BUNDLE_PROFILE;
 
 /** The floor: one GetItem, with nothing but the SDK's DynamoDB client. */
 const REFERENCE_HANDLER = `import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
@@ -384,7 +386,7 @@ const bundle = async (name: string, entry: string): Promise<{ file: string; byte
     bundle: true,
     outfile: file,
     logLevel: 'error',
-    ...(process.env.BENCH_BUNDLE_PROFILE !== undefined && { sourcemap: 'external' as const }),
+    ...(PROFILE_ROOT !== undefined && { sourcemap: 'external' as const }),
   });
   for (const asset of routeAssets(entry))
     copyFileSync(join(PROJECT_ROOT, asset.source), join(dir, asset.file));
@@ -583,8 +585,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     // writes a V8 CPU profile of each measured process there (a folder per function, the
     // reference's too) and prints where the time goes, by module, beside the reference's.
     const only = process.env.BENCH_BUNDLE_ONLY?.split(',');
-    const profileRoot = process.env.BENCH_BUNDLE_PROFILE;
-    const profileOf = (name: string) => (profileRoot === undefined ? undefined : join(profileRoot, name));
+    const profileOf = (name: string) => (PROFILE_ROOT === undefined ? undefined : join(PROFILE_ROOT, name));
     // Each function's folder holds this run's profiles only.
     const clearProfiles = (name: string) => {
       const dir = profileOf(name);
