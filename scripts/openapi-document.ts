@@ -479,7 +479,7 @@ export { CREDIT_TRANSFER_EXAMPLE, INITIATION_EXAMPLE };
 // ---------------------------------------------------------------------------------------------
 // Webhook endpoints and events (issue 17).
 
-const webhookEndpointPath = z.strictObject({ id: webhookEndpointIdSchema });
+const webhookEndpointPath = z.strictObject({ id: webhookEndpointIdSchema() });
 const ENDPOINT_NOT_FOUND = {
   404: { description: 'No webhook endpoint with this id for this client (`not_found`).' },
 } as const;

@@ -40,46 +40,60 @@ const list = <T extends z.ZodMiniType>(item: T) => z.array(item).check(z.maxLeng
 const partialObject = <T extends z.core.$ZodLooseShape>(shape: T) => z.partial(z.strictObject(shape));
 const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
 
-export const amountSchema = z
-  .string()
-  .check(
-    atMostCharacters(23),
-    z.regex(
-      AMOUNT_PATTERN,
-      'must be a decimal with up to 13 integer and 8 fractional digits, ending in a digit',
-    ),
-    z.describe(
-      'Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is ' +
-        "refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 " +
-        'minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8.',
-    ),
-  );
+/*
+ * Every schema of this module is built at its first parse, or when the document describes it:
+ * building zod schemas is a measured part of every cold start (docs/benchmarks.md), and most
+ * functions that import this module parse one field of it, or none. zod keeps what a lazy built.
+ */
 
-export const currencySchema = z.string().check(
-  z.length(3),
-  z.regex(/^([A-Z]{3})?$/, 'must be three upper-case letters'),
-  // Whether it is an active code is a rule of the initiation (money-rules.ts): only that
-  // function carries the ISO 4217 data.
-  z.describe(
-    'Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused.',
+export const amountSchema = z.lazy(() =>
+  z
+    .string()
+    .check(
+      atMostCharacters(23),
+      z.regex(
+        AMOUNT_PATTERN,
+        'must be a decimal with up to 13 integer and 8 fractional digits, ending in a digit',
+      ),
+      z.describe(
+        'Decimal number as a string, up to 13 integer and 8 fractional digits; it ends in a digit (`1.` is ' +
+          "refused). With a currency, it has at most as many fractional digits as the currency's ISO 4217 " +
+          'minor unit (EUR 2, JPY 0, BHD 3, CLF 4); a currency without one (XAU, XDR, ...) keeps 8.',
+      ),
+    ),
+);
+
+export const currencySchema = z.lazy(() =>
+  z.string().check(
+    z.length(3),
+    z.regex(/^([A-Z]{3})?$/, 'must be three upper-case letters'),
+    // Whether it is an active code is a rule of the initiation (money-rules.ts): only that
+    // function carries the ISO 4217 data.
+    z.describe(
+      'Active ISO 4217 alphabetic currency code; XTS, XXX and withdrawn codes (HRK, BGN, ...) are refused.',
+    ),
   ),
 );
 
-export const countryCodeSchema = z
-  .string()
-  .check(
-    z.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
-    patternLength(2),
-    z.describe('ISO 3166-1 alpha-2 country code.'),
-  );
-
-export const accountIdSchema = described(
-  text(1, 36),
-  'Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number.',
+export const countryCodeSchema = z.lazy(() =>
+  z
+    .string()
+    .check(
+      z.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
+      patternLength(2),
+      z.describe('ISO 3166-1 alpha-2 country code.'),
+    ),
 );
-export const paymentIdSchema = described(text(1, 36), 'Identification of the payment.');
+
+export const accountIdSchema = z.lazy(() =>
+  described(
+    text(1, 36),
+    'Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number.',
+  ),
+);
+export const paymentIdSchema = z.lazy(() => described(text(1, 36), 'Identification of the payment.'));
 /** Free text a person writes: the one kind of text where line feed and tab are allowed. */
-export const descriptionSchema = freeText(1, 1025);
+export const descriptionSchema = z.lazy(() => freeText(1, 1025));
 
 /** An optional field with a description. */
 const optional = <T extends z.ZodMiniType>(schema: T, description?: string) =>
@@ -89,20 +103,21 @@ const optional = <T extends z.ZodMiniType>(schema: T, description?: string) =>
  * An amount as the service may answer it: the spec's own pattern, `5.` included, since transfers
  * accepted before amounts had to end in a digit are listed and reported as they were sent.
  */
-export const storedAmountSchema = z
-  .string()
-  .check(
-    atMostCharacters(23),
-    z.regex(/^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/),
-    z.describe(
-      'Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent.',
+export const storedAmountSchema = z.lazy(() =>
+  z
+    .string()
+    .check(
+      atMostCharacters(23),
+      z.regex(/^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{0,8})?$/),
+      z.describe(
+        'Decimal number as a string, up to 13 integer and 8 fractional digits, exactly as it was sent.',
+      ),
     ),
-  );
+);
 
-/** Fields only the service sets; a request carrying one is refused. */
-export const RESPONSE_ONLY_FIELDS = ['paymentId', 'status', 'statusReason', 'date'] as const;
-
-export const creditTransferStatusSchema = named(z.enum(CREDIT_TRANSFER_STATUSES), 'CreditTransferStatus');
+export const creditTransferStatusSchema = z.lazy(() =>
+  named(z.enum(CREDIT_TRANSFER_STATUSES), 'CreditTransferStatus'),
+);
 
 /**
  * The request and the transfer as answered, with every nested object of spec section 2. Built
@@ -241,7 +256,7 @@ function buildTransferSchemas() {
     'PartyIdentification',
   );
 
-  const checkFields = (amount: z.ZodMiniString) => ({
+  const checkFields = (amount: z.ZodMiniType<string>) => ({
     checkType: nestedText(),
     amount,
     currency: currencySchema,

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { RESPONSE_ONLY_FIELDS } from './credit-transfer.ts';
+import { RESPONSE_ONLY_FIELDS } from './credit-transfer-status.ts';
 import { type InvalidParam, InvalidRequestError } from './errors.ts';
 
 const fieldName = (path: readonly PropertyKey[]): string =>

@@ -17,35 +17,46 @@ const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.chec
 
 export const WEBHOOK_ENDPOINT_ID_PATTERN =
   /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const webhookEndpointIdSchema = described(
-  z.string().check(z.regex(WEBHOOK_ENDPOINT_ID_PATTERN, 'must be a webhook endpoint id'), z.maxLength(36)),
-  'Id of the webhook endpoint.',
-);
+/*
+ * Every schema here is built at its first parse, or when the document describes it, not at
+ * import: building zod schemas is a measured part of every cold start (docs/benchmarks.md), and
+ * each function parses one of them at most. zod keeps what a lazy schema built.
+ */
 
-const eventTypesSchema = z.array(z.enum(WEBHOOK_EVENT_TYPES)).check(
-  z.minLength(1),
-  z.maxLength(WEBHOOK_EVENT_TYPES.length),
-  z.refine((types) => new Set(types).size === types.length, 'must not repeat a type'),
-);
+/** The path parameter, as the document states it (the operations test the pattern themselves). */
+export const webhookEndpointIdSchema = () =>
+  described(
+    z.string().check(z.regex(WEBHOOK_ENDPOINT_ID_PATTERN, 'must be a webhook endpoint id'), z.maxLength(36)),
+    'Id of the webhook endpoint.',
+  );
 
-export const createWebhookEndpointRequestSchema = named(
-  z.strictObject({
-    url: described(
-      boundedText(1, WEBHOOK_URL_MAX_LENGTH),
-      'Where events are sent: an https URL whose host is public (it must not be or resolve to a loopback, private, link-local, carrier-grade NAT, unique-local or otherwise reserved address). Redirects are not followed.',
-    ),
-    description: optionalField(boundedText(1, 256), 'What the endpoint is for, for people.'),
-    eventTypes: optionalField(eventTypesSchema, 'The event types it receives; every type when absent.'),
-  }),
-  'WebhookEndpointRequest',
+const eventTypesSchema = () =>
+  z.array(z.enum(WEBHOOK_EVENT_TYPES)).check(
+    z.minLength(1),
+    z.maxLength(WEBHOOK_EVENT_TYPES.length),
+    z.refine((types) => new Set(types).size === types.length, 'must not repeat a type'),
+  );
+
+export const createWebhookEndpointRequestSchema = z.lazy(() =>
+  named(
+    z.strictObject({
+      url: described(
+        boundedText(1, WEBHOOK_URL_MAX_LENGTH),
+        'Where events are sent: an https URL whose host is public (it must not be or resolve to a loopback, private, link-local, carrier-grade NAT, unique-local or otherwise reserved address). Redirects are not followed.',
+      ),
+      description: optionalField(boundedText(1, 256), 'What the endpoint is for, for people.'),
+      eventTypes: optionalField(eventTypesSchema(), 'The event types it receives; every type when absent.'),
+    }),
+    'WebhookEndpointRequest',
+  ),
 );
 export type CreateWebhookEndpointRequest = z.infer<typeof createWebhookEndpointRequestSchema>;
 
-const endpointFields = {
-  id: webhookEndpointIdSchema,
+const endpointFields = () => ({
+  id: webhookEndpointIdSchema(),
   url: described(boundedText(1, WEBHOOK_URL_MAX_LENGTH), 'Where events are sent.'),
   description: optionalField(boundedText(1, 256), 'What the endpoint is for.'),
-  eventTypes: described(eventTypesSchema, 'The event types it receives.'),
+  eventTypes: described(eventTypesSchema(), 'The event types it receives.'),
   status: described(
     z.enum(['enabled', 'disabled']),
     '`disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.',
@@ -53,31 +64,33 @@ const endpointFields = {
   createdAt: described(isoTimestamp(), 'When it was registered.'),
   disabledAt: optionalField(isoTimestamp(), 'When it was disabled.'),
   disabledReason: optionalField(z.enum(['gone', 'failing']), 'Why it was disabled.'),
-};
+});
 
-export const webhookEndpointSchema = named(z.strictObject(endpointFields), 'WebhookEndpoint');
+export const webhookEndpointSchema = z.lazy(() => named(z.strictObject(endpointFields()), 'WebhookEndpoint'));
 export type WebhookEndpoint = z.infer<typeof webhookEndpointSchema>;
 
-const secretSchema = described(
-  z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/), z.maxLength(128)),
-  'The signing secret, `whsec_` and base64 (Standard Webhooks). Shown this once only: keep it.',
+const secretSchema = () =>
+  described(
+    z.string().check(z.regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/), z.maxLength(128)),
+    'The signing secret, `whsec_` and base64 (Standard Webhooks). Shown this once only: keep it.',
+  );
+
+export const createdWebhookEndpointSchema = z.lazy(() =>
+  named(z.strictObject({ ...endpointFields(), secret: secretSchema() }), 'CreatedWebhookEndpoint'),
 );
 
-export const createdWebhookEndpointSchema = named(
-  z.strictObject({ ...endpointFields, secret: secretSchema }),
-  'CreatedWebhookEndpoint',
-);
-
-export const rotatedWebhookSecretSchema = named(
-  z.strictObject({
-    ...endpointFields,
-    secret: secretSchema,
-    previousSecretExpiresAt: described(
-      isoTimestamp(),
-      'Until then the secret it replaces still signs too: every delivery carries both signatures.',
-    ),
-  }),
-  'RotatedWebhookSecret',
+export const rotatedWebhookSecretSchema = z.lazy(() =>
+  named(
+    z.strictObject({
+      ...endpointFields(),
+      secret: secretSchema(),
+      previousSecretExpiresAt: described(
+        isoTimestamp(),
+        'Until then the secret it replaces still signs too: every delivery carries both signatures.',
+      ),
+    }),
+    'RotatedWebhookSecret',
+  ),
 );
 
 export interface SigningSecret {
@@ -165,48 +178,54 @@ export const toWebhookEndpoint = (record: WebhookEndpointRecord): WebhookEndpoin
 export const receivesType = (endpoint: WebhookEndpointRecord, type: WebhookEventType): boolean =>
   endpoint.eventTypes.includes(type);
 
-export const deliveryAttemptSchema = named(
-  z.strictObject({
-    eventId: described(boundedText(36, 36), 'The event (the `webhook-id` sent).'),
-    attempt: described(
-      z.int().check(z.gte(1), z.lte(1000)),
-      'Which attempt for this event: 1 for the first.',
-    ),
-    attemptedAt: described(isoTimestamp(), 'When the attempt started.'),
-    durationMs: described(z.int().check(z.gte(0), z.lte(600_000)), 'How long it took, in milliseconds.'),
-    httpStatus: optionalField(z.int().check(z.gte(100), z.lte(599)), 'The status the endpoint answered.'),
-    error: optionalField(
-      boundedText(1, 256),
-      'Why there was no answer: a timeout, a refused connection, an address that is not public.',
-    ),
-    outcome: described(z.enum(['delivered', 'failed']), '`delivered` on a 2xx answer.'),
-  }),
-  'WebhookDeliveryAttempt',
+export const deliveryAttemptSchema = z.lazy(() =>
+  named(
+    z.strictObject({
+      eventId: described(boundedText(36, 36), 'The event (the `webhook-id` sent).'),
+      attempt: described(
+        z.int().check(z.gte(1), z.lte(1000)),
+        'Which attempt for this event: 1 for the first.',
+      ),
+      attemptedAt: described(isoTimestamp(), 'When the attempt started.'),
+      durationMs: described(z.int().check(z.gte(0), z.lte(600_000)), 'How long it took, in milliseconds.'),
+      httpStatus: optionalField(z.int().check(z.gte(100), z.lte(599)), 'The status the endpoint answered.'),
+      error: optionalField(
+        boundedText(1, 256),
+        'Why there was no answer: a timeout, a refused connection, an address that is not public.',
+      ),
+      outcome: described(z.enum(['delivered', 'failed']), '`delivered` on a 2xx answer.'),
+    }),
+    'WebhookDeliveryAttempt',
+  ),
 );
 export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
 
-export const redeliveryRequestSchema = named(
-  z
-    .strictObject({
-      eventId: optionalField(boundedText(36, 36), 'Send this event again.'),
-      since: optionalField(isoTimestamp(), 'Send again every event recorded at or after this time.'),
-    })
-    .check(
-      z.refine(
-        (request) => (request.eventId === undefined) !== (request.since === undefined),
-        'must name exactly one of eventId and since',
+export const redeliveryRequestSchema = z.lazy(() =>
+  named(
+    z
+      .strictObject({
+        eventId: optionalField(boundedText(36, 36), 'Send this event again.'),
+        since: optionalField(isoTimestamp(), 'Send again every event recorded at or after this time.'),
+      })
+      .check(
+        z.refine(
+          (request) => (request.eventId === undefined) !== (request.since === undefined),
+          'must name exactly one of eventId and since',
+        ),
       ),
-    ),
-  'WebhookRedeliveryRequest',
+    'WebhookRedeliveryRequest',
+  ),
 );
 
-export const redeliveryResultSchema = named(
-  z.strictObject({
-    queued: described(z.int().check(z.gte(0), z.lte(100_000)), 'How many events were queued for delivery.'),
-    nextSince: optionalField(
-      isoTimestamp(),
-      'Present when more events follow than one request queues: send it as `since` to queue the rest.',
-    ),
-  }),
-  'WebhookRedeliveryResult',
+export const redeliveryResultSchema = z.lazy(() =>
+  named(
+    z.strictObject({
+      queued: described(z.int().check(z.gte(0), z.lte(100_000)), 'How many events were queued for delivery.'),
+      nextSince: optionalField(
+        isoTimestamp(),
+        'Present when more events follow than one request queues: send it as `since` to queue the rest.',
+      ),
+    }),
+    'WebhookRedeliveryResult',
+  ),
 );

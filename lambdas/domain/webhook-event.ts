@@ -36,57 +36,67 @@ export const EVENT_SETTLE_MS = 3 * EVENT_WRITE_LIMIT_MS;
 export const isoTimestamp = () => z.iso.datetime().check(atMostCharacters(35));
 
 const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
-const statusSchema = z.enum(CREDIT_TRANSFER_STATUSES);
-const eventIdSchema = described(
-  boundedText(36, 36),
-  'Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry.',
-);
-const createdAtSchema = described(
-  isoTimestamp(),
-  'When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.',
-);
+const statusSchema = () => z.enum(CREDIT_TRANSFER_STATUSES);
+const eventIdSchema = () =>
+  described(
+    boundedText(36, 36),
+    'Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry.',
+  );
+const createdAtSchema = () =>
+  described(
+    isoTimestamp(),
+    'When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.',
+  );
 
-export const statusChangedEventSchema = named(
-  z.strictObject({
-    id: eventIdSchema,
-    type: z.literal(STATUS_CHANGED_TYPE),
-    createdAt: createdAtSchema,
-    data: z.strictObject({
-      paymentId: described(boundedText(1, 36), 'The credit transfer whose status changed.'),
-      status: described(statusSchema, 'The new status.'),
-      statusReason: optionalField(boundedText(1, 35), 'Reason attached to the new status.'),
-      date: described(isoTimestamp(), 'When the status changed.'),
-      previousStatus: optionalField(statusSchema, 'The status before; absent on the first one (Received).'),
-      sequence: described(
-        z.int().check(z.gte(0), z.lte(1000)),
-        'Position of this change in the transfer history, from 0: it grows with each change of one transfer, so a receiver can drop an event older than one it already applied.',
-      ),
+const statusChangedEventSchema = () =>
+  named(
+    z.strictObject({
+      id: eventIdSchema(),
+      type: z.literal(STATUS_CHANGED_TYPE),
+      createdAt: createdAtSchema(),
+      data: z.strictObject({
+        paymentId: described(boundedText(1, 36), 'The credit transfer whose status changed.'),
+        status: described(statusSchema(), 'The new status.'),
+        statusReason: optionalField(boundedText(1, 35), 'Reason attached to the new status.'),
+        date: described(isoTimestamp(), 'When the status changed.'),
+        previousStatus: optionalField(
+          statusSchema(),
+          'The status before; absent on the first one (Received).',
+        ),
+        sequence: described(
+          z.int().check(z.gte(0), z.lte(1000)),
+          'Position of this change in the transfer history, from 0: it grows with each change of one transfer, so a receiver can drop an event older than one it already applied.',
+        ),
+      }),
     }),
-  }),
-  'CreditTransferStatusChangedEvent',
-);
+    'CreditTransferStatusChangedEvent',
+  );
 
-export const endpointDisabledEventSchema = named(
-  z.strictObject({
-    id: eventIdSchema,
-    type: z.literal(ENDPOINT_DISABLED_TYPE),
-    createdAt: createdAtSchema,
-    data: z.strictObject({
-      endpointId: described(boundedText(36, 36), 'The webhook endpoint that was disabled.'),
-      url: described(boundedText(1, 2048), 'Its URL.'),
-      reason: described(
-        z.enum(['gone', 'failing']),
-        '`gone`: it answered 410 Gone; `failing`: no delivery to it succeeded for three days.',
-      ),
-      disabledAt: described(isoTimestamp(), 'When it was disabled.'),
+const endpointDisabledEventSchema = () =>
+  named(
+    z.strictObject({
+      id: eventIdSchema(),
+      type: z.literal(ENDPOINT_DISABLED_TYPE),
+      createdAt: createdAtSchema(),
+      data: z.strictObject({
+        endpointId: described(boundedText(36, 36), 'The webhook endpoint that was disabled.'),
+        url: described(boundedText(1, 2048), 'Its URL.'),
+        reason: described(
+          z.enum(['gone', 'failing']),
+          '`gone`: it answered 410 Gone; `failing`: no delivery to it succeeded for three days.',
+        ),
+        disabledAt: described(isoTimestamp(), 'When it was disabled.'),
+      }),
     }),
-  }),
-  'WebhookEndpointDisabledEvent',
-);
+    'WebhookEndpointDisabledEvent',
+  );
 
-export const webhookEventSchema = named(
-  z.discriminatedUnion('type', [statusChangedEventSchema, endpointDisabledEventSchema]),
-  'Event',
+/**
+ * Built when the document describes it, not at import: no function parses an event, and building
+ * zod schemas is a measured part of every cold start (docs/benchmarks.md).
+ */
+export const webhookEventSchema = z.lazy(() =>
+  named(z.discriminatedUnion('type', [statusChangedEventSchema(), endpointDisabledEventSchema()]), 'Event'),
 );
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 
