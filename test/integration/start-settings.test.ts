@@ -10,11 +10,10 @@ afterAll(async () => {
   for (const folder of folders) await removeDataDir(folder);
 });
 
-/** `npm start`'s script with these settings: its exit code, time taken, output and the data folder's files. */
+/** `npm start`'s script with these settings: its exit code, output and the data folder's files. */
 const startWith = async (env: Record<string, string>) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'credit-transfers-settings-'));
   folders.push(dataDir);
-  const started = Date.now();
   const child = spawnService(dataDir, env);
   const output = collectOutput(child);
   // A start that goes on is the failure: it is stopped well within the test's time.
@@ -23,7 +22,6 @@ const startWith = async (env: Record<string, string>) => {
   clearTimeout(killer);
   return {
     code,
-    seconds: (Date.now() - started) / 1000,
     output: output().trim(),
     files: await readdir(dataDir),
   };
@@ -50,7 +48,6 @@ describe('npm start with a setting it cannot use', () => {
       const outcome = await startWith({ [name]: value });
       expect(outcome.code, outcome.output).toBe(1);
       expect(outcome.output).toBe(`Cannot start: ${says}`);
-      expect(outcome.seconds, outcome.output).toBeLessThan(10);
       // Nothing was started on the data folder: no table, no event log (only its secrets exist).
       expect(outcome.files.filter((file) => !isSecret(file))).toEqual([]);
     });
