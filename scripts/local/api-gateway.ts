@@ -79,7 +79,7 @@ export const clientLimits = (environment: NodeJS.ProcessEnv = process.env): Clie
   const totalMs =
     configured === undefined || configured === ''
       ? DEFAULT_CLIENT_TIMEOUT_MS
-      : wholeNumber('CLIENT_TIMEOUT_MS (milliseconds)', configured, { min: 100 });
+      : wholeNumber('Environment variable CLIENT_TIMEOUT_MS (milliseconds)', configured, { min: 100 });
   const checkIntervalMs = Math.min(1000, Math.floor(totalMs / 10));
   const withinTotal = totalMs - checkIntervalMs;
   return {

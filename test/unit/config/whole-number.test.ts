@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { clientLimits } from '#local/api-gateway';
 import { SettingError, wholeNumber, wholeNumberEnv } from '#shared/config';
 
 describe('a whole-number setting', () => {
@@ -54,6 +55,20 @@ describe('a whole number from the environment', () => {
     process.env[NAME] = 'soon';
     expect(() => wholeNumberEnv(NAME, 15, { min: 1 })).toThrow(
       `Environment variable ${NAME} must be a whole number at least 1, not "soon"`,
+    );
+  });
+});
+
+describe("the local gateway's client time limit", () => {
+  it('is 30 s when unset or empty, and the value when set', () => {
+    expect(clientLimits({}).totalMs).toBe(30_000);
+    expect(clientLimits({ CLIENT_TIMEOUT_MS: '' }).totalMs).toBe(30_000);
+    expect(clientLimits({ CLIENT_TIMEOUT_MS: '3000' }).totalMs).toBe(3000);
+  });
+
+  it('refuses a value that is not whole milliseconds, naming the variable as every setting is named', () => {
+    expect(() => clientLimits({ CLIENT_TIMEOUT_MS: '30s' })).toThrow(
+      'Environment variable CLIENT_TIMEOUT_MS (milliseconds) must be a whole number at least 100, not "30s"',
     );
   });
 });
