@@ -29,7 +29,6 @@ export interface WebhookEndpointDependencies {
   deliveries: WebhookDeliveryStore;
   resolve: HostResolver;
   urlPolicy: WebhookUrlPolicy;
-  cursorKey: () => Promise<Uint8Array>;
   clock: Clock;
 }
 
@@ -80,7 +79,7 @@ export const createWebhookEndpoint = async (
 export const listWebhookEndpointsQuerySchema = z.strictObject(pagingParameters('webhook endpoints'));
 
 export const listWebhookEndpoints = async (
-  deps: Pick<WebhookEndpointDependencies, 'endpoints' | 'cursorKey'>,
+  deps: Pick<WebhookEndpointDependencies, 'endpoints'> & { cursorKey: () => Promise<Uint8Array> },
   tenant: string,
   parameters: Readonly<Record<string, readonly string[]>>,
 ): Promise<{ endpoints: WebhookEndpoint[]; nextCursor: string }> => {
