@@ -41,9 +41,10 @@ const partialObject = <T extends z.core.$ZodLooseShape>(shape: T) => z.partial(z
 const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
 
 /*
- * Every schema of this module is built at its first parse, or when the document describes it:
+ * The field schemas below are built at their first parse, or when the document describes them:
  * building zod schemas is a measured part of every cold start (docs/benchmarks.md), and most
  * functions that import this module parse one field of it, or none. zod keeps what a lazy built.
+ * The header schemas at the end stay as they are: every operation that imports them reads them.
  */
 
 export const amountSchema = z.lazy(() =>
