@@ -199,7 +199,16 @@ describe('a torn last line in the event log', () => {
     }
     expect(FINAL.has(status)).toBe(true);
 
-    const text = await readFile(events, 'utf8');
+    // The workflow publishes a status change after writing it: the final event follows the report.
+    const published = (log: string) =>
+      log
+        .split('\n')
+        .some((line) => line.includes(created.body.paymentId) && line.includes(`"status":"${status}"`));
+    let text = await readFile(events, 'utf8');
+    while (!published(text) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      text = await readFile(events, 'utf8');
+    }
     expect(text.endsWith('\n')).toBe(true);
     const lines = text.trimEnd().split('\n');
     // Every line is whole JSON; the lines from before are kept as they were.
