@@ -19,6 +19,9 @@ export const startDynalite = (options: { socket: string; path: string }): Promis
     const server = fileURLToPath(new URL('./dynalite-server.mjs', import.meta.url));
     const child = spawn(process.execPath, [server, options.socket, options.path], {
       stdio: ['pipe', 'pipe', 'pipe'],
+      // A fixed mmap threshold: glibc otherwise raises it each time a large buffer is freed and
+      // serves later ones from its arenas, which seldom give memory back (docs/benchmarks.md).
+      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072' },
     });
     let output = '';
     let errors = '';
