@@ -1,4 +1,4 @@
-import type { Scope } from '#domain/scopes';
+import type { Scope } from '#domain/access/scopes';
 import { REFERENCE_RENDERER, type StaticAsset } from '#shared/static-asset';
 
 /**

@@ -2,7 +2,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import { LIST_INDEXES, WEBHOOK_INDEX } from '#adapters/table-definition';
+import { LIST_INDEXES, WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import type { ListCursorKey } from './constructs/cursor-key.ts';
 import type { Binding } from './constructs/function-defaults.ts';
@@ -33,7 +33,7 @@ type SigningKeyAction = 'Sign' | 'GetPublicKey';
 const TABLE_WRITES: readonly TableAction[] = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
 
 /**
- * The partition key prefixes of the table's items (lambdas/adapters/keys.ts), as the grants name
+ * The partition key prefixes of the table's items (lambdas/adapters/table/keys.ts), as the grants name
  * them. A grant names the prefixes a function needs, and DynamoDB refuses any other partition.
  */
 export const KEY_PREFIXES = {

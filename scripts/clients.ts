@@ -4,13 +4,13 @@ import { pathToFileURL } from 'node:url';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { callConfig, FUNCTION_CALLS, serviceClient } from '#adapters/aws-clients';
 import {
   EventBridgeClientAuditPublisher,
   JsonLinesClientAuditPublisher,
-} from '#adapters/client-audit-publisher';
-import { DynamoDbClientStore } from '#adapters/client-store';
-import { createDocumentClient, regionalDocumentClient } from '#adapters/dynamodb-client';
+} from '#adapters/access/client-audit-publisher';
+import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { callConfig, FUNCTION_CALLS, serviceClient } from '#adapters/aws/aws-clients';
+import { createDocumentClient, regionalDocumentClient } from '#adapters/aws/dynamodb-client';
 import {
   type ClientAdministration,
   ClientAdministrationError,
@@ -21,9 +21,10 @@ import {
   rotateClientSecret,
 } from '#auth/client-administration';
 import { InvalidClientRegistrationError } from '#auth/register-client';
-import { DEFAULT_ROTATION_GRACE_SECONDS } from '#domain/client';
-import { type ClientAuditPublisher, systemClock } from '#domain/ports';
-import { SCOPES } from '#domain/scopes';
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '#domain/access/client';
+import type { ClientAuditPublisher } from '#domain/access/ports';
+import { SCOPES } from '#domain/access/scopes';
+import { systemClock } from '#domain/commons/ports';
 import { dataFolderFiles } from '#local/data-folder';
 
 /**

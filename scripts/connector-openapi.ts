@@ -8,7 +8,7 @@ import {
   IDEMPOTENCY_HEADER,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
-} from '#adapters/connector-contract';
+} from '#adapters/credit-transfers/connector-contract';
 
 /**
  * Writes docs/connector-openapi.json, the contract a bank implements so production stages can

@@ -3,10 +3,10 @@ import { pathToFileURL } from 'node:url';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { STSClient } from '@aws-sdk/client-sts';
 import { Command } from 'commander';
-import { regionalDocumentClient } from '#adapters/dynamodb-client';
-import { kmsSigner } from '#adapters/signer-kms';
-import { DynamoDbSigningKeyScheduleStore } from '#adapters/signing-key-schedule';
-import { initialSchedule, SIGNING_KEY_SCHEDULE_CACHE_SECONDS } from '#adapters/signing-keys-kms';
+import { kmsSigner } from '#adapters/access/signer-kms';
+import { DynamoDbSigningKeyScheduleStore } from '#adapters/access/signing-key-schedule';
+import { initialSchedule, SIGNING_KEY_SCHEDULE_CACHE_SECONDS } from '#adapters/access/signing-keys-kms';
+import { regionalDocumentClient } from '#adapters/aws/dynamodb-client';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
 import { KEY_SET_MAX_AGE_SECONDS } from '#auth/key-set';
 import {
@@ -16,7 +16,7 @@ import {
   SigningKeyScheduleError,
   scheduleRetirement,
   scheduleRotation,
-} from '#domain/token-signer';
+} from '#domain/access/token-signer';
 import { DataFolderError } from '#local/data-folder';
 import {
   localKeyStatus,

@@ -12,22 +12,32 @@ import type { authorizationServerMetadata } from '#auth/openid-configuration';
 import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from '#auth/register-client';
 import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-errors';
 import { tokenRequestSchema, tokenResponseSchema } from '#auth/token-request';
-import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
-import { CLIENT_ID_PATTERN } from '#domain/client';
+import { CLIENT_ID_PATTERN } from '#domain/access/client';
+import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/access/scopes';
+import type { JsonWebKeySet } from '#domain/access/token-signer';
+import {
+  atMostCharacters,
+  described,
+  lengthBoundedText,
+  optionalField,
+  patternLength,
+} from '#domain/commons/text';
+import { cancellationRequestSchema } from '#domain/credit-transfers/cancel-credit-transfer';
 import {
   creditTransferRequestSchema,
   creditTransferSchema,
   idempotencyKeySchema,
   paymentIdSchema,
   servicerHeadersSchema,
-} from '#domain/credit-transfer';
-import { POLL_AFTER_SECONDS } from '#domain/get-credit-transfer-status';
-import { DEFAULT_MAX_VALUE_DATE_DAYS } from '#domain/initiate-credit-transfer';
-import { listEventsQuerySchema } from '#domain/list-events';
-import { CURSOR_MAX_LENGTH, listCreditTransfersQuerySchema, MAX_LIMIT } from '#domain/list-filters';
-import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/scopes';
-import { atMostCharacters, described, lengthBoundedText, optionalField, patternLength } from '#domain/text';
-import type { JsonWebKeySet } from '#domain/token-signer';
+} from '#domain/credit-transfers/credit-transfer';
+import { POLL_AFTER_SECONDS } from '#domain/credit-transfers/get-credit-transfer-status';
+import { DEFAULT_MAX_VALUE_DATE_DAYS } from '#domain/credit-transfers/initiate-credit-transfer';
+import {
+  CURSOR_MAX_LENGTH,
+  listCreditTransfersQuerySchema,
+  MAX_LIMIT,
+} from '#domain/credit-transfers/list-filters';
+import { listEventsQuerySchema } from '#domain/webhooks/list-events';
 import {
   createdWebhookEndpointSchema,
   createWebhookEndpointRequestSchema,
@@ -38,13 +48,13 @@ import {
   rotatedWebhookSecretSchema,
   webhookEndpointIdSchema,
   webhookEndpointSchema,
-} from '#domain/webhook-endpoint';
+} from '#domain/webhooks/webhook-endpoint';
 import {
   listWebhookDeliveriesQuerySchema,
   listWebhookEndpointsQuerySchema,
   MAX_REDELIVERIES_PER_REQUEST,
-} from '#domain/webhook-endpoints';
-import { EVENT_RETENTION_DAYS, EVENT_SETTLE_MS, webhookEventSchema } from '#domain/webhook-event';
+} from '#domain/webhooks/webhook-endpoints';
+import { EVENT_RETENTION_DAYS, EVENT_SETTLE_MS, webhookEventSchema } from '#domain/webhooks/webhook-event';
 import { ROUTES, type Route } from '#routes';
 import { gatewayResponse } from '#shared/gateway-responses';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '#shared/middleware';

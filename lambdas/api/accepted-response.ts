@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { CreditTransfer } from '#domain/credit-transfer';
+import type { CreditTransfer } from '#domain/credit-transfers/credit-transfer';
 import { jsonResponse } from '#shared/http-event';
 
 /**

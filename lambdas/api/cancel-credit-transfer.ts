@@ -2,7 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import {
   type CancellationDependencies,
   cancelCreditTransfer as cancel,
-} from '#domain/cancel-credit-transfer';
+} from '#domain/credit-transfers/cancel-credit-transfer';
 import { publicUrl } from '#shared/config';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';

@@ -1,4 +1,4 @@
-import { createWebhookEndpoint as create } from '#domain/webhook-endpoints';
+import { createWebhookEndpoint as create } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import type { JsonEvent } from '#shared/middleware';

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { deleteWebhookEndpoint as remove } from '#domain/webhook-endpoints';
+import { deleteWebhookEndpoint as remove } from '#domain/webhooks/webhook-endpoints';
 import { callerOf } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 import { webhookDependencies } from './webhook-dependencies.ts';

@@ -1,6 +1,7 @@
-import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { type Clock, type CreditTransferStore, systemClock } from '#domain/ports';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
+import { type Clock, systemClock } from '#domain/commons/ports';
+import type { CreditTransferStore } from '#domain/credit-transfers/ports';
 
 /**
  * The table store, and only it: a handler that also starts workflows takes its starter from

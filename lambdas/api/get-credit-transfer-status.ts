@@ -1,5 +1,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { getCreditTransferStatus as getStatus, POLL_AFTER_SECONDS } from '#domain/get-credit-transfer-status';
+import {
+  getCreditTransferStatus as getStatus,
+  POLL_AFTER_SECONDS,
+} from '#domain/credit-transfers/get-credit-transfer-status';
 import { callerOf, headerValue } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 import { type ApiDependencies, apiDependencies } from './dependencies.ts';

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { getWebhookEndpoint as get } from '#domain/webhook-endpoints';
+import { getWebhookEndpoint as get } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 import { webhookDependencies } from './webhook-dependencies.ts';

@@ -3,7 +3,7 @@ import {
   DEFAULT_MAX_VALUE_DATE_DAYS,
   type InitiationDependencies,
   initiateCreditTransfer as initiate,
-} from '#domain/initiate-credit-transfer';
+} from '#domain/credit-transfers/initiate-credit-transfer';
 import { publicUrl, wholeNumberEnv } from '#shared/config';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';

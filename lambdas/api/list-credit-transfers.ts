@@ -1,9 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { cursorKeyFromEnvironment } from '#adapters/cursor-key';
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { type ListDependencies, listCreditTransfers as list } from '#domain/list-credit-transfers';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { cursorKeyFromEnvironment } from '#adapters/commons/cursor-key';
+import { DynamoDbCreditTransferList } from '#adapters/credit-transfers/credit-transfer-list';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
+import {
+  type ListDependencies,
+  listCreditTransfers as list,
+} from '#domain/credit-transfers/list-credit-transfers';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 import { queryParameters } from './query-string.ts';

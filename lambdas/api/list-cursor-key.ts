@@ -1,4 +1,4 @@
-import { cursorKeyFromEnvironment } from '#adapters/cursor-key';
+import { cursorKeyFromEnvironment } from '#adapters/commons/cursor-key';
 
 /**
  * The key that signs and checks the position cursors of the webhook endpoint and events lists,

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { listEvents as list } from '#domain/list-events';
+import { listEvents as list } from '#domain/webhooks/list-events';
 import { callerOf } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 import { listCursorKey } from './list-cursor-key.ts';

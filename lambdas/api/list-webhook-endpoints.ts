@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { listWebhookEndpoints as list } from '#domain/webhook-endpoints';
+import { listWebhookEndpoints as list } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 import { listCursorKey } from './list-cursor-key.ts';

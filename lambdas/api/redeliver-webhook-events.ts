@@ -1,4 +1,4 @@
-import { redeliverWebhookEvents as redeliver } from '#domain/webhook-endpoints';
+import { redeliverWebhookEvents as redeliver } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import type { JsonEvent } from '#shared/middleware';

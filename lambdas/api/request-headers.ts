@@ -1,8 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as z from 'zod/mini';
-import { idempotencyKeySchema, type ServicerHeaders, servicerHeadersSchema } from '#domain/credit-transfer';
-import { InvalidRequestError } from '#domain/errors';
-import { parseOrThrow } from '#domain/validation';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { parseOrThrow } from '#domain/commons/validation';
+import {
+  idempotencyKeySchema,
+  type ServicerHeaders,
+  servicerHeadersSchema,
+} from '#domain/credit-transfers/credit-transfer';
 import { singleHeaderValue } from '#shared/http-event';
 
 export const servicerHeaders = (event: APIGatewayProxyEvent): ServicerHeaders =>

@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '#domain/errors';
-import { rotateWebhookSecret as rotate } from '#domain/webhook-endpoints';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { rotateWebhookSecret as rotate } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
 import type { JsonEvent } from '#shared/middleware';

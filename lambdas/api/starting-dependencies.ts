@@ -1,7 +1,8 @@
-import { workflowStarter } from '#adapters/workflow-starter';
-import type { CancellationDependencies } from '#domain/cancel-credit-transfer';
-import type { InitiationDependencies } from '#domain/initiate-credit-transfer';
-import { systemClock, type WorkflowStarter } from '#domain/ports';
+import { workflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import { systemClock } from '#domain/commons/ports';
+import type { CancellationDependencies } from '#domain/credit-transfers/cancel-credit-transfer';
+import type { InitiationDependencies } from '#domain/credit-transfers/initiate-credit-transfer';
+import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import { tableStore } from './dependencies.ts';
 
 // Resolved at each start: the local runtime registers its in-process runner.

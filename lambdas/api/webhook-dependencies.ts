@@ -1,9 +1,9 @@
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { systemResolver } from '#adapters/webhook-sender';
-import { webhookUrlPolicy } from '#adapters/webhook-settings';
-import { DynamoDbWebhookStore } from '#adapters/webhook-store';
-import { systemClock } from '#domain/ports';
-import type { WebhookEndpointDependencies } from '#domain/webhook-endpoints';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { systemResolver } from '#adapters/webhooks/webhook-sender';
+import { webhookUrlPolicy } from '#adapters/webhooks/webhook-settings';
+import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
+import { systemClock } from '#domain/commons/ports';
+import type { WebhookEndpointDependencies } from '#domain/webhooks/webhook-endpoints';
 
 let wired: WebhookEndpointDependencies | undefined;
 

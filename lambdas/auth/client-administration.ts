@@ -4,8 +4,9 @@ import {
   MAX_ROTATION_GRACE_SECONDS,
   withDisabled,
   withRotatedSecret,
-} from '#domain/client';
-import type { ClientAuditEvent, ClientAuditPublisher, ClientStore, Clock } from '#domain/ports';
+} from '#domain/access/client';
+import type { ClientAuditEvent, ClientAuditPublisher, ClientStore } from '#domain/access/ports';
+import type { Clock } from '#domain/commons/ports';
 import { hashClientSecret } from './client-secret.ts';
 import {
   type ClientRegistration,

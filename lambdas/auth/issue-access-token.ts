@@ -4,15 +4,15 @@ import {
   CLIENT_ID_PATTERN,
   type ClientRecord,
   TOKEN_GENERATION_CLAIM,
-} from '#domain/client';
+} from '#domain/access/client';
 import type {
   AuthenticationCaller,
   AuthenticationThrottle,
   ClientStore,
-  Clock,
   TokenKeys,
-} from '#domain/ports';
-import { isScope, type Scope, splitScopes } from '#domain/scopes';
+} from '#domain/access/ports';
+import { isScope, type Scope, splitScopes } from '#domain/access/scopes';
+import type { Clock } from '#domain/commons/ports';
 import { verifyClientSecretAgainst } from './client-secret.ts';
 import { signJwt } from './jwt.ts';
 import { ClientAuthenticationThrottledError, InvalidClientError, InvalidScopeError } from './token-errors.ts';

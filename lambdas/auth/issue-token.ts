@@ -1,12 +1,12 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
-import { DynamoDbClientStore } from '#adapters/client-store';
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { tokenKeysFromEnvironment } from '#adapters/signer';
-import { authenticationThrottlePolicy } from '#domain/client';
-import { systemClock } from '#domain/ports';
+import { DynamoDbAuthenticationThrottle } from '#adapters/access/authentication-throttle';
+import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { tokenKeysFromEnvironment } from '#adapters/access/signer';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { authenticationThrottlePolicy } from '#domain/access/client';
+import { systemClock } from '#domain/commons/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { deadlineBound } from '#shared/deadline';
 import { jsonResponse } from '#shared/http-event';

@@ -1,4 +1,4 @@
-import type { TokenSigner } from '#domain/ports';
+import type { TokenSigner } from '#domain/access/ports';
 
 const segment = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { tokenKeysFromEnvironment } from '#adapters/signer';
-import type { TokenKeys } from '#domain/ports';
+import { tokenKeysFromEnvironment } from '#adapters/access/signer';
+import type { TokenKeys } from '#domain/access/ports';
 import { jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { SCOPES } from '#domain/scopes';
+import { SCOPES } from '#domain/access/scopes';
 import { publicUrl, requiredEnv } from '#shared/config';
 import { jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';

@@ -1,7 +1,7 @@
-import { TENANT_ID_PATTERN } from '#adapters/keys';
-import { CLIENT_ID_PATTERN, type ClientRecord } from '#domain/client';
-import type { ClientStore } from '#domain/ports';
-import { isScope, type Scope } from '#domain/scopes';
+import { TENANT_ID_PATTERN } from '#adapters/table/keys';
+import { CLIENT_ID_PATTERN, type ClientRecord } from '#domain/access/client';
+import type { ClientStore } from '#domain/access/ports';
+import { isScope, type Scope } from '#domain/access/scopes';
 import { hashClientSecret } from './client-secret.ts';
 
 export const MIN_SECRET_LENGTH = 16;

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { InvalidParam } from '#domain/errors';
-import { InvalidRequestError } from '#domain/errors';
+import type { InvalidParam } from '#domain/commons/errors';
+import { InvalidRequestError } from '#domain/commons/errors';
 import { logger } from '#shared/logger';
 import { PayloadTooLargeError, toProblemResponse, UnsupportedMediaTypeError } from '#shared/middleware';
 import { type ErrorCode, problemResponse } from '#shared/problem';

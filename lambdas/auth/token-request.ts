@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as z from 'zod/mini';
-import { InvalidRequestError } from '#domain/errors';
-import { described, optionalField } from '#domain/text';
-import { toInvalidParams } from '#domain/validation';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { described, optionalField } from '#domain/commons/text';
+import { toInvalidParams } from '#domain/commons/validation';
 import { headerValue } from '#shared/http-event';
 import { boundedRawBody, parseJsonObjectText, UnsupportedMediaTypeError } from '#shared/middleware';
 import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';

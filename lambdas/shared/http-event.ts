@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { InvalidRequestError } from '#domain/errors';
+import { InvalidRequestError } from '#domain/commons/errors';
 
 /** What the authorizer hands to every /v1 handler through the request context. */
 export interface Caller {

@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { StatusChangedEvent, StatusEventPublisher } from '#domain/ports';
+import type { StatusChangedEvent, StatusEventPublisher } from '#domain/credit-transfers/ports';
 import { SERVICE_NAME } from './logger.ts';
 
 /**

@@ -7,7 +7,7 @@ import {
   PaymentNotCancellableError,
   PaymentNotFoundError,
   WebhookConflictError,
-} from '#domain/errors';
+} from '#domain/commons/errors';
 import { firstDuplicateKey } from './duplicate-keys.ts';
 import { headerValue, SINGLE_VALUE_HEADERS, singleHeaderValue } from './http-event.ts';
 import { logger } from './logger.ts';

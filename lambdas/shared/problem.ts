@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { InvalidParam } from '#domain/errors';
+import type { InvalidParam } from '#domain/commons/errors';
 
 /**
  * Every error the service answers has one body: the spec's `error` and `error_description`,

@@ -10,7 +10,7 @@ const tracingPossible =
   process.env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
 
 /**
- * X-Ray tracing of each invocation. Every AWS SDK client is captured (lambdas/adapters/aws-clients.ts),
+ * X-Ray tracing of each invocation. Every AWS SDK client is captured (lambdas/adapters/aws/aws-clients.ts),
  * so each call is a subsegment named by its operation (DynamoDB.PutItem); connector requests go
  * through fetch, captured per request.
  *

@@ -1,5 +1,5 @@
-import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
-import { ATTEMPT_TIMEOUT_MS } from '#domain/webhook-schedule';
+import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
+import { ATTEMPT_TIMEOUT_MS } from '#domain/webhooks/webhook-schedule';
 import { invocationDeadline } from '#shared/deadline';
 import { logger } from '#shared/logger';
 import { countWebhookEndpointDisabled } from '#shared/metrics';

@@ -1,9 +1,9 @@
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { HttpWebhookSender } from '#adapters/webhook-sender';
-import { webhookRetryPolicy, webhookUrlPolicy } from '#adapters/webhook-settings';
-import { DynamoDbWebhookStore } from '#adapters/webhook-store';
-import { systemClock } from '#domain/ports';
-import type { DeliveryDependencies } from '#domain/webhook-delivery';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { HttpWebhookSender } from '#adapters/webhooks/webhook-sender';
+import { webhookRetryPolicy, webhookUrlPolicy } from '#adapters/webhooks/webhook-settings';
+import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
+import { systemClock } from '#domain/commons/ports';
+import type { DeliveryDependencies } from '#domain/webhooks/webhook-delivery';
 
 let wired: DeliveryDependencies | undefined;
 

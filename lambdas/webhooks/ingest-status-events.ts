@@ -1,7 +1,8 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { PendingDelivery, StatusChangedEvent } from '#domain/ports';
-import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhook-delivery';
-import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
+import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
+import type { PendingDelivery } from '#domain/webhooks/ports';
+import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
+import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { logger } from '#shared/logger';
 import { countWebhookEndpointDisabled } from '#shared/metrics';
 import { observed } from '#shared/observability';

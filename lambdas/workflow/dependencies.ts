@@ -1,8 +1,12 @@
-import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { railFromEnvironment } from '#adapters/rail';
-import { DEFAULT_LIFECYCLE_SETTINGS, type LifecycleSettings } from '#domain/lifecycle-settings';
-import { type Clock, type Rail, systemClock } from '#domain/ports';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
+import { railFromEnvironment } from '#adapters/credit-transfers/rail';
+import { type Clock, systemClock } from '#domain/commons/ports';
+import {
+  DEFAULT_LIFECYCLE_SETTINGS,
+  type LifecycleSettings,
+} from '#domain/credit-transfers/lifecycle-settings';
+import type { Rail } from '#domain/credit-transfers/ports';
 import { wholeNumberEnv } from '#shared/config';
 
 /** Polling settings from the environment, each with a default (see docs/lifecycle.md). */

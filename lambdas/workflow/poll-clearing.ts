@@ -1,4 +1,4 @@
-import { pollClearing } from '#domain/lifecycle-steps';
+import { pollClearing } from '#domain/credit-transfers/lifecycle-steps';
 import { workflowDependencies } from './dependencies.ts';
 import { lifecycleTask } from './task.ts';
 

@@ -1,4 +1,4 @@
-import { publishStatusEvents } from '#domain/lifecycle-steps';
+import { publishStatusEvents } from '#domain/credit-transfers/lifecycle-steps';
 import { workflowDependencies } from './dependencies.ts';
 import { statusEventPublisher } from './status-events.ts';
 import { lifecycleTask } from './task.ts';

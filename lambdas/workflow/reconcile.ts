@@ -1,7 +1,10 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { workflowStarter } from '#adapters/workflow-starter';
-import type { WorkflowStarter } from '#domain/ports';
-import { type ReconcileReport, reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
+import { workflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import type { WorkflowStarter } from '#domain/credit-transfers/ports';
+import {
+  type ReconcileReport,
+  reconcileCreditTransfers,
+} from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import { countTransfersStuck, metrics } from '#shared/metrics';
 import { observed } from '#shared/observability';

@@ -1,6 +1,9 @@
-import { EventBridgeStatusEventPublisher, eventBridgeClient } from '#adapters/event-publisher';
-import { JsonLinesStatusEventPublisher } from '#adapters/event-publisher-local';
-import type { StatusEventPublisher } from '#domain/ports';
+import {
+  EventBridgeStatusEventPublisher,
+  eventBridgeClient,
+} from '#adapters/credit-transfers/event-publisher';
+import { JsonLinesStatusEventPublisher } from '#adapters/credit-transfers/event-publisher-local';
+import type { StatusEventPublisher } from '#domain/credit-transfers/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { countingStatusEvents } from '#shared/metrics';
 

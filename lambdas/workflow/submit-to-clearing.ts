@@ -1,4 +1,4 @@
-import { submitToClearing } from '#domain/lifecycle-steps';
+import { submitToClearing } from '#domain/credit-transfers/lifecycle-steps';
 import { workflowDependencies } from './dependencies.ts';
 import { lifecycleTask } from './task.ts';
 

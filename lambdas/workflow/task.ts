@@ -1,4 +1,4 @@
-import { type LifecycleState, lifecycleStateSchema } from '#domain/lifecycle-steps';
+import { type LifecycleState, lifecycleStateSchema } from '#domain/credit-transfers/lifecycle-steps';
 import { logger } from '#shared/logger';
 import { observed } from '#shared/observability';
 

@@ -1,4 +1,4 @@
-import { validateCheckAndSubmit } from '#domain/lifecycle-steps';
+import { validateCheckAndSubmit } from '#domain/credit-transfers/lifecycle-steps';
 import { workflowDependencies } from './dependencies.ts';
 import { lifecycleTask } from './task.ts';
 

@@ -8,7 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { RECOVERY_INDEX } from '#adapters/table-definition';
+import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import {
   KEY_PREFIXES,

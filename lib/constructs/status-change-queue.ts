@@ -3,8 +3,8 @@ import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { EVENT_SOURCE } from '#adapters/event-publisher';
-import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
+import { EVENT_SOURCE } from '#adapters/credit-transfers/event-publisher';
+import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
 
 export interface StatusChangeQueueProps {
   readonly eventBus: IEventBus;

@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { TABLE_DEFINITION } from '#adapters/table-definition';
+import { TABLE_DEFINITION } from '#adapters/table/table-definition';
 import { keyPolicy } from './key-policy.ts';
 
 export interface CreditTransferTableProps {

@@ -7,7 +7,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { WEBHOOK_INDEX } from '#adapters/table-definition';
+import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import { SERVICE_NAME } from '#shared/logger';
 import { METRICS_NAMESPACE, WEBHOOK_ENDPOINTS_DISABLED_METRIC } from '#shared/metrics';
 import { KEY_PREFIXES, tableAccess } from '../function-bindings.ts';

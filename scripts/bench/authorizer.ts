@@ -1,11 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { DynamoDbClientStore } from '#adapters/client-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
-import { privateKeySigner } from '#adapters/signer-local';
+import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { privateKeySigner } from '#adapters/access/signer-local';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { createAuthorizer } from '#auth/authorizer';
 import { signJwt } from '#auth/jwt';
-import type { ClientRecord } from '#domain/client';
-import type { ClientStore } from '#domain/ports';
+import type { ClientRecord } from '#domain/access/client';
+import type { ClientStore } from '#domain/access/ports';
 import { LOCAL_CLIENT, type LocalService } from '#local/service-process';
 import { ROUTES } from '#routes';
 import { combine, type RunFigures, runConcurrently } from './support.ts';

@@ -6,7 +6,7 @@ import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { ensureLocalSigningKey } from '#adapters/signer-local';
+import { ensureLocalSigningKey } from '#adapters/access/signer-local';
 import { startDynalite } from '#local/dynalite-process';
 import { createDynamoDbClient, ensureTable } from '#local/table';
 import { ROUTES } from '#routes';
@@ -206,10 +206,12 @@ const RECONCILER_TABLE = 'bench-bundles-reconciler';
 
 /** A transfer accepted STALL_SECONDS and a minute ago whose workflow never started (no starter given). */
 const lostTransfer = async (): Promise<void> => {
-  const { initiateCreditTransfer } = await import('#domain/initiate-credit-transfer');
-  const { DynamoDbLifecycleStore } = await import('#adapters/credit-transfer-lifecycle-store');
-  const { documentClient } = await import('#adapters/dynamodb-client');
-  const { STALL_SECONDS } = await import('#domain/lifecycle');
+  const { initiateCreditTransfer } = await import('#domain/credit-transfers/initiate-credit-transfer');
+  const { DynamoDbLifecycleStore } = await import(
+    '#adapters/credit-transfers/credit-transfer-lifecycle-store'
+  );
+  const { documentClient } = await import('#adapters/aws/dynamodb-client');
+  const { STALL_SECONDS } = await import('#domain/credit-transfers/lifecycle');
   const acceptedAt = new Date(Date.now() - (STALL_SECONDS + 60) * 1000);
   await initiateCreditTransfer(
     {
@@ -539,9 +541,9 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
     Object.assign(process.env, env);
     // Imported once the environment is set: the logger reads its level when it is made.
     const { registerClient } = await import('#auth/register-client');
-    const { SCOPES } = await import('#domain/scopes');
-    const { DynamoDbClientStore } = await import('#adapters/client-store');
-    const { documentClient } = await import('#adapters/dynamodb-client');
+    const { SCOPES } = await import('#domain/access/scopes');
+    const { DynamoDbClientStore } = await import('#adapters/access/client-store');
+    const { documentClient } = await import('#adapters/aws/dynamodb-client');
     const { hashClientSecret } = await import('#auth/client-secret');
     const secretCheckEvent = { secret: CLIENT_SECRET, hash: await hashClientSecret(CLIENT_SECRET) };
     const secretCheckMs: number[] = [];

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { DynamoDbCreditTransferStore, toCreditTransferItem } from '#adapters/credit-transfer-store';
-import { createDocumentClient } from '#adapters/dynamodb-client';
-import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
-import { systemClock } from '#domain/ports';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
+import {
+  DynamoDbCreditTransferStore,
+  toCreditTransferItem,
+} from '#adapters/credit-transfers/credit-transfer-store';
+import { systemClock } from '#domain/commons/ports';
+import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
 import type { LocalService } from '#local/service-process';
 import { fullCreditTransfer, minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { type BenchClient, combine, type RunFigures, runConcurrently } from './support.ts';

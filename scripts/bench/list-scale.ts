@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { DynamoDbCreditTransferList, MAX_COUNTED_ENTRIES } from '#adapters/credit-transfer-list';
-import { toCreditTransferItem } from '#adapters/credit-transfer-store';
-import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
-import type { CreditTransferRequest } from '#domain/credit-transfer';
-import type { ListFilters } from '#domain/list-filters';
+import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
+import {
+  DynamoDbCreditTransferList,
+  MAX_COUNTED_ENTRIES,
+} from '#adapters/credit-transfers/credit-transfer-list';
+import { toCreditTransferItem } from '#adapters/credit-transfers/credit-transfer-store';
+import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
+import type { ListFilters } from '#domain/credit-transfers/list-filters';
 import type { LocalService } from '#local/service-process';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { type BenchClient, fixed, runConcurrently } from './support.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchInitiationThroughput } from './initiation.ts';
 import { ROUTES, type TrafficOptions, type TrafficResult } from './load-traffic.ts';

@@ -14,7 +14,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { InvalidRequestError } from '#domain/errors';
+import { InvalidRequestError } from '#domain/commons/errors';
 import { matchPath, type Route } from '#routes';
 import { wholeNumber } from '#shared/config';
 import {

@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ensureLocalCursorSecret } from '#adapters/cursor-key';
-import { setAsideTornTail } from '#adapters/event-publisher-local';
-import { checkLocalSigningKey, ensureLocalSigningKey } from '#adapters/signer-local';
+import { checkLocalSigningKey, ensureLocalSigningKey } from '#adapters/access/signer-local';
+import { ensureLocalCursorSecret } from '#adapters/commons/cursor-key';
+import { setAsideTornTail } from '#adapters/credit-transfers/event-publisher-local';
 
 /**
  * The local data folder: what it holds, and its checks at start. A file that exists but cannot be

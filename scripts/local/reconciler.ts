@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { useWorkflowStarter } from '#adapters/workflow-starter';
-import type { ReconcileReport } from '#domain/reconcile-credit-transfers';
+import { useWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
 import { inOwnContext } from './invocations.ts';

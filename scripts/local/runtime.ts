@@ -195,12 +195,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       throw damagedTable(files.table, said ?? error);
     }
     const { registerClient } = await import('#auth/register-client');
-    const { DynamoDbClientStore } = await import('#adapters/client-store');
-    const { documentClient, tableName } = await import('#adapters/dynamodb-client');
+    const { DynamoDbClientStore } = await import('#adapters/access/client-store');
+    const { documentClient, tableName } = await import('#adapters/aws/dynamodb-client');
     await registerClient(new DynamoDbClientStore(documentClient(), tableName()), {
       clientId: options.client.clientId,
       secret: options.client.clientSecret,
-      scopes: [...(await import('#domain/scopes')).SCOPES],
+      scopes: [...(await import('#domain/access/scopes')).SCOPES],
       tenant: options.client.tenant,
     });
     lifecycle = await startLocalLifecycle({

@@ -10,9 +10,9 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { checkLocalSigningKey, newSigningKeyPem } from '#adapters/signer-local';
+import { checkLocalSigningKey, newSigningKeyPem } from '#adapters/access/signer-local';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
-import { rsaSigningJwk } from '#domain/token-signer';
+import { rsaSigningJwk } from '#domain/access/token-signer';
 import { DataFolderError, dataFolderFiles } from './data-folder.ts';
 
 /**

@@ -9,8 +9,8 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { withListValues } from '#adapters/credit-transfer-list';
-import { createTableInput, TABLE_DEFINITION } from '#adapters/table-definition';
+import { withListValues } from '#adapters/credit-transfers/credit-transfer-list';
+import { createTableInput, TABLE_DEFINITION } from '#adapters/table/table-definition';
 
 /**
  * dynalite accepts UpdateTable with a GlobalSecondaryIndexUpdates Create but adds no index. So a

@@ -6,8 +6,8 @@ import {
   ResourceNotFoundException,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput } from '#adapters/table-definition';
-import { UNIX_SOCKET_ENDPOINT, UnixSocketAgent } from '#adapters/unix-socket-agent';
+import { UNIX_SOCKET_ENDPOINT, UnixSocketAgent } from '#adapters/aws/unix-socket-agent';
+import { createTableInput } from '#adapters/table/table-definition';
 import { rebuildWithMissingIndexes } from './table-rebuild.ts';
 
 /**

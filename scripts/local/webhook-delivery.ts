@@ -1,10 +1,10 @@
 import { open } from 'node:fs/promises';
-import { documentClient, tableName } from '#adapters/dynamodb-client';
-import { localEventBusOffsetKey } from '#adapters/keys';
-import { STATUS_CHANGED_EVENT } from '#domain/lifecycle';
-import type { StatusChangedEvent } from '#domain/ports';
-import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhook-delivery';
-import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhook-dispatcher';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { localEventBusOffsetKey } from '#adapters/table/keys';
+import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
+import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
+import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
+import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
 
 /**

@@ -3,8 +3,8 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { type LifecycleStart, lifecycleExecutionName } from '#domain/lifecycle';
-import type { WorkflowStarter } from '#domain/ports';
+import { type LifecycleStart, lifecycleExecutionName } from '#domain/credit-transfers/lifecycle';
+import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import { logger } from '#shared/logger';
 import {
   type AslDefinition,

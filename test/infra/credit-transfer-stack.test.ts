@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { globalSecondaryIndexInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
+import { globalSecondaryIndexInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table/table-definition';
 import { ROUTES, type Route } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';

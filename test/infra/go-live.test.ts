@@ -18,7 +18,7 @@ import {
   webhookDueShardKey,
   webhookEndpointKey,
   webhookEventKey,
-} from '#adapters/keys';
+} from '#adapters/table/keys';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { COMMON_RULES_COUNTED } from '../../lib/constructs/web-acl.ts';

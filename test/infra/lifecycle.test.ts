@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RECOVERY_INDEX } from '#adapters/table-definition';
+import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';

@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_INDEX } from '#adapters/table-definition';
+import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import { synthesize } from './synth.ts';
 import {
   allowedActions,

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '#domain/scopes';
+import { SCOPES } from '#domain/access/scopes';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
 import { rawRequest } from './support/raw-http.ts';

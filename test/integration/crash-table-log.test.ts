@@ -2,7 +2,7 @@ import { cp, mkdtemp, readFile, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { newestLog, recordBoundaries } from '../unit/workflow/leveldb-log.ts';
 import {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbClientStore } from '#adapters/client-store';
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
+import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
 import { registerClient } from '#auth/register-client';
-import type { CreditTransferRequest } from '#domain/credit-transfer';
-import type { CreditTransferRecord } from '#domain/ports';
+import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
+import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, type JsonReply, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';

@@ -9,15 +9,18 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
-import { DynamoDbCreditTransferStore, toCreditTransferItem } from '#adapters/credit-transfer-store';
-import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
-import { withoutListValues } from '#adapters/keys';
-import { createTableInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table-definition';
-import type { CreditTransferRequest } from '#domain/credit-transfer';
-import type { ListPageRequest } from '#domain/list-credit-transfers';
-import type { ListFilters } from '#domain/list-filters';
-import type { CreditTransferRecord } from '#domain/ports';
+import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
+import { DynamoDbCreditTransferList } from '#adapters/credit-transfers/credit-transfer-list';
+import {
+  DynamoDbCreditTransferStore,
+  toCreditTransferItem,
+} from '#adapters/credit-transfers/credit-transfer-store';
+import { withoutListValues } from '#adapters/table/keys';
+import { createTableInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table/table-definition';
+import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
+import type { ListPageRequest } from '#domain/credit-transfers/list-credit-transfers';
+import type { ListFilters } from '#domain/credit-transfers/list-filters';
+import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
 import { type DynaliteProcess, startDynalite } from '#local/dynalite-process';
 import { createDynamoDbClient, ensureTable } from '#local/table';
 

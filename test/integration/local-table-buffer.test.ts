@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { type DynaliteProcess, startDynalite } from '#local/dynalite-process';
 import { createDynamoDbClient, ensureTable } from '#local/table';
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '#adapters/connector-contract';
-import { connectorSignature } from '#adapters/connector-rail';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '#adapters/credit-transfers/connector-contract';
+import { connectorSignature } from '#adapters/credit-transfers/connector-rail';
 
 /**
  * A bank's connector on loopback for tests: it checks every request's signature, keeps one

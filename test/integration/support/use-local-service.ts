@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
+import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
 import { type LocalService, removeDataDir, requestToken, startLocalService } from './local-service.ts';
 
 export interface LocalServiceOptions {

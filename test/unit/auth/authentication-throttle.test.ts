@@ -2,12 +2,12 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbAuthenticationThrottle } from '#adapters/authentication-throttle';
-import { createDocumentClient, type DocumentClient } from '#adapters/dynamodb-client';
-import { authenticationFailuresKey, clientKey } from '#adapters/keys';
-import { createTableInput } from '#adapters/table-definition';
-import { AUTHENTICATION_THROTTLE, authenticationThrottlePolicy } from '#domain/client';
-import type { AuthenticationCaller, AuthenticationThrottle } from '#domain/ports';
+import { DynamoDbAuthenticationThrottle } from '#adapters/access/authentication-throttle';
+import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
+import { authenticationFailuresKey, clientKey } from '#adapters/table/keys';
+import { createTableInput } from '#adapters/table/table-definition';
+import { AUTHENTICATION_THROTTLE, authenticationThrottlePolicy } from '#domain/access/client';
+import type { AuthenticationCaller, AuthenticationThrottle } from '#domain/access/ports';
 import { createDynamoDbClient } from '#local/table';
 
 /** The adapter's conditional updates against dynalite (in memory, no TTL), with the clock handed in. */

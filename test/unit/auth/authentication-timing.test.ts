@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret } from '#auth/client-secret';
 import { issueAccessToken, type TokenIssuerDependencies } from '#auth/issue-access-token';
 import { InvalidClientError } from '#auth/token-errors';
-import { withRotatedSecret } from '#domain/client';
-import { systemClock } from '#domain/ports';
+import { withRotatedSecret } from '#domain/access/client';
+import { systemClock } from '#domain/commons/ports';
 import {
   AUDIENCE,
   CLIENT,

@@ -1,8 +1,8 @@
 import type { GetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DynamoDbClientStore } from '#adapters/client-store';
-import type { DocumentClient } from '#adapters/dynamodb-client';
-import type { ClientRecord } from '#domain/client';
+import { DynamoDbClientStore } from '#adapters/access/client-store';
+import type { DocumentClient } from '#adapters/aws/dynamodb-client';
+import type { ClientRecord } from '#domain/access/client';
 
 const RECORD: ClientRecord = {
   clientId: 'acme-payments',

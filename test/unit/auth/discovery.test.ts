@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { getKeySet } from '#auth/key-set';
 import { authorizationServerMetadata, getOpenIdConfiguration, handler } from '#auth/openid-configuration';
-import { SCOPES } from '#domain/scopes';
+import { SCOPES } from '#domain/access/scopes';
 import { testSigner } from './fakes.ts';
 
 describe('GET /.well-known/jwks.json', () => {

@@ -1,9 +1,9 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { vi } from 'vitest';
-import { privateKeySigner } from '#adapters/signer-local';
+import { privateKeySigner } from '#adapters/access/signer-local';
 import { registerClient } from '#auth/register-client';
-import type { ClientRecord } from '#domain/client';
+import type { ClientRecord } from '#domain/access/client';
 import type {
   AuthenticationAttempt,
   AuthenticationCaller,
@@ -11,10 +11,10 @@ import type {
   ClientAuditEvent,
   ClientAuditPublisher,
   ClientStore,
-  Clock,
   TokenKeys,
   TokenSigner,
-} from '#domain/ports';
+} from '#domain/access/ports';
+import type { Clock } from '#domain/commons/ports';
 import { logger } from '#shared/logger';
 
 export const ISSUER = 'http://127.0.0.1:3000';

@@ -2,7 +2,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { registerClient } from '#auth/register-client';
-import { systemClock, type TokenKeys, type TokenSigner } from '#domain/ports';
+import type { TokenKeys, TokenSigner } from '#domain/access/ports';
+import { systemClock } from '#domain/commons/ports';
 import {
   AUDIENCE,
   basic,

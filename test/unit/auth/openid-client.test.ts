@@ -4,7 +4,8 @@ import { createAuthorizer } from '#auth/authorizer';
 import { createIssueTokenHandler } from '#auth/issue-token';
 import { getKeySet } from '#auth/key-set';
 import { getOpenIdConfiguration } from '#auth/openid-configuration';
-import { systemClock, type TokenKeys, type TokenSigner } from '#domain/ports';
+import type { TokenKeys, TokenSigner } from '#domain/access/ports';
+import { systemClock } from '#domain/commons/ports';
 import { ROUTES } from '#routes';
 import {
   AUDIENCE,

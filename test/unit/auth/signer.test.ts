@@ -11,18 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { tokenKeysFromEnvironment } from '#adapters/signer';
-import { type KmsSend, kmsSigner } from '#adapters/signer-kms';
+import { tokenKeysFromEnvironment } from '#adapters/access/signer';
+import { type KmsSend, kmsSigner } from '#adapters/access/signer-kms';
 import {
   ensureLocalSigningKey,
   LOCAL_KEY_RELOAD_MILLISECONDS,
   localKeyFiles,
   privateKeySigner,
-} from '#adapters/signer-local';
-import { SIGNING_KEY_SCHEDULE_CACHE_SECONDS, scheduledKeys } from '#adapters/signing-keys-kms';
+} from '#adapters/access/signer-local';
+import { SIGNING_KEY_SCHEDULE_CACHE_SECONDS, scheduledKeys } from '#adapters/access/signing-keys-kms';
 import { signJwt } from '#auth/jwt';
-import type { SigningKeyScheduleStore, TokenSigner } from '#domain/ports';
-import { jwkThumbprint, rsaSigningJwk, type SigningKeySchedule } from '#domain/token-signer';
+import type { SigningKeyScheduleStore, TokenSigner } from '#domain/access/ports';
+import { jwkThumbprint, rsaSigningJwk, type SigningKeySchedule } from '#domain/access/token-signer';
 import { testPrivateKey } from './fakes.ts';
 
 const verifies = async (signer: TokenSigner, input = Buffer.from('header.payload')): Promise<boolean> => {

@@ -5,7 +5,7 @@ import {
   SigningKeyScheduleError,
   scheduleRetirement,
   scheduleRotation,
-} from '#domain/token-signer';
+} from '#domain/access/token-signer';
 
 /** The signing key schedule a rotation on AWS writes, and what every function reads from it. */
 const T0 = new Date('2031-05-06T07:00:00.000Z');

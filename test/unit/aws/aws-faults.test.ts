@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_CALLS } from '#adapters/aws-clients';
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { type DocumentClient, dynamoDbDocumentClient } from '#adapters/dynamodb-client';
-import type { CreditTransferRecord } from '#domain/ports';
+import { FUNCTION_CALLS } from '#adapters/aws/aws-clients';
+import { type DocumentClient, dynamoDbDocumentClient } from '#adapters/aws/dynamodb-client';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
+import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
 import { withInvocationDeadline } from '#shared/deadline';
 import { toProblemResponse } from '#shared/middleware';
 import { ServiceUnavailableError } from '#shared/service-unavailable';

@@ -43,8 +43,8 @@ const asLambdaWithTracing = (enabled: boolean) => {
 };
 
 const putThroughTheServiceClient = async () => {
-  const { FUNCTION_CALLS } = await import('#adapters/aws-clients');
-  const { dynamoDbDocumentClient } = await import('#adapters/dynamodb-client');
+  const { FUNCTION_CALLS } = await import('#adapters/aws/aws-clients');
+  const { dynamoDbDocumentClient } = await import('#adapters/aws/dynamodb-client');
   const client = dynamoDbDocumentClient(FUNCTION_CALLS, {
     endpoint: stub.endpoint,
     region: 'eu-west-1',

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { parseOrThrow } from '#domain/commons/validation';
+import { cancellationRequestSchema } from '#domain/credit-transfers/cancel-credit-transfer';
 import {
   creditTransferRequestSchema,
   idempotencyKeySchema,
   servicerHeadersSchema,
-} from '#domain/credit-transfer';
-import { InvalidRequestError } from '#domain/errors';
-import { listCreditTransfersQuerySchema } from '#domain/list-filters';
-import { parseOrThrow } from '#domain/validation';
+} from '#domain/credit-transfers/credit-transfer';
+import { listCreditTransfersQuerySchema } from '#domain/credit-transfers/list-filters';
 import { minimalCreditTransfer } from '../../fixtures/credit-transfers.ts';
 
 /** C0 (U+0000-U+001F), DEL and C1 (U+0080-U+009F): 65 characters. */

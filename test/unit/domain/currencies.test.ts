@@ -5,7 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { data as listOne, publishDate } from 'currency-codes';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { AMENDMENTS_AFTER_PACKAGE, isActiveCurrency, minorUnitOf, NO_MINOR_UNIT } from '#domain/currencies';
+import {
+  AMENDMENTS_AFTER_PACKAGE,
+  isActiveCurrency,
+  minorUnitOf,
+  NO_MINOR_UNIT,
+} from '#domain/credit-transfers/currencies';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 

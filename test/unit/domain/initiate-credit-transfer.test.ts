@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { IdempotencyKeyReusedError, InvalidRequestError } from '#domain/errors';
-import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
-import { derivedPaymentId } from '#domain/payment-id';
-import type { Clock, CreditTransferRecord, CreditTransferStore } from '#domain/ports';
+import { IdempotencyKeyReusedError, InvalidRequestError } from '#domain/commons/errors';
+import type { Clock } from '#domain/commons/ports';
+import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
+import { derivedPaymentId } from '#domain/credit-transfers/payment-id';
+import type { CreditTransferRecord, CreditTransferStore } from '#domain/credit-transfers/ports';
 import { minimalCreditTransfer } from '../../fixtures/credit-transfers.ts';
 
 /** An in-memory store with the same conditional-create contract as the DynamoDB one. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { creditTransferRequestSchema } from '#domain/credit-transfer';
-import { InvalidRequestError } from '#domain/errors';
-import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
-import { listCreditTransfersQuerySchema } from '#domain/list-filters';
-import type { CreditTransferStore } from '#domain/ports';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { creditTransferRequestSchema } from '#domain/credit-transfers/credit-transfer';
+import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
+import { listCreditTransfersQuerySchema } from '#domain/credit-transfers/list-filters';
+import type { CreditTransferStore } from '#domain/credit-transfers/ports';
 import { minimalCreditTransfer } from '../../fixtures/credit-transfers.ts';
 
 const store: CreditTransferStore = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { creditTransferRequestSchema } from '#domain/credit-transfer';
-import { InvalidRequestError } from '#domain/errors';
-import { parseOrThrow } from '#domain/validation';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { parseOrThrow } from '#domain/commons/validation';
+import { creditTransferRequestSchema } from '#domain/credit-transfers/credit-transfer';
 import { toProblemResponse } from '#shared/middleware';
 import { MAX_INVALID_PARAM_TEXT, MAX_INVALID_PARAMS } from '#shared/problem';
 import { minimalCreditTransfer } from '../../fixtures/credit-transfers.ts';

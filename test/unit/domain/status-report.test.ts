@@ -2,9 +2,9 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { ApiDependencies } from '#api/dependencies';
 import { getCreditTransferStatus } from '#api/get-credit-transfer-status';
-import type { CreditTransferStatus } from '#domain/credit-transfer';
-import { matchesIfNoneMatch } from '#domain/get-credit-transfer-status';
-import type { CreditTransferRecord, CreditTransferStore } from '#domain/ports';
+import type { CreditTransferStatus } from '#domain/credit-transfers/credit-transfer';
+import { matchesIfNoneMatch } from '#domain/credit-transfers/get-credit-transfer-status';
+import type { CreditTransferRecord, CreditTransferStore } from '#domain/credit-transfers/ports';
 import { httpHandler } from '#shared/http-handler';
 import { minimalCreditTransfer } from '../../fixtures/credit-transfers.ts';
 

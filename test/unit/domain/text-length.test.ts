@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
-import { creditTransferRequestSchema } from '#domain/credit-transfer';
-import { InvalidRequestError } from '#domain/errors';
-import { boundedText } from '#domain/text';
-import { parseOrThrow } from '#domain/validation';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { boundedText } from '#domain/commons/text';
+import { parseOrThrow } from '#domain/commons/validation';
+import { cancellationRequestSchema } from '#domain/credit-transfers/cancel-credit-transfer';
+import { creditTransferRequestSchema } from '#domain/credit-transfers/credit-transfer';
 import { minimalCreditTransfer } from '../../fixtures/credit-transfers.ts';
 
 /** Spec 2.1: purpose and cancellationReason are "1..1025 characters". */

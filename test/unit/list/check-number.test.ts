@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareCheckNumbers } from '#domain/check-number';
+import { compareCheckNumbers } from '#domain/commons/check-number';
 
 const digitString = fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 30 });
 const withNonDigit = fc

@@ -25,7 +25,7 @@ describe('cursor key from the environment', () => {
     vi.stubEnv('AWS_REGION', 'eu-west-1');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
-    const { cursorKeyFromEnvironment } = await import('#adapters/cursor-key');
+    const { cursorKeyFromEnvironment } = await import('#adapters/commons/cursor-key');
 
     const key = cursorKeyFromEnvironment();
     expect(Buffer.from(await key())).toEqual(MAC);

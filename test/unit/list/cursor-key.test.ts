@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GenerateMacCommand } from '@aws-sdk/client-kms';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureLocalCursorSecret, kmsDerivedCursorKey, secretCursorKey } from '#adapters/cursor-key';
+import { ensureLocalCursorSecret, kmsDerivedCursorKey, secretCursorKey } from '#adapters/commons/cursor-key';
 
 const folders: string[] = [];
 afterEach(async () => {

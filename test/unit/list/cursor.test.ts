@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CursorContent, signCursor, verifyCursor } from '#domain/cursor';
-import { InvalidRequestError } from '#domain/errors';
+import { type CursorContent, signCursor, verifyCursor } from '#domain/commons/cursor';
+import { InvalidRequestError } from '#domain/commons/errors';
 
 const KEY = randomBytes(32);
 const CONTENT: CursorContent = {

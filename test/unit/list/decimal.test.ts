@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareDecimals } from '#domain/decimal';
+import { compareDecimals } from '#domain/commons/decimal';
 
 const digits = (maxLength: number, minLength = 0) =>
   fc.string({ unit: fc.constantFrom(...'0123456789'), minLength, maxLength });

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { CreditTransferRequest } from '#domain/credit-transfer';
-import { InvalidRequestError } from '#domain/errors';
+import { InvalidRequestError } from '#domain/commons/errors';
+import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
 import {
   type CreditTransferList,
   type ListDependencies,
   type ListPageRequest,
   listCreditTransfers,
-} from '#domain/list-credit-transfers';
-import type { CreditTransferRecord, CreditTransferStore } from '#domain/ports';
+} from '#domain/credit-transfers/list-credit-transfers';
+import type { CreditTransferRecord, CreditTransferStore } from '#domain/credit-transfers/ports';
 
 const record = (paymentId: string, createdAt: string, transfer: Partial<CreditTransferRequest> = {}) =>
   ({

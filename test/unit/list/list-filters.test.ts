@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError } from '#domain/errors';
+import { InvalidRequestError } from '#domain/commons/errors';
 import {
   DEFAULT_LIMIT,
   filtersFingerprint,
@@ -8,7 +8,7 @@ import {
   matchesListFilters,
   parseListQuery,
   utcDateOf,
-} from '#domain/list-filters';
+} from '#domain/credit-transfers/list-filters';
 
 const single = (parameters: Record<string, string>) =>
   parseListQuery(Object.fromEntries(Object.entries(parameters).map(([name, value]) => [name, [value]])));

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { InitiationDependencies } from '#domain/initiate-credit-transfer';
-import type { CreditTransferStore, StatusChangedEvent } from '#domain/ports';
+import type { InitiationDependencies } from '#domain/credit-transfers/initiate-credit-transfer';
+import type { CreditTransferStore, StatusChangedEvent } from '#domain/credit-transfers/ports';
 import type { JsonEvent } from '#shared/middleware';
 import { fullCreditTransfer } from '../../fixtures/credit-transfers.ts';
 

@@ -1,9 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { getOpenApiDocument } from '#api/openapi-document';
-import { cancellationRequestSchema } from '#domain/cancel-credit-transfer';
-import { AMOUNT_PATTERN, creditTransferRequestSchema, creditTransferSchema } from '#domain/credit-transfer';
-import { SCOPES } from '#domain/scopes';
+import { SCOPES } from '#domain/access/scopes';
+import { cancellationRequestSchema } from '#domain/credit-transfers/cancel-credit-transfer';
+import {
+  AMOUNT_PATTERN,
+  creditTransferRequestSchema,
+  creditTransferSchema,
+} from '#domain/credit-transfers/credit-transfer';
 import { ROUTES } from '#routes';
 import { PROBLEM_CONTENT_TYPE } from '#shared/problem';
 import {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConnectorRail } from '#adapters/connector-rail';
+import { ConnectorRail } from '#adapters/credit-transfers/connector-rail';
 import { CONNECTOR_DOCUMENT_PATH, connectorDocument } from '../../../scripts/connector-openapi.ts';
 
 describe('connector contract document', () => {

@@ -4,9 +4,9 @@ import {
   ConnectorRail,
   type ConnectorSettings,
   ConnectorUnavailableError,
-} from '#adapters/connector-rail';
-import { connectorSettings, connectorSigningKey } from '#adapters/rail';
-import type { RailPayment } from '#domain/ports';
+} from '#adapters/credit-transfers/connector-rail';
+import { connectorSettings, connectorSigningKey } from '#adapters/credit-transfers/rail';
+import type { RailPayment } from '#domain/credit-transfers/ports';
 import { type ConnectorStub, startConnectorStub } from '../../support/connector-stub.ts';
 
 const KEY = 'connector-test-key-0123456789abcdef';

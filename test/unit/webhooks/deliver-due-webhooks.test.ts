@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import type { AddressInfo, Server } from 'node:net';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTableInput } from '#adapters/table-definition';
-import { ATTEMPT_TIMEOUT_MS } from '#domain/webhook-schedule';
+import { createTableInput } from '#adapters/table/table-definition';
+import { ATTEMPT_TIMEOUT_MS } from '#domain/webhooks/webhook-schedule';
 import { createDynamoDbClient } from '#local/table';
 import { lookingEndsAt } from '../../../lambdas/webhooks/deliver-due-webhooks.ts';
 

@@ -3,12 +3,16 @@ import { createRequire } from 'node:module';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/dynamodb-client';
-import { createTableInput } from '#adapters/table-definition';
-import { DynamoDbWebhookStore } from '#adapters/webhook-store';
-import { listEvents } from '#domain/list-events';
-import type { Clock } from '#domain/ports';
-import { EVENT_SETTLE_MS, statusChangedEventRecord, type WebhookEventRecord } from '#domain/webhook-event';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
+import { createTableInput } from '#adapters/table/table-definition';
+import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
+import type { Clock } from '#domain/commons/ports';
+import { listEvents } from '#domain/webhooks/list-events';
+import {
+  EVENT_SETTLE_MS,
+  statusChangedEventRecord,
+  type WebhookEventRecord,
+} from '#domain/webhooks/webhook-event';
 import { createDynamoDbClient } from '#local/table';
 
 /**

@@ -1,3 +1,4 @@
+import { systemClock } from '#domain/commons/ports';
 import type {
   EventPageRequest,
   PendingDelivery,
@@ -7,12 +8,15 @@ import type {
   WebhookRequest,
   WebhookResponse,
   WebhookSender,
-} from '#domain/ports';
-import { systemClock } from '#domain/ports';
-import type { DeliveryDependencies } from '#domain/webhook-delivery';
-import { type DeliveryAttempt, newEndpointId, type WebhookEndpointRecord } from '#domain/webhook-endpoint';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventRecord } from '#domain/webhook-event';
-import { STANDARD_RETRY_POLICY } from '#domain/webhook-schedule';
+} from '#domain/webhooks/ports';
+import type { DeliveryDependencies } from '#domain/webhooks/webhook-delivery';
+import {
+  type DeliveryAttempt,
+  newEndpointId,
+  type WebhookEndpointRecord,
+} from '#domain/webhooks/webhook-endpoint';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventRecord } from '#domain/webhooks/webhook-event';
+import { STANDARD_RETRY_POLICY } from '#domain/webhooks/webhook-schedule';
 
 interface QueuedDelivery extends PendingDelivery {
   state: string;

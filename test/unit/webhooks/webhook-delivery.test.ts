@@ -1,9 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { StatusChangedEvent, WebhookResponse } from '#domain/ports';
-import { attemptDelivery, endpointsOncePerBatch, recordStatusChange } from '#domain/webhook-delivery';
-import { DeliveryDispatcher } from '#domain/webhook-dispatcher';
-import { ENDPOINT_DISABLED_TYPE } from '#domain/webhook-event';
+import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
+import type { WebhookResponse } from '#domain/webhooks/ports';
+import {
+  attemptDelivery,
+  endpointsOncePerBatch,
+  recordStatusChange,
+} from '#domain/webhooks/webhook-delivery';
+import { DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
+import { ENDPOINT_DISABLED_TYPE } from '#domain/webhooks/webhook-event';
 import {
   CLAIM_SECONDS,
   nextAttemptAt,
@@ -11,7 +16,7 @@ import {
   STANDARD_RETRY_POLICY,
   STANDARD_RETRY_SCHEDULE_SECONDS,
   verdictOf,
-} from '#domain/webhook-schedule';
+} from '#domain/webhooks/webhook-schedule';
 import { deliveryDeps, endpointRecord, MemoryWebhookStore, ScriptedSender } from './fakes.ts';
 
 const T0 = new Date('2026-03-02T10:00:00.000Z');

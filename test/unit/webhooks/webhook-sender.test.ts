@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpWebhookSender } from '#adapters/webhook-sender';
+import { HttpWebhookSender } from '#adapters/webhooks/webhook-sender';
 
 /** Receivers on loopback only; host names are resolved by an injected lookup, never by DNS. */
 const servers: Server[] = [];

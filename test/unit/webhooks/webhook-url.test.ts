@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError } from '#domain/errors';
-import { checkWebhookUrl, type HostResolver, isPublicAddress } from '#domain/webhook-url';
+import { InvalidRequestError } from '#domain/commons/errors';
+import { checkWebhookUrl, type HostResolver, isPublicAddress } from '#domain/webhooks/webhook-url';
 
 /** A resolver that answers from a table: no network. */
 const resolverOf =

@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDbLifecycleStore } from '#adapters/credit-transfer-lifecycle-store';
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { documentClient } from '#adapters/dynamodb-client';
-import { sandboxClearingKey } from '#adapters/keys';
-import { createTableInput } from '#adapters/table-definition';
-import { initiateCreditTransfer } from '#domain/initiate-credit-transfer';
-import { type CreditTransferRecord, systemClock, type WorkflowStarter } from '#domain/ports';
+import { documentClient } from '#adapters/aws/dynamodb-client';
+import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
+import { sandboxClearingKey } from '#adapters/table/keys';
+import { createTableInput } from '#adapters/table/table-definition';
+import { systemClock } from '#domain/commons/ports';
+import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
+import type { CreditTransferRecord, WorkflowStarter } from '#domain/credit-transfers/ports';
 import { createDynamoDbClient } from '#local/table';
 import {
   type ExecutionSummary,

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { DocumentClient } from '#adapters/dynamodb-client';
-import { SandboxRail } from '#adapters/sandbox-rail';
-import type { CreditTransferStatus } from '#domain/credit-transfer';
-import { canTransition, lifecycleExecutionName, statusEventId } from '#domain/lifecycle';
-import { DEFAULT_LIFECYCLE_SETTINGS, pollBudgetSeconds, pollWaitSeconds } from '#domain/lifecycle-steps';
-import { systemClock } from '#domain/ports';
+import type { DocumentClient } from '#adapters/aws/dynamodb-client';
+import { SandboxRail } from '#adapters/credit-transfers/sandbox-rail';
+import { systemClock } from '#domain/commons/ports';
+import type { CreditTransferStatus } from '#domain/credit-transfers/credit-transfer';
+import { canTransition, lifecycleExecutionName, statusEventId } from '#domain/credit-transfers/lifecycle';
+import {
+  DEFAULT_LIFECYCLE_SETTINGS,
+  pollBudgetSeconds,
+  pollWaitSeconds,
+} from '#domain/credit-transfers/lifecycle-steps';
 
 const EXECUTION_NAME = /^[A-Za-z0-9_-]{1,80}$/;
 

@@ -5,15 +5,16 @@ vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 });
 
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { documentClient } from '#adapters/dynamodb-client';
-import { JsonLinesStatusEventPublisher } from '#adapters/event-publisher-local';
-import { SandboxRail } from '#adapters/sandbox-rail';
-import { cancelCreditTransfer } from '#domain/cancel-credit-transfer';
-import { PaymentNotCancellableError } from '#domain/errors';
-import { IllegalStatusTransitionError } from '#domain/lifecycle';
-import { toStatusChangedEvent, validateCheckAndSubmit } from '#domain/lifecycle-steps';
-import { type Rail, type RailPayment, systemClock } from '#domain/ports';
+import { documentClient } from '#adapters/aws/dynamodb-client';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
+import { JsonLinesStatusEventPublisher } from '#adapters/credit-transfers/event-publisher-local';
+import { SandboxRail } from '#adapters/credit-transfers/sandbox-rail';
+import { PaymentNotCancellableError } from '#domain/commons/errors';
+import { systemClock } from '#domain/commons/ports';
+import { cancelCreditTransfer } from '#domain/credit-transfers/cancel-credit-transfer';
+import { IllegalStatusTransitionError } from '#domain/credit-transfers/lifecycle';
+import { toStatusChangedEvent, validateCheckAndSubmit } from '#domain/credit-transfers/lifecycle-steps';
+import type { Rail, RailPayment } from '#domain/credit-transfers/ports';
 import { withInvocationDeadline } from '#shared/deadline';
 import { lifecycleSettings } from '#workflow/dependencies';
 import { handler as pollClearingHandler } from '#workflow/poll-clearing';

@@ -5,10 +5,10 @@ vi.hoisted(() => {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 });
 
-import { DynamoDbCreditTransferList } from '#adapters/credit-transfer-list';
-import { DynamoDbCreditTransferStore } from '#adapters/credit-transfer-store';
-import { documentClient } from '#adapters/dynamodb-client';
-import { creditTransferKey, recoveryIndexValues } from '#adapters/keys';
+import { documentClient } from '#adapters/aws/dynamodb-client';
+import { DynamoDbCreditTransferList } from '#adapters/credit-transfers/credit-transfer-list';
+import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
+import { creditTransferKey, recoveryIndexValues } from '#adapters/table/keys';
 import { initiate, lifecycleStore, startWorkflowEnvironment, stored, TABLE, TENANT } from './harness.ts';
 
 /**

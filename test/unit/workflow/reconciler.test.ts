@@ -4,11 +4,12 @@ vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 });
 
-import { documentClient } from '#adapters/dynamodb-client';
-import { SandboxRail } from '#adapters/sandbox-rail';
-import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/lifecycle-steps';
-import type { Clock, RecoveryCandidate, RecoveryQueue, WorkflowStarter } from '#domain/ports';
-import { reconcileCreditTransfers } from '#domain/reconcile-credit-transfers';
+import { documentClient } from '#adapters/aws/dynamodb-client';
+import { SandboxRail } from '#adapters/credit-transfers/sandbox-rail';
+import type { Clock } from '#domain/commons/ports';
+import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/credit-transfers/lifecycle-steps';
+import type { RecoveryCandidate, RecoveryQueue, WorkflowStarter } from '#domain/credit-transfers/ports';
+import { reconcileCreditTransfers } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { metrics } from '#shared/metrics';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';

@@ -6,7 +6,7 @@ vi.hoisted(() => {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 });
 
-import { type DocumentClient, documentClient } from '#adapters/dynamodb-client';
+import { type DocumentClient, documentClient } from '#adapters/aws/dynamodb-client';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
 import {

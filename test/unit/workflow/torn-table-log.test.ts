@@ -11,9 +11,9 @@ vi.hoisted(() => {
 });
 
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
-import { documentClient } from '#adapters/dynamodb-client';
-import { createTableInput } from '#adapters/table-definition';
-import { FINAL_STATUSES } from '#domain/credit-transfer';
+import { documentClient } from '#adapters/aws/dynamodb-client';
+import { createTableInput } from '#adapters/table/table-definition';
+import { FINAL_STATUSES } from '#domain/credit-transfers/credit-transfer';
 import { createDynamoDbClient } from '#local/table';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';

@@ -1,0 +1,163 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { TokenKeys, TokenSigner } from '#domain/access/ports';
+import { type JsonWebKeySet, rsaSigningJwk } from '#domain/access/token-signer';
+
+/** The size of the keys this service makes, and the least it signs with. */
+export const SIGNING_KEY_BITS = 2048;
+
+/** Why a key file cannot sign tokens, or undefined when it can. */
+const signingKeyProblem = (pem: string): string | undefined => {
+  if (pem.trim() === '') return 'it is empty';
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pem);
+  } catch {
+    return 'it is not a PEM private key';
+  }
+  if (key.asymmetricKeyType !== 'rsa') return `it holds a ${key.asymmetricKeyType} key, not RSA`;
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < SIGNING_KEY_BITS) return `its RSA key has ${bits} bits, fewer than ${SIGNING_KEY_BITS}`;
+  return undefined;
+};
+
+/**
+ * Checks an existing key file can sign: throws saying what is wrong with it otherwise. A bad file
+ * is never replaced here: a new key would void every token issued with the old one.
+ */
+export const checkLocalSigningKey = (path: string): void => {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`it cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  const problem = signingKeyProblem(pem);
+  if (problem !== undefined) throw new Error(problem);
+};
+
+/**
+ * The local runtime's signer: an RSA key in a PKCS#8 PEM file under DATA_DIR, created once,
+ * so tokens stay valid across restarts just as they do across Lambda containers. An existing
+ * file is checked, never overwritten.
+ */
+export const ensureLocalSigningKey = (path: string): void => {
+  if (existsSync(path)) {
+    checkLocalSigningKey(path);
+    return;
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS });
+  try {
+    // 'wx': when two processes race, the first key written wins and neither is overwritten.
+    writeFileSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    checkLocalSigningKey(path);
+  }
+};
+
+/** Makes a new signing key in PKCS#8 PEM. */
+export const newSigningKeyPem = (): string =>
+  generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+
+/** A key that signs, and is its own key set: tests and single-key uses. */
+export const privateKeySigner = (privateKey: KeyObject): TokenSigner & TokenKeys => {
+  if (
+    privateKey.asymmetricKeyType !== 'rsa' ||
+    (privateKey.asymmetricKeyDetails?.modulusLength ?? 0) < SIGNING_KEY_BITS
+  ) {
+    throw new Error(`The token signing key must be an RSA private key of at least ${SIGNING_KEY_BITS} bits`);
+  }
+  const jwk = rsaSigningJwk(createPublicKey(privateKey));
+  const signer: TokenSigner & TokenKeys = {
+    keyId: async () => jwk.kid,
+    // For RSA keys node signs RSASSA-PKCS1-v1_5, which is what RS256 is.
+    sign: async (signingInput) => sign('sha256', signingInput, privateKey),
+    publicJwks: async () => ({ keys: [jwk] }),
+    signingKey: async () => signer,
+  };
+  return signer;
+};
+
+/** How often the key files are looked at for a rotation or retirement made while the service runs. */
+export const LOCAL_KEY_RELOAD_MILLISECONDS = 1000;
+
+interface LoadedKeys {
+  /** mtime, inode and size of each file ('' when absent): a change makes the files read again. */
+  fingerprint: string;
+  signing: TokenSigner & TokenKeys;
+  jwks: JsonWebKeySet;
+}
+
+const fingerprintOf = async (path: string): Promise<string> => {
+  try {
+    const { mtimeMs, ino, size } = await stat(path);
+    return `${mtimeMs}:${ino}:${size}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
+};
+
+const readKey = async (path: string, optional: boolean): Promise<(TokenSigner & TokenKeys) | undefined> => {
+  let pem: string;
+  try {
+    pem = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (optional && code === 'ENOENT') return undefined;
+    throw new Error(`Cannot read the token signing key ${path}: ${code ?? String(error)}`);
+  }
+  return privateKeySigner(createPrivateKey(pem));
+};
+
+/**
+ * The local runtime's keys: the current key file (LOCAL_SIGNING_KEY_FILE) signs, and the previous
+ * one beside it (LOCAL_PREVIOUS_SIGNING_KEY_FILE), while it exists, still verifies. The files are
+ * looked at again at most once a second, so `npm run keys -- rotate` or `retire` takes effect in
+ * a running service too, and the key set and the signer always read the same files.
+ */
+export const localKeyFiles = (paths: { current: string; previous?: string }): TokenKeys => {
+  let loaded: Promise<LoadedKeys> | undefined;
+  let checkedAt = 0;
+  const load = async (known: LoadedKeys | undefined): Promise<LoadedKeys> => {
+    const fingerprint = (
+      await Promise.all([paths.current, paths.previous].map((path) => (path ? fingerprintOf(path) : '')))
+    ).join('|');
+    if (known !== undefined && known.fingerprint === fingerprint) return known;
+    const [signing, previous] = await Promise.all([
+      readKey(paths.current, false),
+      paths.previous ? readKey(paths.previous, true) : undefined,
+    ]);
+    const current = signing as TokenSigner & TokenKeys;
+    const keys = [...(await current.publicJwks()).keys];
+    for (const key of previous ? (await previous.publicJwks()).keys : []) {
+      if (!keys.some((known) => known.kid === key.kid)) keys.push(key);
+    }
+    return { fingerprint, signing: current, jwks: { keys } };
+  };
+  const keys = (): Promise<LoadedKeys> => {
+    if (loaded === undefined || Date.now() - checkedAt >= LOCAL_KEY_RELOAD_MILLISECONDS) {
+      checkedAt = Date.now();
+      const previous = loaded;
+      loaded = (previous ?? Promise.resolve(undefined))
+        .catch(() => undefined)
+        .then(load)
+        .catch((error: unknown) => {
+          // A failed read is not kept: the next call reads again.
+          loaded = undefined;
+          throw error;
+        });
+    }
+    return loaded;
+  };
+  return {
+    signingKey: async () => (await keys()).signing,
+    publicJwks: async () => (await keys()).jwks,
+  };
+};

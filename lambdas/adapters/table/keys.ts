@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import { CLIENT_ID_PATTERN } from '#domain/access/client';
+import type { ListPosition } from '#domain/commons/cursor';
+import type { CreditTransferStatus } from '#domain/credit-transfers/credit-transfer-status';
+import type { ListEntry } from '#domain/credit-transfers/list-filters';
+import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
+
+/**
+ * Every key value of the single table is built here. Tenants match TENANT_ID_PATTERN (no '#'),
+ * so a tenant prefix can never be forged by an id that follows it.
+ */
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface TableKey {
+  pk: string;
+  sk: string;
+}
+
+export const creditTransferKey = (tenant: string, paymentId: string): TableKey => ({
+  pk: `TENANT#${tenant}#CT#${paymentId}`,
+  sk: 'CREDIT_TRANSFER',
+});
+
+export const clientKey = (clientId: string): TableKey => ({
+  pk: `CLIENT#${clientId}`,
+  sk: 'CLIENT',
+});
+
+/**
+ * List index values (LIST_INDEXES). Each partition is one tenant's, so no query can reach
+ * another tenant's transfers; an account id follows a fixed label, so it cannot forge one.
+ */
+export const listTenantKey = (tenant: string): string => `TENANT#${tenant}#CT`;
+export const listDebtorAccountIdKey = (tenant: string, accountId: string): string =>
+  `TENANT#${tenant}#DEBTOR_ACCOUNT_ID#${accountId}`;
+export const listCreditorAccountIdKey = (tenant: string, accountId: string): string =>
+  `TENANT#${tenant}#CREDITOR_ACCOUNT_ID#${accountId}`;
+export const listCreditorAccountNumberKey = (tenant: string, accountNumber: string): string =>
+  `TENANT#${tenant}#CREDITOR_ACCOUNT_NUMBER#${accountNumber}`;
+/** The status index's partition: one per tenant and status, moved by every status change. */
+export const listStatusKey = (tenant: string, status: CreditTransferStatus): string =>
+  `TENANT#${tenant}#STATUS#${status}`;
+
+/** The status index attribute for a transfer in `status`: to be set by every write that sets the status. */
+export const listStatusValues = (tenant: string, status: CreditTransferStatus): Record<string, string> => ({
+  [LIST_INDEXES.status.partitionKey]: listStatusKey(tenant, status),
+});
+
+/**
+ * The list order: initiation time (ISO 8601 UTC with milliseconds, fixed width, so text order is
+ * time order), then paymentId. Read backwards, it is newest first, ties by paymentId descending.
+ */
+export const listOrderKey = (position: ListPosition): string => `${position.createdAt}#${position.paymentId}`;
+
+export const listPositionOf = (order: string): ListPosition => {
+  const separator = order.indexOf('#');
+  if (separator < 0) throw new Error(`Not a list order value: ${order}`);
+  return { createdAt: order.slice(0, separator), paymentId: order.slice(separator + 1) };
+};
+
+/**
+ * The list index attributes of a credit transfer: the keys of every list index it belongs to
+ * (the creditor ones only when the transfer names that creditor field: sparse) and its filter fields.
+ */
+export const creditTransferListValues = (
+  tenant: string,
+  position: ListPosition,
+  entry: ListEntry,
+): Record<string, unknown> => {
+  return {
+    [LIST_INDEXES.all.sortKey]: listOrderKey(position),
+    [LIST_INDEXES.all.partitionKey]: listTenantKey(tenant),
+    [LIST_INDEXES.debtorAccountId.partitionKey]: listDebtorAccountIdKey(tenant, entry.debtorAccountId),
+    ...(entry.creditorAccountId !== undefined && {
+      [LIST_INDEXES.creditorAccountId.partitionKey]: listCreditorAccountIdKey(
+        tenant,
+        entry.creditorAccountId,
+      ),
+    }),
+    ...(entry.creditorAccountNumber !== undefined && {
+      [LIST_INDEXES.creditorAccountNumber.partitionKey]: listCreditorAccountNumberKey(
+        tenant,
+        entry.creditorAccountNumber,
+      ),
+    }),
+    [LIST_ENTRY_ATTRIBUTE]: entry,
+  };
+};
+
+const LIST_ATTRIBUTES: ReadonlySet<string> = new Set([
+  LIST_ENTRY_ATTRIBUTE,
+  ...Object.values(LIST_INDEXES).flatMap((index) => [index.partitionKey, index.sortKey]),
+]);
+
+/** An item's attributes without the list index values, which are no part of the record. */
+export const withoutListValues = (item: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !LIST_ATTRIBUTES.has(name)));
+
+/**
+ * Recovery index values (RECOVERY_INDEX): set while a transfer is not final or not fully
+ * published, removed afterwards (sparse). The partition is one of RECOVERY_SHARDS, picked by a
+ * hash of the transfer, so no single partition takes every write; the sort key is the due time
+ * (ISO 8601 UTC with milliseconds: text order is time order).
+ */
+export const RECOVERY_SHARDS = 8;
+
+export const recoveryShardKey = (shard: number): string => `RECOVERY#${shard}`;
+
+export const recoveryShardOf = (tenant: string, paymentId: string): number =>
+  createHash('sha256').update(`${tenant}\u0000${paymentId}`).digest().readUInt8(0) % RECOVERY_SHARDS;
+
+export const recoveryIndexValues = (
+  tenant: string,
+  paymentId: string,
+  dueAt: string,
+): Record<string, string> => ({
+  [RECOVERY_INDEX.partitionKey]: recoveryShardKey(recoveryShardOf(tenant, paymentId)),
+  [RECOVERY_INDEX.sortKey]: dueAt,
+});
+
+/** Tenant and paymentId back from a credit transfer's partition key. */
+export const parseCreditTransferKey = (pk: string): { tenant: string; paymentId: string } => {
+  const match = /^TENANT#([^#]+)#CT#(.+)$/.exec(pk);
+  if (!match?.[1] || !match[2]) throw new Error(`Not a credit transfer key: ${pk}`);
+  return { tenant: match[1], paymentId: match[2] };
+};
+
+/** The sandbox rail's clearing record of one payment. */
+export const sandboxClearingKey = (tenant: string, paymentId: string): TableKey => ({
+  pk: `SANDBOX_CLEARING#${tenant}#${paymentId}`,
+  sk: 'CLEARING',
+});
+
+const hashed = (value: string): string => `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+
+/** An IPv4 or IPv6 address as API Gateway or Node gives it; anything else is counted under its hash. */
+const SOURCE_ADDRESS_PATTERN = /^[0-9A-Fa-f:.]{2,45}$/;
+
+/**
+ * The failed-authentication count of one client id (known or not) from one source address, in a
+ * partition of its own (never the client's: the token function may write THROTTLE# keys but never a
+ * client record, and its grant names no other prefix).
+ * An id no client can have (outside CLIENT_ID_PATTERN, which has no ':' or '#') and an address that
+ * is not one are counted under their hashes, so nothing sent can reach another key or make one long.
+ */
+export const authenticationFailuresKey = (caller: { clientId: string; sourceAddress: string }): TableKey => ({
+  pk: `THROTTLE#${CLIENT_ID_PATTERN.test(caller.clientId) ? caller.clientId : hashed(caller.clientId)}`,
+  sk: `SOURCE#${SOURCE_ADDRESS_PATTERN.test(caller.sourceAddress) ? caller.sourceAddress : hashed(caller.sourceAddress)}`,
+});
+
+/** The signing key schedule (AWS): which KMS key signs, and which the key set publishes. */
+export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 'SCHEDULE' });
+/**
+ * Webhooks. A tenant's endpoints share one partition (listed by id, which sorts by creation);
+ * each endpoint's deliveries and attempts share another; each event has its own, and a copy
+ * under its transfer for `paymentId.eq`. WEBHOOK_INDEX orders a tenant's events and the queued
+ * deliveries (in WEBHOOK_DUE_SHARDS partitions, so no one partition takes every write).
+ */
+export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOKS`,
+  sk: `ENDPOINT#${endpointId}`,
+});
+export const webhookDeliveryKey = (tenant: string, endpointId: string, eventId: string): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
+  sk: `DELIVERY#${eventId}`,
+});
+export const webhookAttemptKey = (
+  tenant: string,
+  endpointId: string,
+  attemptedAt: string,
+  eventId: string,
+): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
+  sk: `ATTEMPT#${attemptedAt}#${eventId}`,
+});
+export const webhookEventKey = (tenant: string, eventId: string): TableKey => ({
+  pk: `TENANT#${tenant}#EVENT#${eventId}`,
+  sk: 'EVENT',
+});
+export const paymentEventKey = (tenant: string, paymentId: string, order: string): TableKey => ({
+  pk: `TENANT#${tenant}#EVENTS_OF#${paymentId}`,
+  sk: order,
+});
+/** Index partition of a tenant's events; the order is `<createdAt>#<eventId>`. */
+export const eventsIndexKey = (tenant: string): string => `TENANT#${tenant}#EVENTS`;
+export const eventOrder = (createdAt: string, eventId: string): string => `${createdAt}#${eventId}`;
+export const WEBHOOK_DUE_SHARDS = 4;
+export const webhookDueShardKey = (shard: number): string => `WEBHOOK_DUE#${shard}`;
+export const webhookDueShardOf = (endpointId: string): number =>
+  createHash('sha256').update(endpointId).digest().readUInt8(0) % WEBHOOK_DUE_SHARDS;
+/** Where the local runtime has read the events file up to. */
+export const localEventBusOffsetKey = (): TableKey => ({ pk: 'LOCAL_EVENT_BUS', sk: 'OFFSET' });

@@ -1,0 +1,588 @@
+import type {
+  EventPageRequest,
+  PendingDelivery,
+  WebhookDeliveryStore,
+  WebhookEndpointStore,
+  WebhookEventStore,
+} from '#domain/webhooks/ports';
+import type { DeliveryAttempt, WebhookEndpointRecord } from '#domain/webhooks/webhook-endpoint';
+import {
+  EVENT_WRITE_LIMIT_MS,
+  type WebhookEventRecord,
+  type WebhookEventType,
+} from '#domain/webhooks/webhook-event';
+import { invocationDeadline, withInvocationDeadline } from '#shared/deadline';
+import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
+import {
+  eventOrder,
+  eventsIndexKey,
+  paymentEventKey,
+  WEBHOOK_DUE_SHARDS,
+  webhookAttemptKey,
+  webhookDeliveryKey,
+  webhookDueShardKey,
+  webhookDueShardOf,
+  webhookEndpointKey,
+  webhookEventKey,
+} from '../table/keys.ts';
+import { TIME_TO_LIVE_ATTRIBUTE, WEBHOOK_INDEX } from '../table/table-definition.ts';
+
+type Item = Record<string, unknown>;
+
+/** Attempts are shown for this long, then TTL removes them. */
+const ATTEMPT_RETENTION_SECONDS = 30 * 86_400;
+/** A finished delivery is kept this long (what was delivered), then TTL removes it. */
+const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
+/** Reads one events page makes at most when filters drop events, before it answers with what it has. */
+const MAX_EVENT_QUERIES = 5;
+
+const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/**
+ * Runs a table call with its deadline (the SDK aborts it then, see aws-clients.ts) at most
+ * EVENT_WRITE_LIMIT_MS away, or the invocation's if sooner: the events list's settle horizon
+ * relies on it.
+ */
+const withinEventWriteLimit = <T>(call: () => Promise<T>): Promise<T> => {
+  const limitMs = Math.min(
+    EVENT_WRITE_LIMIT_MS,
+    (invocationDeadline() ?? Number.POSITIVE_INFINITY) - Date.now(),
+  );
+  return withInvocationDeadline({ getRemainingTimeInMillis: () => limitMs }, call);
+};
+
+const endpointOfItem = (item: Item): WebhookEndpointRecord => ({
+  tenant: item.tenant as string,
+  id: item.endpointId as string,
+  url: item.url as string,
+  ...(item.description !== undefined && { description: item.description as string }),
+  eventTypes: item.eventTypes as WebhookEventType[],
+  status: item.status as 'enabled' | 'disabled',
+  createdAt: item.createdAt as string,
+  secrets: item.secrets as WebhookEndpointRecord['secrets'],
+  ...(item.failingSince !== undefined && { failingSince: item.failingSince as string }),
+  ...(item.disabledAt !== undefined && { disabledAt: item.disabledAt as string }),
+  ...(item.disabledReason !== undefined && { disabledReason: item.disabledReason as 'gone' | 'failing' }),
+  revision: item.revision as number,
+});
+
+const endpointItem = (endpoint: WebhookEndpointRecord): Item => ({
+  ...webhookEndpointKey(endpoint.tenant, endpoint.id),
+  type: 'WebhookEndpoint',
+  tenant: endpoint.tenant,
+  endpointId: endpoint.id,
+  url: endpoint.url,
+  description: endpoint.description,
+  eventTypes: endpoint.eventTypes,
+  status: endpoint.status,
+  createdAt: endpoint.createdAt,
+  secrets: endpoint.secrets,
+  failingSince: endpoint.failingSince,
+  disabledAt: endpoint.disabledAt,
+  disabledReason: endpoint.disabledReason,
+  revision: endpoint.revision,
+});
+
+const eventOfItem = (tenant: string, item: Item): WebhookEventRecord => {
+  const body = item.body as string;
+  const parsed = JSON.parse(body) as { id: string; createdAt: string; data: { paymentId?: string } };
+  return {
+    tenant,
+    id: parsed.id,
+    type: item.eventType as WebhookEventType,
+    createdAt: parsed.createdAt,
+    ...(parsed.data.paymentId !== undefined && { paymentId: parsed.data.paymentId }),
+    body,
+    expiresAt: item[TIME_TO_LIVE_ATTRIBUTE] as number,
+  };
+};
+
+const attemptOfItem = (item: Item): DeliveryAttempt => ({
+  eventId: item.eventId as string,
+  attempt: item.attempt as number,
+  attemptedAt: item.attemptedAt as string,
+  durationMs: item.durationMs as number,
+  ...(item.httpStatus !== undefined && { httpStatus: item.httpStatus as number }),
+  ...(item.error !== undefined && { error: item.error as string }),
+  outcome: item.outcome as 'delivered' | 'failed',
+});
+
+/**
+ * Webhook endpoints, events and the delivery queue in the service's one table (keys in keys.ts).
+ * Every change that races is a conditional write.
+ */
+export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryStore {
+  /** The endpoints, beside the events and deliveries this object stores itself. */
+  readonly endpoints: WebhookEndpointStore = {
+    create: (endpoint) => this.createEndpoint(endpoint),
+    get: (tenant, id) => this.getEndpoint(tenant, id),
+    page: (tenant, after, limit) => this.endpointPage(tenant, after, limit),
+    all: (tenant) => this.allEndpoints(tenant),
+    replace: (endpoint, expected) => this.replaceEndpoint(endpoint, expected),
+    delete: (tenant, id) => this.deleteEndpoint(tenant, id),
+    markFailing: (tenant, id, now) => this.markFailing(tenant, id, now),
+    markSucceeding: (tenant, id) => this.markSucceeding(tenant, id),
+    disable: (tenant, id, reason, now) => this.disable(tenant, id, reason, now),
+  };
+
+  constructor(
+    private readonly client: DocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  // --- endpoints ------------------------------------------------------------------------------
+
+  private async createEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
+    await this.client.put({
+      TableName: this.tableName,
+      Item: endpointItem(endpoint),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+  }
+
+  private async getEndpoint(tenant: string, id: string): Promise<WebhookEndpointRecord | undefined> {
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: webhookEndpointKey(tenant, id),
+      ConsistentRead: true,
+    });
+    return Item === undefined ? undefined : endpointOfItem(Item);
+  }
+
+  private async endpointPage(
+    tenant: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ endpoints: WebhookEndpointRecord[]; next?: string }> {
+    const { pk } = webhookEndpointKey(tenant, '');
+    const result = await this.client.query({
+      TableName: this.tableName,
+      KeyConditionExpression:
+        after === undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': pk,
+        ...(after === undefined
+          ? { ':prefix': 'ENDPOINT#' }
+          : { ':after': webhookEndpointKey(tenant, after).sk }),
+      },
+      Limit: limit + 1,
+      ConsistentRead: true,
+    });
+    const endpoints = (result.Items ?? []).map(endpointOfItem);
+    if (endpoints.length <= limit) return { endpoints };
+    const page = endpoints.slice(0, limit);
+    return { endpoints: page, next: page[page.length - 1]?.id as string };
+  }
+
+  private async allEndpoints(tenant: string): Promise<WebhookEndpointRecord[]> {
+    const endpoints: WebhookEndpointRecord[] = [];
+    let startKey: Item | undefined;
+    do {
+      const result = await this.client.query({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': webhookEndpointKey(tenant, '').pk, ':prefix': 'ENDPOINT#' },
+        ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
+      });
+      endpoints.push(...(result.Items ?? []).map(endpointOfItem));
+      startKey = result.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return endpoints;
+  }
+
+  private async replaceEndpoint(endpoint: WebhookEndpointRecord, expectedRevision: number): Promise<boolean> {
+    try {
+      await this.client.put({
+        TableName: this.tableName,
+        Item: endpointItem(endpoint),
+        ConditionExpression: 'revision = :expected',
+        ExpressionAttributeValues: { ':expected': expectedRevision },
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  private async deleteEndpoint(tenant: string, id: string): Promise<boolean> {
+    try {
+      await this.client.delete({
+        TableName: this.tableName,
+        Key: webhookEndpointKey(tenant, id),
+        ConditionExpression: 'attribute_exists(pk)',
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  private async markFailing(tenant: string, id: string, now: Date): Promise<string | undefined> {
+    try {
+      const { Attributes } = await this.client.update({
+        TableName: this.tableName,
+        Key: webhookEndpointKey(tenant, id),
+        UpdateExpression: 'SET failingSince = if_not_exists(failingSince, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': now.toISOString() },
+        ReturnValues: 'ALL_NEW',
+      });
+      return Attributes?.failingSince as string | undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  private async markSucceeding(tenant: string, id: string): Promise<void> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: webhookEndpointKey(tenant, id),
+        UpdateExpression: 'REMOVE failingSince',
+        ConditionExpression: 'attribute_exists(pk)',
+      });
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  private async disable(tenant: string, id: string, reason: 'gone' | 'failing', now: Date): Promise<boolean> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: webhookEndpointKey(tenant, id),
+        UpdateExpression:
+          'SET #status = :disabled, disabledAt = :now, disabledReason = :reason, revision = revision + :one',
+        ConditionExpression: '#status = :enabled',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':disabled': 'disabled',
+          ':enabled': 'enabled',
+          ':now': now.toISOString(),
+          ':reason': reason,
+          ':one': 1,
+        },
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  // --- events ---------------------------------------------------------------------------------
+
+  async putIfAbsent(event: WebhookEventRecord): Promise<boolean> {
+    const order = eventOrder(event.createdAt, event.id);
+    const content = { eventType: event.type, body: event.body, [TIME_TO_LIVE_ATTRIBUTE]: event.expiresAt };
+    let stored = event;
+    let created = true;
+    try {
+      await withinEventWriteLimit(() =>
+        this.client.put({
+          TableName: this.tableName,
+          Item: {
+            ...webhookEventKey(event.tenant, event.id),
+            type: 'WebhookEvent',
+            ...content,
+            [WEBHOOK_INDEX.partitionKey]: eventsIndexKey(event.tenant),
+            [WEBHOOK_INDEX.sortKey]: order,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      created = false;
+      // Kept already: its copy under the transfer is written again from the kept one (below),
+      // in case a crash came between the two writes the first time.
+      const kept = await this.get(event.tenant, event.id, new Date(0));
+      if (kept === undefined) throw error;
+      stored = kept;
+    }
+    if (stored.paymentId !== undefined) {
+      await this.client.put({
+        TableName: this.tableName,
+        Item: {
+          ...paymentEventKey(stored.tenant, stored.paymentId, eventOrder(stored.createdAt, stored.id)),
+          type: 'WebhookEventOfPayment',
+          eventType: stored.type,
+          body: stored.body,
+          [TIME_TO_LIVE_ATTRIBUTE]: stored.expiresAt,
+        },
+      });
+    }
+    return created;
+  }
+
+  async get(tenant: string, id: string, now: Date): Promise<WebhookEventRecord | undefined> {
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: webhookEventKey(tenant, id),
+      ConsistentRead: true,
+    });
+    if (Item === undefined) return undefined;
+    const event = eventOfItem(tenant, Item);
+    return event.expiresAt > epochSeconds(now) ? event : undefined;
+  }
+
+  /**
+   * A page of events, oldest first, recorded before `createdBefore`: from the tenant's index
+   * partition, or from the transfer's own partition with `paymentId.eq`. Type and expiry are
+   * filtered as read, so a page reads until it is full, the events run out, or MAX_EVENT_QUERIES
+   * reads are spent (then it answers with what it has and a position to go on from).
+   */
+  async page(request: EventPageRequest): Promise<{ events: WebhookEventRecord[]; next?: string }> {
+    const byPayment = request.paymentId !== undefined;
+    const partition = byPayment
+      ? { name: 'pk', value: paymentEventKey(request.tenant, request.paymentId as string, '').pk }
+      : { name: WEBHOOK_INDEX.partitionKey, value: eventsIndexKey(request.tenant) };
+    const order = byPayment ? 'sk' : WEBHOOK_INDEX.sortKey;
+    // `<createdAt>#<id>` sorts after `<createdAt>`: every event recorded at or after the horizon
+    // is above it.
+    const until = request.createdBefore;
+    const events: WebhookEventRecord[] = [];
+    let position = request.after;
+    let startKey: Item | undefined;
+    for (let queries = 0; queries < MAX_EVENT_QUERIES; queries++) {
+      // On from the position (the item at it skipped: BETWEEN includes it), else from createdAt.gte.
+      const skip = position;
+      const from = position ?? request.createdAtFrom;
+      if (from !== undefined && from >= until) return { events };
+      const result = await this.client.query({
+        TableName: this.tableName,
+        ...(!byPayment && { IndexName: WEBHOOK_INDEX.indexName }),
+        KeyConditionExpression:
+          from === undefined
+            ? '#partition = :partition AND #order < :until'
+            : '#partition = :partition AND #order BETWEEN :from AND :until',
+        FilterExpression:
+          request.type === undefined ? '#expiresAt > :now' : '#expiresAt > :now AND eventType = :type',
+        ExpressionAttributeNames: {
+          '#partition': partition.name,
+          '#expiresAt': TIME_TO_LIVE_ATTRIBUTE,
+          '#order': order,
+        },
+        ExpressionAttributeValues: {
+          ':partition': partition.value,
+          ':now': epochSeconds(request.now),
+          ':until': until,
+          ...(from !== undefined && { ':from': from }),
+          ...(request.type !== undefined && { ':type': request.type }),
+        },
+        Limit: Math.max(request.limit + 1, 100),
+        ...(byPayment && { ConsistentRead: true }),
+        ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
+      });
+      for (const item of result.Items ?? []) {
+        if (item[order] === skip) continue;
+        if (events.length === request.limit) {
+          return { events, next: position as string };
+        }
+        events.push(eventOfItem(request.tenant, item));
+        position = item[order] as string;
+      }
+      startKey = result.LastEvaluatedKey;
+      if (startKey === undefined) return { events };
+      // Read on from where the read stopped, filtered-out events included.
+      position = startKey[order] as string;
+      startKey = undefined;
+    }
+    return { events, ...(position !== undefined && { next: position }) };
+  }
+
+  // --- deliveries -----------------------------------------------------------------------------
+
+  private dueValues(endpointId: string, dueAt: string): Item {
+    return {
+      [WEBHOOK_INDEX.partitionKey]: webhookDueShardKey(webhookDueShardOf(endpointId)),
+      [WEBHOOK_INDEX.sortKey]: dueAt,
+    };
+  }
+
+  async queue(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    dueAt: Date,
+    again: boolean,
+  ): Promise<boolean> {
+    try {
+      await this.client.put({
+        TableName: this.tableName,
+        Item: {
+          ...webhookDeliveryKey(delivery.tenant, delivery.endpointId, delivery.eventId),
+          type: 'WebhookDelivery',
+          tenant: delivery.tenant,
+          endpointId: delivery.endpointId,
+          eventId: delivery.eventId,
+          attempts: 0,
+          state: 'queued',
+          ...this.dueValues(delivery.endpointId, dueAt.toISOString()),
+        },
+        ...(!again && { ConditionExpression: 'attribute_not_exists(pk)' }),
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async due(now: Date, limit: number): Promise<PendingDelivery[]> {
+    const perShard = await Promise.all(
+      Array.from({ length: WEBHOOK_DUE_SHARDS }, (_, shard) =>
+        this.client.query({
+          TableName: this.tableName,
+          IndexName: WEBHOOK_INDEX.indexName,
+          KeyConditionExpression: '#partition = :partition AND #order <= :now',
+          ExpressionAttributeNames: {
+            '#partition': WEBHOOK_INDEX.partitionKey,
+            '#order': WEBHOOK_INDEX.sortKey,
+          },
+          ExpressionAttributeValues: { ':partition': webhookDueShardKey(shard), ':now': now.toISOString() },
+          Limit: limit,
+        }),
+      ),
+    );
+    return perShard
+      .flatMap((result) => result.Items ?? [])
+      .map((item) => ({
+        tenant: item.tenant as string,
+        endpointId: item.endpointId as string,
+        eventId: item.eventId as string,
+        attempts: item.attempts as number,
+        dueAt: item[WEBHOOK_INDEX.sortKey] as string,
+      }))
+      .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0))
+      .slice(0, limit);
+  }
+
+  /** A conditional update of a delivery still due at `dueAt`; false when it moved. */
+  private async updateDelivery(
+    delivery: PendingDelivery,
+    update: string,
+    values: Item,
+    names: Record<string, string> = {},
+  ): Promise<boolean> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: webhookDeliveryKey(delivery.tenant, delivery.endpointId, delivery.eventId),
+        UpdateExpression: update,
+        ConditionExpression: '#order = :seen',
+        ExpressionAttributeNames: { '#order': WEBHOOK_INDEX.sortKey, ...names },
+        ExpressionAttributeValues: { ':seen': delivery.dueAt, ...values },
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  claim(delivery: PendingDelivery, until: Date): Promise<boolean> {
+    return this.updateDelivery(
+      delivery,
+      'SET #order = :until, #state = :attempting',
+      { ':until': until.toISOString(), ':attempting': 'attempting' },
+      { '#state': 'state' },
+    );
+  }
+
+  async releaseClaims(now: Date): Promise<number> {
+    let released = 0;
+    for (let shard = 0; shard < WEBHOOK_DUE_SHARDS; shard++) {
+      let startKey: Item | undefined;
+      do {
+        const result = await this.client.query({
+          TableName: this.tableName,
+          IndexName: WEBHOOK_INDEX.indexName,
+          KeyConditionExpression: '#partition = :partition',
+          FilterExpression: '#state = :attempting',
+          ExpressionAttributeNames: { '#partition': WEBHOOK_INDEX.partitionKey, '#state': 'state' },
+          ExpressionAttributeValues: { ':partition': webhookDueShardKey(shard), ':attempting': 'attempting' },
+          ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
+        });
+        for (const item of result.Items ?? []) {
+          const claimed = {
+            tenant: item.tenant as string,
+            endpointId: item.endpointId as string,
+            eventId: item.eventId as string,
+            attempts: item.attempts as number,
+            dueAt: item[WEBHOOK_INDEX.sortKey] as string,
+          };
+          const done = await this.updateDelivery(
+            claimed,
+            'SET #order = :now, #state = :queued',
+            { ':now': now.toISOString(), ':queued': 'queued' },
+            { '#state': 'state' },
+          );
+          if (done) released++;
+        }
+        startKey = result.LastEvaluatedKey;
+      } while (startKey !== undefined);
+    }
+    return released;
+  }
+
+  async retryAt(claimed: PendingDelivery, attempts: number, dueAt: Date): Promise<void> {
+    await this.updateDelivery(
+      claimed,
+      'SET #order = :due, attempts = :attempts, #state = :queued',
+      {
+        ':due': dueAt.toISOString(),
+        ':attempts': attempts,
+        ':queued': 'queued',
+      },
+      { '#state': 'state' },
+    );
+  }
+
+  async finish(
+    claimed: PendingDelivery,
+    attempts: number,
+    outcome: 'delivered' | 'failed' | 'dropped',
+  ): Promise<void> {
+    await this.updateDelivery(
+      claimed,
+      'SET attempts = :attempts, #state = :outcome, #expiresAt = :expires REMOVE #order, #partition',
+      {
+        ':attempts': attempts,
+        ':outcome': outcome,
+        ':expires': epochSeconds(new Date()) + DELIVERY_RETENTION_SECONDS,
+      },
+      { '#state': 'state', '#expiresAt': TIME_TO_LIVE_ATTRIBUTE, '#partition': WEBHOOK_INDEX.partitionKey },
+    );
+  }
+
+  async recordAttempt(tenant: string, endpointId: string, attempt: DeliveryAttempt): Promise<void> {
+    await this.client.put({
+      TableName: this.tableName,
+      Item: {
+        ...webhookAttemptKey(tenant, endpointId, attempt.attemptedAt, attempt.eventId),
+        type: 'WebhookAttempt',
+        ...attempt,
+        [TIME_TO_LIVE_ATTRIBUTE]: epochSeconds(new Date(attempt.attemptedAt)) + ATTEMPT_RETENTION_SECONDS,
+      },
+    });
+  }
+
+  async attempts(tenant: string, endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+    const result = await this.client.query({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      FilterExpression: '#expiresAt > :now',
+      ExpressionAttributeNames: { '#expiresAt': TIME_TO_LIVE_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':pk': webhookAttemptKey(tenant, endpointId, '', '').pk,
+        ':prefix': 'ATTEMPT#',
+        ':now': epochSeconds(new Date()),
+      },
+      ScanIndexForward: false,
+      Limit: limit,
+    });
+    return (result.Items ?? []).map(attemptOfItem);
+  }
+}

@@ -1,0 +1,81 @@
+import type { ClientRecord } from './client.ts';
+import type { JsonWebKeySet, SigningKeySchedule } from './token-signer.ts';
+
+/** Where clients live: the token endpoint reads them, registration and administration write them. */
+export interface ClientStore {
+  get(clientId: string): Promise<ClientRecord | undefined>;
+  /** Stores the client, replacing one with the same id. */
+  put(client: ClientRecord): Promise<void>;
+  /** Stores a new client; `false` when the id is taken already. */
+  create(client: ClientRecord): Promise<boolean>;
+  /** Replaces the client only if it still has `expectedRevision` (undefined: none yet); `false` otherwise. */
+  update(client: ClientRecord, expectedRevision: number | undefined): Promise<boolean>;
+  /** Every client, ordered by id. */
+  list(): Promise<ClientRecord[]>;
+}
+
+/** What one client authentication attempt may do. */
+export type AuthenticationAttempt = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/** Who is authenticating: the client id sent (known or not) and the address the request came from. */
+export interface AuthenticationCaller {
+  clientId: string;
+  sourceAddress: string;
+}
+
+/**
+ * Failed client authentications per client id and source address, in a window that ends by itself.
+ * Only a failure counts, once the secret is known to be wrong: a request in flight or a correct
+ * secret never does, and failures from one address never refuse another.
+ */
+export interface AuthenticationThrottle {
+  /** Before the secret is checked: refused once the caller has reached the limit in its window. */
+  check(caller: AuthenticationCaller, now: Date): Promise<AuthenticationAttempt & { failures: number }>;
+  failed(caller: AuthenticationCaller, now: Date): Promise<void>;
+  /** After a correct secret, when `check` saw failures: the count starts again. */
+  succeeded(caller: AuthenticationCaller): Promise<void>;
+}
+
+/** A change an operator made to a client; never carries a secret or a hash. */
+export interface ClientAuditEvent {
+  eventId: string;
+  action: 'ClientCreated' | 'ClientReplaced' | 'ClientDisabled' | 'ClientSecretRotated';
+  clientId: string;
+  tenant: string;
+  scopes: string[];
+  /** Who made the change: the operator's identity as the tool could establish it. */
+  actor: string;
+  date: string;
+  /** On a rotation: until when the previous secret still works (absent: not at all). */
+  previousSecretExpiresAt?: string;
+}
+
+export interface ClientAuditPublisher {
+  /** Publishes the event or throws. */
+  publish(event: ClientAuditEvent): Promise<void>;
+}
+
+/** Signs access tokens (RS256) with one key. On AWS the private key stays in KMS; locally it is a key file. */
+export interface TokenSigner {
+  /** The `kid` of the key that signs now. */
+  keyId(): Promise<string>;
+  /** RSASSA-PKCS1-v1_5 with SHA-256 over the JWS signing input. */
+  sign(signingInput: Buffer): Promise<Buffer>;
+  publicJwks(): Promise<JsonWebKeySet>;
+}
+
+/**
+ * The token keys: the one that signs now, and every key a token may be verified with (the key set):
+ * the signing key, and during a rotation the one before or after it, each with its `kid`.
+ */
+export interface TokenKeys {
+  signingKey(): Promise<TokenSigner>;
+  publicJwks(): Promise<JsonWebKeySet>;
+}
+
+/** Reads the signing key schedule (AWS) and changes it, only if unchanged since it was read. */
+export interface SigningKeyScheduleStore {
+  get(): Promise<SigningKeySchedule | undefined>;
+  /** `false` when someone else changed it since `expectedRevision` (0: none stored yet). */
+  put(schedule: SigningKeySchedule, expectedRevision: number): Promise<boolean>;
+}

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { fingerprint } from '../commons/canonical-json.ts';
+import { IdempotencyKeyReusedError, type InvalidParam, InvalidRequestError } from '../commons/errors.ts';
+import type { Clock } from '../commons/ports.ts';
+import { parseOrThrow } from '../commons/validation.ts';
+import {
+  type CreditTransfer,
+  type CreditTransferRequest,
+  creditTransferRequestSchema,
+  type ServicerHeaders,
+} from './credit-transfer.ts';
+import { toCreditTransfer } from './credit-transfer-view.ts';
+import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
+import { moneyRuleViolations } from './money-rules.ts';
+import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
+import type { CreditTransferRecord, CreditTransferStore, WorkflowStarter } from './ports.ts';
+import { startLifecycle } from './start-lifecycle.ts';
+
+export interface InitiationDependencies {
+  store: CreditTransferStore;
+  clock: Clock;
+  /** Starts the lifecycle after the write; without one, the reconciler starts it once due. */
+  workflow?: WorkflowStarter;
+  /** How many days after today a valueDate may be at most; DEFAULT_MAX_VALUE_DATE_DAYS without it. */
+  maxValueDateDays?: number;
+}
+
+/** A year: a payment is not instructed further ahead, and a date far beyond it is a typo. */
+export const DEFAULT_MAX_VALUE_DATE_DAYS = 365;
+
+const DAY_MS = 86_400_000;
+
+export interface InitiationCommand {
+  tenant: string;
+  clientId: string;
+  body: unknown;
+  idempotencyKey?: string;
+  servicer: ServicerHeaders;
+}
+
+export interface InitiationResult {
+  creditTransfer: CreditTransfer;
+  /** True when an earlier request with the same idempotency key and body made this payment. */
+  replayed: boolean;
+}
+
+const isAboveZero = (amount: string): boolean => !amount.startsWith('-') && /[1-9]/.test(amount);
+
+/** Rules of an initiation beyond the shape of the fields; some depend on the day it arrives. */
+const initiationRuleViolations = (
+  transfer: CreditTransferRequest,
+  now: Date,
+  maxValueDateDays: number,
+): InvalidParam[] => {
+  const violations: InvalidParam[] = [];
+  if (!isAboveZero(transfer.amount)) violations.push({ name: 'amount', reason: 'must be greater than zero' });
+  violations.push(...moneyRuleViolations(transfer));
+  const today = now.toISOString().slice(0, 10);
+  const latest = new Date(Date.parse(today) + maxValueDateDays * DAY_MS).toISOString().slice(0, 10);
+  if (transfer.valueDate !== undefined && transfer.valueDate < today) {
+    violations.push({ name: 'valueDate', reason: `must be today (${today}, UTC) or later` });
+  } else if (transfer.valueDate !== undefined && transfer.valueDate > latest) {
+    violations.push({
+      name: 'valueDate',
+      reason: `must be at most ${maxValueDateDays} days ahead (${latest}, UTC, or earlier)`,
+    });
+  }
+  return violations;
+};
+
+export const initiateCreditTransfer = async (
+  { store, clock, workflow, maxValueDateDays = DEFAULT_MAX_VALUE_DATE_DAYS }: InitiationDependencies,
+  command: InitiationCommand,
+): Promise<InitiationResult> => {
+  const { tenant, clientId, idempotencyKey, servicer } = command;
+  const transfer = parseOrThrow(
+    creditTransferRequestSchema,
+    command.body,
+    'The credit transfer is not valid',
+  );
+  const requestHash = fingerprint({ transfer: command.body, servicer });
+  const paymentId =
+    idempotencyKey === undefined ? randomPaymentId() : derivedPaymentId(tenant, 'initiate', idempotencyKey);
+
+  /** The earlier initiation under this key, if any; `known` when the record was read already. */
+  const replayOf = async (known?: {
+    record: CreditTransferRecord | undefined;
+  }): Promise<InitiationResult | undefined> => {
+    if (idempotencyKey === undefined) return undefined;
+    const existing = known ? known.record : await store.get(tenant, paymentId);
+    if (existing === undefined) return undefined;
+    if (existing.requestHash !== requestHash || existing.idempotencyKey !== idempotencyKey) {
+      throw new IdempotencyKeyReusedError();
+    }
+    // Harmless if it runs already (same execution name); starts it if the first attempt failed to.
+    if (!isFinal(existing.status))
+      await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    return { creditTransfer: toCreditTransfer(existing), replayed: true };
+  };
+
+  const now = clock.now();
+  const violations = initiationRuleViolations(transfer, now, maxValueDateDays);
+  if (violations.length > 0) {
+    // A retry of yesterday's accepted payment still replays, though its valueDate has passed.
+    const replay = await replayOf();
+    if (replay) return replay;
+    throw new InvalidRequestError('The credit transfer is not valid', violations);
+  }
+
+  const date = now.toISOString();
+  const record: CreditTransferRecord = {
+    tenant,
+    paymentId,
+    clientId,
+    createdAt: date,
+    status: 'Received',
+    statusDate: date,
+    requestHash,
+    writeId: randomUUID(),
+    ...(idempotencyKey !== undefined && { idempotencyKey }),
+    servicer,
+    // Stored exactly as sent: the schema accepted it whole, with no unknown field.
+    transfer: command.body as CreditTransferRequest,
+    history: [{ status: 'Received', date, actor: clientId }],
+    // Should the workflow not start, the reconciler finds the transfer due from then on.
+    nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
+  };
+  if (await store.create(record)) {
+    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    return { creditTransfer: toCreditTransfer(record), replayed: false };
+  }
+
+  // Refused, yet perhaps by our own write: the SDK retries a write whose answer was lost.
+  const existing = await store.get(tenant, paymentId);
+  if (existing !== undefined && existing.writeId === record.writeId) {
+    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    return { creditTransfer: toCreditTransfer(existing), replayed: false };
+  }
+  const replay = await replayOf({ record: existing });
+  if (replay) return replay;
+  throw new Error(`paymentId ${paymentId} is taken and no idempotent original was found`);
+};

@@ -1,0 +1,524 @@
+import * as z from 'zod/mini';
+import type { Clock } from '../commons/ports.ts';
+import {
+  type CreditTransferStatus,
+  creditTransferRequestSchema,
+  creditTransferStatusSchema,
+} from './credit-transfer.ts';
+import {
+  ACTORS,
+  isBeforeSettlement,
+  isFinal,
+  STALL_SECONDS,
+  STATUS_REASONS,
+  secondsAfter,
+  statusEventId,
+} from './lifecycle.ts';
+import { type LifecycleSettings, pollBudgetSeconds, pollWaitSeconds } from './lifecycle-settings.ts';
+import type {
+  CreditTransferRecord,
+  LifecycleStore,
+  Rail,
+  RailPayment,
+  StatusChange,
+  StatusChangedEvent,
+  StatusEventPublisher,
+} from './ports.ts';
+
+export * from './lifecycle-settings.ts';
+
+/**
+ * The steps of the lifecycle workflow, one per Task state of the ASL file. Each step reads the
+ * transfer once (or takes it from a conditional write that needs no read first), and either finds
+ * it already past its work (a re-run after a crash, or a second execution): then it carries on
+ * without writing; or it makes each change with a conditional update that names the status it
+ * leaves and answers the transfer as it now is, which the next change starts from. A pending
+ * cancellation wins in every step until the submission to clearing is claimed; afterwards only
+ * clearing's recall can cancel the payment.
+ */
+
+/** A status change as the state carries it to the publish step (status metadata, no payment data). */
+const statusEventSchema = z.object({
+  eventId: z.string(),
+  tenant: z.string(),
+  paymentId: z.string(),
+  sequence: z.int().check(z.gte(0)),
+  status: creditTransferStatusSchema,
+  previousStatus: z.optional(creditTransferStatusSchema),
+  statusReason: z.optional(z.string()),
+  date: z.string(),
+  actor: z.string(),
+});
+
+/**
+ * What flows from state to state: identifiers, routing and the status changes to publish, never
+ * payment data. `published` counts the history entries published so far (a prefix) as far as this
+ * execution knows, and `unpublished` are the ones after it, which the next publish step sends.
+ */
+export const lifecycleStateSchema = z.object({
+  tenant: z.string().check(z.minLength(1)),
+  paymentId: z.string().check(z.minLength(1)),
+  trigger: z.enum(['initiation', 'cancellation', 'recovery']),
+  attempt: z.optional(z.int().check(z.gte(0))),
+  status: z.optional(creditTransferStatusSchema),
+  next: z.optional(z.enum(['continue', 'hold', 'poll', 'finish'])),
+  holdUntil: z.optional(z.string()),
+  waitSeconds: z.optional(z.int().check(z.gte(0))),
+  pollAttempt: z.optional(z.int().check(z.gte(0))),
+  published: z.optional(z.int().check(z.gte(0))),
+  unpublished: z.optional(z.array(statusEventSchema)),
+});
+export type LifecycleState = z.infer<typeof lifecycleStateSchema>;
+/** `continue` to the next step, `hold` until the value date, `poll` clearing again, `finish` the execution. */
+export type LifecycleNext = NonNullable<LifecycleState['next']>;
+
+export class CreditTransferMissingError extends Error {
+  constructor(paymentId: string) {
+    super(`No credit transfer ${paymentId} for the workflow to drive`);
+    this.name = 'CreditTransferMissingError';
+  }
+}
+
+export class ConcurrentUpdateError extends Error {
+  constructor(paymentId: string) {
+    super(`Credit transfer ${paymentId} kept changing under the step; the step is retried`);
+    this.name = 'ConcurrentUpdateError';
+  }
+}
+
+export interface StepDependencies {
+  store: LifecycleStore;
+  rail: Rail;
+  clock: Clock;
+  settings: LifecycleSettings;
+}
+
+const railPayment = (record: CreditTransferRecord): RailPayment => ({
+  tenant: record.tenant,
+  paymentId: record.paymentId,
+  clientId: record.clientId,
+  transfer: record.transfer,
+});
+
+export const toStatusChangedEvent = (
+  record: CreditTransferRecord,
+  sequence: number,
+  entry: StatusChange,
+): StatusChangedEvent => {
+  const previous = record.history[sequence - 1];
+  return {
+    eventId: statusEventId(record.tenant, record.paymentId, sequence),
+    tenant: record.tenant,
+    paymentId: record.paymentId,
+    sequence,
+    status: entry.status,
+    ...(previous !== undefined && { previousStatus: previous.status }),
+    ...(entry.statusReason !== undefined && { statusReason: entry.statusReason }),
+    date: entry.date,
+    actor: entry.actor,
+  };
+};
+
+/** How many history entries are published: what the record notes, or more if this execution published them since. */
+const publishedOf = (state: LifecycleState, record: CreditTransferRecord): number =>
+  Math.min(record.history.length, Math.max(state.published ?? 0, record.publishedCount ?? 0));
+
+/** The count to note in the next status write, when this execution knows of more than the record notes. */
+const publishedToNote = (state: LifecycleState, record: CreditTransferRecord): number | undefined => {
+  const published = publishedOf(state, record);
+  return published > (record.publishedCount ?? 0) ? published : undefined;
+};
+
+/**
+ * A step's output. The ASL routes `hold` to a Wait on `$.holdUntil` and `poll` to a Wait on
+ * `$.waitSeconds` (a missing one fails the execution), so each carries its field. It carries the
+ * transfer's changes not yet published, from the record the step last read or wrote.
+ */
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: 'hold',
+  extra: { holdUntil: string },
+): LifecycleState;
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: 'poll',
+  extra: { waitSeconds: number; pollAttempt: number },
+): LifecycleState;
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: Exclude<LifecycleNext, 'hold' | 'poll'>,
+  extra?: { pollAttempt?: number },
+): LifecycleState;
+function output(
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  next: LifecycleNext,
+  extra: Partial<Pick<LifecycleState, 'holdUntil' | 'waitSeconds' | 'pollAttempt'>> = {},
+): LifecycleState {
+  const published = publishedOf(state, record);
+  return {
+    tenant: state.tenant,
+    paymentId: state.paymentId,
+    trigger: state.trigger,
+    ...(state.attempt !== undefined && { attempt: state.attempt }),
+    status: record.status,
+    next,
+    ...extra,
+    published,
+    unpublished: record.history
+      .slice(published)
+      .map((entry, index) => toStatusChangedEvent(record, published + index, entry)),
+  };
+}
+
+const change = (
+  status: CreditTransferStatus,
+  now: Date,
+  actor: string,
+  statusReason?: string,
+): StatusChange => ({
+  status,
+  ...(statusReason !== undefined && { statusReason }),
+  date: now.toISOString(),
+  actor,
+});
+
+const load = async (store: LifecycleStore, state: LifecycleState): Promise<CreditTransferRecord> => {
+  const record = await store.get(state.tenant, state.paymentId);
+  if (record === undefined) throw new CreditTransferMissingError(state.paymentId);
+  return record;
+};
+
+/**
+ * What a step's action answers: the step's output; `raced` when a conditional update failed (the
+ * step then reads the transfer afresh); or `{ moved }`, the transfer as its write left it, which
+ * the step goes on from without reading it again.
+ */
+type StepResult = LifecycleState | 'raced' | { moved: CreditTransferRecord };
+const MAX_RACES = 5;
+/** More changes than any one step makes: a step that keeps moving the transfer is a defect. */
+const MAX_MOVES = 8;
+
+/**
+ * The frame of every step: a final transfer finishes the execution; a pending cancellation
+ * before submission ends the transfer Cancelled; otherwise `act` does the step's own work.
+ * `first`, when given, is a conditional write the step tries before any read: the transfer it
+ * answers is the step's starting point, and only when it is refused is the transfer read.
+ */
+const runStep = async (
+  deps: StepDependencies,
+  state: LifecycleState,
+  act: (record: CreditTransferRecord, now: Date) => Promise<StepResult>,
+  first?: (now: Date) => Promise<CreditTransferRecord | undefined>,
+): Promise<LifecycleState> => {
+  let record = first ? await first(deps.clock.now()) : undefined;
+  let races = 0;
+  for (let moves = 0; moves < MAX_MOVES; moves++) {
+    record ??= await load(deps.store, state);
+    const now = deps.clock.now();
+    if (isFinal(record.status)) return output(state, record, 'finish');
+    let result: StepResult;
+    if (record.cancellation !== undefined && isBeforeSettlement(record)) {
+      const cancelled = await deps.store.transition(state.tenant, state.paymentId, {
+        from: record.status,
+        change: change('Cancelled', now, record.cancellation.clientId, STATUS_REASONS.requestedByCustomer),
+        // Once submission is claimed clearing may have the payment: only a recall cancels it then.
+        submission: 'unclaimed',
+        nextCheckAt: secondsAfter(now, STALL_SECONDS),
+        publishedCount: publishedToNote(state, record),
+      });
+      result = cancelled ? output(state, cancelled, 'finish') : 'raced';
+    } else {
+      result = await act(record, now);
+    }
+    if (result === 'raced') {
+      if (++races >= MAX_RACES) break;
+      record = undefined;
+    } else if ('moved' in result) {
+      record = result.moved;
+    } else {
+      return result;
+    }
+  }
+  throw new ConcurrentUpdateError(state.paymentId);
+};
+
+/** A rejection reason when the stored transfer cannot be processed at all. */
+const technicalRejection = (record: CreditTransferRecord): string | undefined => {
+  if (!creditTransferRequestSchema.safeParse(record.transfer).success)
+    return STATUS_REASONS.invalidFileFormat;
+  if (!/[1-9]/.test(record.transfer.amount) || record.transfer.amount.startsWith('-'))
+    return STATUS_REASONS.zeroAmount;
+  return undefined;
+};
+
+type Hold =
+  | { kind: 'none' }
+  /** Wait in this execution until `until` (RFC 3339, for the Wait state's TimestampPath). */
+  | { kind: 'wait'; until: string }
+  /** Too far ahead for one execution: the reconciler starts one at `resumeAt`. */
+  | { kind: 'later'; resumeAt: Date };
+
+/** Whether the transfer waits for its value date (from its start, UTC) before submission. */
+const holdOf = (record: CreditTransferRecord, now: Date, settings: LifecycleSettings): Hold => {
+  const { valueDate } = record.transfer;
+  if (valueDate === undefined) return { kind: 'none' };
+  const start = Date.parse(`${valueDate}T00:00:00Z`);
+  if (!(start > now.getTime())) return { kind: 'none' };
+  if (start - now.getTime() > settings.maxHoldSeconds * 1000) {
+    return { kind: 'later', resumeAt: new Date(start - settings.maxHoldSeconds * 1000) };
+  }
+  return { kind: 'wait', until: new Date(start).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+};
+
+/** When the reconciler should look next, given the hold: after it ends, or soon. */
+const checkAfterHold = (hold: Hold, now: Date): Date =>
+  hold.kind === 'wait'
+    ? secondsAfter(new Date(hold.until), STALL_SECONDS)
+    : hold.kind === 'later'
+      ? hold.resumeAt
+      : secondsAfter(now, STALL_SECONDS);
+
+const holdOutput = (state: LifecycleState, record: CreditTransferRecord, hold: Hold): LifecycleState =>
+  hold.kind === 'wait'
+    ? output(state, record, 'hold', { holdUntil: hold.until })
+    : output(state, record, hold.kind === 'later' ? 'finish' : 'continue');
+
+/** Received -> AcceptedTechnicalValidation, or Rejected when the stored transfer cannot be processed. */
+const validate = async (
+  deps: StepDependencies,
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  now: Date,
+): Promise<StepResult> => {
+  const reason = technicalRejection(record);
+  const updated = await deps.store.transition(state.tenant, state.paymentId, {
+    from: 'Received',
+    change:
+      reason === undefined
+        ? change('AcceptedTechnicalValidation', now, ACTORS.workflow)
+        : change('Rejected', now, ACTORS.workflow, reason),
+    unlessCancellationRequested: true,
+    nextCheckAt: secondsAfter(now, STALL_SECONDS),
+    publishedCount: publishedToNote(state, record),
+  });
+  if (!updated) return 'raced';
+  return reason === undefined ? { moved: updated } : output(state, updated, 'finish');
+};
+
+/**
+ * AcceptedTechnicalValidation -> AcceptedCustomerProfile after the rail's checks, or Rejected.
+ * Without a value date ahead the same write claims the submission: the transfer goes to clearing
+ * right away, and a cancellation from then on needs clearing's recall.
+ */
+const checkCustomerProfile = async (
+  deps: StepDependencies,
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  now: Date,
+): Promise<StepResult> => {
+  const check = await deps.rail.checkCustomerProfile(railPayment(record));
+  if (!check.accepted) {
+    const rejected = await deps.store.transition(state.tenant, state.paymentId, {
+      from: 'AcceptedTechnicalValidation',
+      change: change('Rejected', now, ACTORS.rail, check.reason),
+      unlessCancellationRequested: true,
+      nextCheckAt: secondsAfter(now, STALL_SECONDS),
+      publishedCount: publishedToNote(state, record),
+    });
+    return rejected ? output(state, rejected, 'finish') : 'raced';
+  }
+  const hold = holdOf(record, now, deps.settings);
+  const accepted = await deps.store.transition(state.tenant, state.paymentId, {
+    from: 'AcceptedTechnicalValidation',
+    change: change('AcceptedCustomerProfile', now, ACTORS.rail),
+    unlessCancellationRequested: true,
+    nextCheckAt: checkAfterHold(hold, now),
+    publishedCount: publishedToNote(state, record),
+    ...(hold.kind === 'none' && { claimSubmissionAt: now }),
+  });
+  if (!accepted) return 'raced';
+  return hold.kind === 'none' ? { moved: accepted } : holdOutput(state, accepted, hold);
+};
+
+/**
+ * AcceptedCustomerProfile -> AcceptedSettlementInProcess once clearing has the payment. The claim
+ * and a cancellation request are conditional writes on the same item: either the cancellation came
+ * first and wins, or the payment goes to clearing and a later cancellation needs a recall. A claim
+ * already made (a re-run, or a second execution) is submitted again: submission is idempotent by
+ * paymentId.
+ */
+const submit = async (
+  deps: StepDependencies,
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  now: Date,
+): Promise<StepResult> => {
+  if (record.submittedAt === undefined) {
+    const claimed = await deps.store.claimSubmission(state.tenant, state.paymentId, now);
+    if (!claimed) return 'raced';
+  }
+  // Clearing first: a transfer is never marked in settlement that clearing does not have.
+  await deps.rail.submit(railPayment(record));
+  const submitted = await deps.store.transition(state.tenant, state.paymentId, {
+    from: 'AcceptedCustomerProfile',
+    change: change('AcceptedSettlementInProcess', now, ACTORS.rail),
+    submission: 'claimed',
+    // Submitted means a cancellation can only win by a recall now, which polling asks for.
+    nextCheckAt: secondsAfter(now, pollBudgetSeconds(deps.settings) + STALL_SECONDS),
+    publishedCount: publishedToNote(state, record),
+  });
+  if (!submitted) return 'raced';
+  return output(state, submitted, 'poll', {
+    waitSeconds: pollWaitSeconds(deps.settings, 0),
+    pollAttempt: 0,
+  });
+};
+
+/** Already submitted: poll at once (a re-run, a cancellation or a recovery). */
+const pollAtOnce = (state: LifecycleState, record: CreditTransferRecord): LifecycleState =>
+  output(state, record, 'poll', { waitSeconds: 0, pollAttempt: 0 });
+
+/**
+ * The first step of every execution: technical validation, the customer-profile checks and, unless
+ * the value date is ahead, the submission to clearing, each change going on from the transfer the
+ * previous one answered: one read for the whole way from Received to AcceptedSettlementInProcess.
+ */
+export const validateCheckAndSubmit = (
+  deps: StepDependencies,
+  state: LifecycleState,
+): Promise<LifecycleState> =>
+  runStep(deps, state, async (record, now) => {
+    switch (record.status) {
+      case 'Received':
+        return validate(deps, state, record, now);
+      case 'AcceptedTechnicalValidation':
+        return checkCustomerProfile(deps, state, record, now);
+      case 'AcceptedCustomerProfile': {
+        // Checked already (a re-run, or recovery during a hold): hold again while the date is ahead.
+        const hold = holdOf(record, now, deps.settings);
+        if (hold.kind !== 'none' && record.submittedAt === undefined) {
+          await deps.store.scheduleCheck(state.tenant, state.paymentId, checkAfterHold(hold, now));
+          return holdOutput(state, record, hold);
+        }
+        return submit(deps, state, record, now);
+      }
+      default:
+        return pollAtOnce(state, record);
+    }
+  });
+
+/** After a value-date hold: the claim is the step's first write, and answers the transfer it submits. */
+export const submitToClearing = (deps: StepDependencies, state: LifecycleState): Promise<LifecycleState> =>
+  runStep(
+    deps,
+    state,
+    async (record, now) =>
+      record.status === 'AcceptedCustomerProfile'
+        ? submit(deps, state, record, now)
+        : pollAtOnce(state, record),
+    (now) => deps.store.claimSubmission(state.tenant, state.paymentId, now),
+  );
+
+export const pollClearing = (deps: StepDependencies, state: LifecycleState): Promise<LifecycleState> =>
+  runStep(deps, state, async (record, now) => {
+    // Nothing to poll: a transfer before settlement here is the reconciler's (it was handed over).
+    if (record.status !== 'AcceptedSettlementInProcess') return output(state, record, 'finish');
+    const payment = railPayment(record);
+    const recalled = record.cancellation !== undefined && (await deps.rail.recall(payment)) === 'recalled';
+    const clearing = recalled ? ({ state: 'recalled' } as const) : await deps.rail.clearingStatus(payment);
+
+    if (clearing.state === 'pending') {
+      const attempt = (state.pollAttempt ?? 0) + 1;
+      if (attempt < deps.settings.pollMaxAttempts) {
+        return output(state, record, 'poll', {
+          waitSeconds: pollWaitSeconds(deps.settings, attempt),
+          pollAttempt: attempt,
+        });
+      }
+      // Bounded polls per execution: the reconciler asks clearing from here on, at no transition cost.
+      await deps.store.scheduleCheck(
+        state.tenant,
+        state.paymentId,
+        secondsAfter(now, pollWaitSeconds(deps.settings, attempt)),
+      );
+      return output(state, record, 'finish', { pollAttempt: attempt });
+    }
+
+    const outcome =
+      clearing.state === 'settled'
+        ? change('AcceptedSettlementCompleted', now, ACTORS.rail)
+        : clearing.state === 'rejected'
+          ? change('Rejected', now, ACTORS.rail, clearing.reason)
+          : change(
+              'Cancelled',
+              now,
+              record.cancellation?.clientId ?? ACTORS.rail,
+              STATUS_REASONS.requestedByCustomer,
+            );
+    const updated = await deps.store.transition(state.tenant, state.paymentId, {
+      from: 'AcceptedSettlementInProcess',
+      change: outcome,
+      nextCheckAt: secondsAfter(now, STALL_SECONDS),
+      publishedCount: publishedToNote(state, record),
+    });
+    return updated ? output(state, updated, 'finish') : 'raced';
+  });
+
+export interface PublishDependencies {
+  store: LifecycleStore;
+  publisher: StatusEventPublisher;
+}
+
+/** Publishes from the stored history: every entry not yet noted as published, then notes how far it got. */
+const publishFromHistory = async (
+  deps: PublishDependencies,
+  state: Pick<LifecycleState, 'tenant' | 'paymentId'>,
+): Promise<number> => {
+  const record = await deps.store.get(state.tenant, state.paymentId);
+  if (record === undefined) throw new CreditTransferMissingError(state.paymentId);
+  const from = record.publishedCount ?? 0;
+  const pending = record.history.slice(from);
+  if (pending.length > 0) {
+    await deps.publisher.publish(
+      pending.map((entry, index) => toStatusChangedEvent(record, from + index, entry)),
+    );
+  }
+  const final = isFinal(record.status);
+  if (pending.length > 0 || (final && record.nextCheckAt !== undefined)) {
+    await deps.store.markPublished(state.tenant, state.paymentId, record.history.length, final);
+  }
+  return record.history.length;
+};
+
+/**
+ * Publishes the changes the previous step handed on (none read from the table), then notes how
+ * far it got, unless the execution goes on to poll clearing: the poll's status write notes it
+ * then. A crash in between publishes some again on the retry (consumers dedupe by eventId); none
+ * is lost, because a transfer leaves the recovery index only once final and fully published. A
+ * state without the changes (an execution started before they were handed on) publishes from the
+ * stored history.
+ */
+export const publishStatusEvents = async (
+  deps: PublishDependencies,
+  state: LifecycleState,
+): Promise<LifecycleState> => {
+  const { unpublished, status } = state;
+  if (unpublished === undefined || status === undefined) {
+    const published = await publishFromHistory(deps, state);
+    return { ...state, published, unpublished: [] };
+  }
+  if (unpublished.length > 0) await deps.publisher.publish(unpublished);
+  const published = (state.published ?? 0) + unpublished.length;
+  if (state.next !== 'poll') {
+    const final = isFinal(status);
+    const noted = await deps.store.markPublished(state.tenant, state.paymentId, published, final);
+    // A final transfer not as this execution saw it: the stored history says what is left.
+    if (!noted && final)
+      return { ...state, published: await publishFromHistory(deps, state), unpublished: [] };
+  }
+  return { ...state, published, unpublished: [] };
+};

@@ -1,0 +1,193 @@
+import type { CreditTransferRequest, CreditTransferStatus, ServicerHeaders } from './credit-transfer.ts';
+import type { LifecycleStart } from './lifecycle.ts';
+
+/** One entry of a transfer's history: every status change, who caused it, and when. */
+export interface StatusChange {
+  status: CreditTransferStatus;
+  statusReason?: string;
+  date: string;
+  /** The client id that caused the change, or `rail` / `workflow` for the service itself. */
+  actor: string;
+}
+
+/** A credit transfer as the service keeps it. */
+export interface CreditTransferRecord {
+  tenant: string;
+  paymentId: string;
+  clientId: string;
+  /** Initiation time, ISO 8601 with milliseconds; never changes. */
+  createdAt: string;
+  status: CreditTransferStatus;
+  statusReason?: string;
+  /** Time of the current status (the `date` of the status report). */
+  statusDate: string;
+  /** Fingerprint of the initiation request, to tell a replay from a reused idempotency key. */
+  requestHash: string;
+  /** Unique to the request that wrote the item: tells its own retried write from anyone else's. */
+  writeId?: string;
+  idempotencyKey?: string;
+  servicer: ServicerHeaders;
+  /** The transfer exactly as the client sent it. */
+  transfer: CreditTransferRequest;
+  history: StatusChange[];
+  /** The cancellation the client asked for; kept once recorded, whatever the outcome. */
+  cancellation?: CancellationRequest;
+  /**
+   * When the workflow claimed the submission to clearing (while AcceptedCustomerProfile, with no
+   * cancellation requested); from then on clearing may have the payment, and a cancellation wins
+   * only by a recall.
+   */
+  submittedAt?: string;
+  /** How many history entries have been published as status events (a prefix of the history). */
+  publishedCount?: number;
+  /**
+   * When the reconciler looks at the transfer next unless it progresses first. Set while the
+   * transfer is not final or not every change is published yet; absent afterwards.
+   */
+  nextCheckAt?: string;
+}
+
+export interface CancellationRequest {
+  reason?: string;
+  /** When it was received, ISO 8601. */
+  date: string;
+  clientId: string;
+  idempotencyKey?: string;
+  servicer?: ServicerHeaders;
+}
+
+export interface CreditTransferStore {
+  /** Stores a new transfer in one conditional write; `false` when its paymentId is taken already. */
+  create(record: CreditTransferRecord): Promise<boolean>;
+  /** The transfer, read strongly consistent, or undefined (also for another tenant's id). */
+  get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined>;
+}
+
+/** A status change the lifecycle makes: leaving exactly `from`, so no race can skip or reverse a step. */
+export interface StatusTransition {
+  from: CreditTransferStatus;
+  change: StatusChange;
+  /** Refuse the change when a cancellation has been requested (it wins before settlement). */
+  unlessCancellationRequested?: boolean;
+  /** Refuse the change unless the submission to clearing is claimed (`claimed`) or not (`unclaimed`). */
+  submission?: 'claimed' | 'unclaimed';
+  /** The next recovery check; ignored once every change of a final transfer is published. */
+  nextCheckAt: Date;
+  /**
+   * Claims the submission to clearing in the same write (see `claimSubmission`), for a transfer
+   * that goes to clearing right after this change; needs `unlessCancellationRequested`.
+   */
+  claimSubmissionAt?: Date;
+  /** How many history entries are published by now, noted in the same write (a publish step wrote nothing). */
+  publishedCount?: number;
+}
+
+/** The writes of the lifecycle; every one is conditional, so a re-run after a crash is harmless. */
+export interface LifecycleStore {
+  get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined>;
+  /** Applies the transition and appends it to the history; the updated record, or undefined when the condition failed. */
+  transition(
+    tenant: string,
+    paymentId: string,
+    transition: StatusTransition,
+  ): Promise<CreditTransferRecord | undefined>;
+  /**
+   * Claims the submission to clearing: sets `submittedAt` while the transfer is
+   * AcceptedCustomerProfile with no cancellation requested and no claim yet. The updated record,
+   * or undefined when refused.
+   */
+  claimSubmission(tenant: string, paymentId: string, at: Date): Promise<CreditTransferRecord | undefined>;
+  /** Records a cancellation request unless one is recorded or the transfer is final (or unknown): then undefined. */
+  requestCancellation(
+    tenant: string,
+    paymentId: string,
+    request: CancellationRequest,
+    nextCheckAt: Date,
+  ): Promise<CreditTransferRecord | undefined>;
+  /** Moves the next recovery check, while the transfer waits for something known (a value date, clearing). */
+  scheduleCheck(tenant: string, paymentId: string, nextCheckAt: Date): Promise<void>;
+  /**
+   * Notes that the first `count` history entries are published; a final transfer fully published
+   * leaves recovery. False when the transfer is not as the caller saw it (a later count noted, or
+   * not final with exactly `count` entries when `final`).
+   */
+  markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<boolean>;
+}
+
+/** A transfer the reconciler should look at: not final (or not fully published) and due. */
+export interface RecoveryCandidate {
+  tenant: string;
+  paymentId: string;
+  /** The due time the candidate was found under; claiming it is conditional on it. */
+  dueAt: string;
+}
+
+export interface RecoveryQueue {
+  /** Candidates due at `before`, or every candidate when `before` is undefined; at most `limit`. */
+  due(before: Date | undefined, limit: number): Promise<RecoveryCandidate[]>;
+  /** Takes the candidate for one recovery attempt: its number, or undefined when someone else moved it first. */
+  claim(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<number | undefined>;
+  /** Looks again later without starting anything; false when someone else moved it first. */
+  defer(candidate: RecoveryCandidate, nextCheckAt: Date): Promise<boolean>;
+  /**
+   * Makes the recovery index agree with the records, which are the truth, after a crash kept one
+   * half of a write and lost the other: a transfer still needing work gets exactly one entry, due
+   * at `now`; a finished one none; an entry without a record goes. Answers how many transfers (or
+   * entries without one) it repaired. Only while nothing else drives transfers (at start).
+   */
+  realign(now: Date): Promise<number>;
+}
+
+/** Starts the lifecycle workflow of a transfer; a start under a name already used is a no-op. */
+export interface WorkflowStarter {
+  start(start: LifecycleStart): Promise<void>;
+}
+
+/** A status change as published to consumers; `eventId` is stable across retries, for deduplication. */
+export interface StatusChangedEvent {
+  eventId: string;
+  tenant: string;
+  paymentId: string;
+  /** Position of the change in the transfer's history, from 0 (Received): grows with every change. */
+  sequence: number;
+  status: CreditTransferStatus;
+  /** The status the change left (none for Received). */
+  previousStatus?: CreditTransferStatus;
+  statusReason?: string;
+  date: string;
+  actor: string;
+}
+
+export interface StatusEventPublisher {
+  /** Publishes every event or throws; a retry may publish some twice. */
+  publish(events: readonly StatusChangedEvent[]): Promise<void>;
+}
+
+/** What the rail needs to know of a transfer. */
+export interface RailPayment {
+  tenant: string;
+  paymentId: string;
+  clientId: string;
+  transfer: CreditTransferRequest;
+}
+
+export type CustomerProfileCheck = { accepted: true } | { accepted: false; reason: string };
+
+export type ClearingStatus =
+  | { state: 'pending' }
+  | { state: 'settled' }
+  | { state: 'rejected'; reason: string }
+  | { state: 'recalled' };
+
+/**
+ * The payment rail: customer-profile checks (account status, ownership, funds, screening),
+ * submission to clearing and its status. The sandbox implements it, and the bank connector (connector-rail.ts) on production stages.
+ */
+export interface Rail {
+  checkCustomerProfile(payment: RailPayment): Promise<CustomerProfileCheck>;
+  /** Submits to clearing; idempotent by paymentId. */
+  submit(payment: RailPayment): Promise<void>;
+  clearingStatus(payment: RailPayment): Promise<ClearingStatus>;
+  /** Asks clearing to take the payment back: `recalled`, or `settled` when it is too late. */
+  recall(payment: RailPayment): Promise<'recalled' | 'settled'>;
+}

@@ -1,0 +1,151 @@
+import type { Clock } from '../commons/ports.ts';
+import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
+import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
+import type {
+  CreditTransferRecord,
+  LifecycleStore,
+  Rail,
+  RecoveryCandidate,
+  RecoveryQueue,
+  WorkflowStarter,
+} from './ports.ts';
+
+/**
+ * The reconciler: every transfer that is not final, or whose changes are not all published, sits
+ * in the recovery index under the time it should have progressed by. Past that time (a crash
+ * between the write and the start, a failed execution, a lost process) it starts a new workflow
+ * execution for it; the steps are idempotent, so the execution carries on from where it stands.
+ * A transfer in settlement whose workflow handed over is only started again once clearing reports
+ * its outcome: asking clearing costs no state transition.
+ */
+export interface ReconcileDependencies {
+  queue: RecoveryQueue;
+  store: LifecycleStore;
+  rail: Rail;
+  workflow: WorkflowStarter;
+  clock: Clock;
+  settings: LifecycleSettings;
+}
+
+export interface ReconcileOptions {
+  /**
+   * Every transfer in the index, due or not: right after a local restart nothing is running,
+   * so everything unfinished needs driving.
+   */
+  everything?: boolean;
+  /** Most transfers handled in one run; the rest waits for the next run. */
+  limit?: number;
+}
+
+export interface ReconcileReport {
+  /** Transfers whose record and recovery entry disagreed, made to agree (`everything` runs only). */
+  repaired: number;
+  /** Transfers found due. */
+  found: number;
+  /** Executions started. */
+  started: number;
+  /** In settlement, clearing still pending: looked at again later. */
+  deferred: number;
+  /** Moved on by someone else meanwhile, or already done. */
+  skipped: number;
+  failed: number;
+  /** Of those found, the ones not final and past their due time: the workflow lost them for a while. */
+  stuck: number;
+}
+
+/** Longest wait between two looks at a transfer clearing takes long over. */
+const MAX_RECHECK_SECONDS = 3600;
+const CONCURRENCY = 16;
+
+const submittedAt = (record: CreditTransferRecord): number | undefined => {
+  const entry = record.history.find((change) => change.status === 'AcceptedSettlementInProcess');
+  return entry === undefined ? undefined : Date.parse(entry.date);
+};
+
+/** The longer clearing has taken, the longer the next wait (doubling), within bounds. */
+const recheckSeconds = (record: CreditTransferRecord, now: Date, settings: LifecycleSettings): number => {
+  const since = submittedAt(record);
+  const elapsed = since === undefined ? 0 : Math.floor((now.getTime() - since) / 1000);
+  return Math.min(MAX_RECHECK_SECONDS, Math.max(settings.pollMaxIntervalSeconds, elapsed));
+};
+
+export const reconcileCreditTransfers = async (
+  deps: ReconcileDependencies,
+  options: ReconcileOptions = {},
+): Promise<ReconcileReport> => {
+  const now = deps.clock.now();
+  // After a crash the index may have kept half of a write: made whole before it is read.
+  const repaired = options.everything ? await deps.queue.realign(now) : 0;
+  const candidates = await deps.queue.due(options.everything ? undefined : now, options.limit ?? 1000);
+  const report: ReconcileReport = {
+    repaired,
+    found: candidates.length,
+    started: 0,
+    deferred: 0,
+    skipped: 0,
+    failed: 0,
+    stuck: 0,
+  };
+
+  const handle = async (
+    candidate: RecoveryCandidate,
+  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck'>> => {
+    const record = await deps.store.get(candidate.tenant, candidate.paymentId);
+    if (record === undefined) return 'skipped';
+    if (!isFinal(record.status) && Date.parse(candidate.dueAt) <= now.getTime()) report.stuck += 1;
+    const published = (record.publishedCount ?? 0) >= record.history.length;
+    if (isFinal(record.status) && published) {
+      await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);
+      return 'skipped';
+    }
+    if (
+      !options.everything &&
+      record.status === 'AcceptedSettlementInProcess' &&
+      record.cancellation === undefined &&
+      published
+    ) {
+      const clearing = await deps.rail.clearingStatus({
+        tenant: record.tenant,
+        paymentId: record.paymentId,
+        clientId: record.clientId,
+        transfer: record.transfer,
+      });
+      if (clearing.state === 'pending') {
+        const moved = await deps.queue.defer(
+          candidate,
+          secondsAfter(now, recheckSeconds(record, now, deps.settings)),
+        );
+        return moved ? 'deferred' : 'skipped';
+      }
+    }
+    // Long enough for the execution to run its whole course before the transfer is due again.
+    const attempt = await deps.queue.claim(
+      candidate,
+      secondsAfter(now, STALL_SECONDS + pollBudgetSeconds(deps.settings)),
+    );
+    if (attempt === undefined) return 'skipped';
+    await deps.workflow.start({
+      tenant: record.tenant,
+      paymentId: record.paymentId,
+      trigger: 'recovery',
+      attempt,
+    });
+    return 'started';
+  };
+
+  let next = 0;
+  const worker = async () => {
+    while (next < candidates.length) {
+      const candidate = candidates[next++];
+      if (candidate === undefined) break;
+      try {
+        report[await handle(candidate)] += 1;
+      } catch {
+        // Still due: the next run tries again.
+        report.failed += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, candidates.length) }, worker));
+  return report;
+};

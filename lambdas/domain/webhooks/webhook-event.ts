@@ -1,0 +1,177 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod/mini';
+import { atMostCharacters, boundedText, described, optionalField } from '../commons/text.ts';
+import { CREDIT_TRANSFER_STATUSES } from '../credit-transfers/credit-transfer-status.ts';
+import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
+
+/**
+ * The events the service tells clients about: each is delivered to the tenant's webhook
+ * endpoints and listed by GET /v1/events, with the same body both ways.
+ */
+export const STATUS_CHANGED_TYPE = 'credit-transfer.status-changed';
+export const ENDPOINT_DISABLED_TYPE = 'webhook-endpoint.disabled';
+export const WEBHOOK_EVENT_TYPES = [STATUS_CHANGED_TYPE, ENDPOINT_DISABLED_TYPE] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** Events are kept (listed and redeliverable) at least this long. */
+export const EVENT_RETENTION_DAYS = 400;
+
+/**
+ * An event's first write is given up (and recording fails, to be done again) unless it is done
+ * within this time of the call, which takes place right after its `createdAt` is taken: no event
+ * becomes visible later than this after its own `createdAt`.
+ */
+export const EVENT_WRITE_LIMIT_MS = 5_000;
+
+/**
+ * The events list shows only events recorded longer ago than this. Writes race (one event's
+ * `createdAt` taken first may be written last), so a list read up to now could page past an
+ * event that appears a moment later, earlier in the order. Past this horizon, three times the
+ * write limit, every event that will ever be there is there: a consumer following the list
+ * misses none.
+ */
+export const EVENT_SETTLE_MS = 3 * EVENT_WRITE_LIMIT_MS;
+
+/** An ISO 8601 UTC timestamp (`Z`), as every webhook time is written. */
+export const isoTimestamp = () => z.iso.datetime().check(atMostCharacters(35));
+
+const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
+const statusSchema = () => z.enum(CREDIT_TRANSFER_STATUSES);
+const eventIdSchema = () =>
+  described(
+    boundedText(36, 36),
+    'Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry.',
+  );
+const createdAtSchema = () =>
+  described(
+    isoTimestamp(),
+    'When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.',
+  );
+
+const statusChangedEventSchema = () =>
+  named(
+    z.strictObject({
+      id: eventIdSchema(),
+      type: z.literal(STATUS_CHANGED_TYPE),
+      createdAt: createdAtSchema(),
+      data: z.strictObject({
+        paymentId: described(boundedText(1, 36), 'The credit transfer whose status changed.'),
+        status: described(statusSchema(), 'The new status.'),
+        statusReason: optionalField(boundedText(1, 35), 'Reason attached to the new status.'),
+        date: described(isoTimestamp(), 'When the status changed.'),
+        previousStatus: optionalField(
+          statusSchema(),
+          'The status before; absent on the first one (Received).',
+        ),
+        sequence: described(
+          z.int().check(z.gte(0), z.lte(1000)),
+          'Position of this change in the transfer history, from 0: it grows with each change of one transfer, so a receiver can drop an event older than one it already applied.',
+        ),
+      }),
+    }),
+    'CreditTransferStatusChangedEvent',
+  );
+
+const endpointDisabledEventSchema = () =>
+  named(
+    z.strictObject({
+      id: eventIdSchema(),
+      type: z.literal(ENDPOINT_DISABLED_TYPE),
+      createdAt: createdAtSchema(),
+      data: z.strictObject({
+        endpointId: described(boundedText(36, 36), 'The webhook endpoint that was disabled.'),
+        url: described(boundedText(1, 2048), 'Its URL.'),
+        reason: described(
+          z.enum(['gone', 'failing']),
+          '`gone`: it answered 410 Gone; `failing`: no delivery to it succeeded for three days.',
+        ),
+        disabledAt: described(isoTimestamp(), 'When it was disabled.'),
+      }),
+    }),
+    'WebhookEndpointDisabledEvent',
+  );
+
+/**
+ * Built when the document describes it, not at import: no function parses an event, and building
+ * zod schemas is a measured part of every cold start (docs/benchmarks.md).
+ */
+export const webhookEventSchema = z.lazy(() =>
+  named(z.discriminatedUnion('type', [statusChangedEventSchema(), endpointDisabledEventSchema()]), 'Event'),
+);
+export type WebhookEvent = z.infer<typeof webhookEventSchema>;
+
+/** An event as the service keeps it: the body exactly as delivered, and what lists and filters need. */
+export interface WebhookEventRecord {
+  tenant: string;
+  id: string;
+  type: WebhookEventType;
+  createdAt: string;
+  /** The transfer it is about, for `paymentId.eq`. */
+  paymentId?: string;
+  /** The JSON body, byte for byte what every delivery sends. */
+  body: string;
+  /** When it may be forgotten, epoch seconds. */
+  expiresAt: number;
+}
+
+const recordOf = (
+  tenant: string,
+  event: WebhookEvent,
+  paymentId: string | undefined,
+): WebhookEventRecord => ({
+  tenant,
+  id: event.id,
+  type: event.type,
+  createdAt: event.createdAt,
+  ...(paymentId !== undefined && { paymentId }),
+  body: JSON.stringify(event),
+  expiresAt: Math.floor(Date.parse(event.createdAt) / 1000) + EVENT_RETENTION_DAYS * 86_400,
+});
+
+/**
+ * The event of a status change. Its id is the status event's, which is stable however often the
+ * workflow publishes it, so a republished change is recognised and never delivered as new.
+ */
+export const statusChangedEventRecord = (change: StatusChangedEvent, now: Date): WebhookEventRecord =>
+  recordOf(
+    change.tenant,
+    {
+      id: change.eventId,
+      type: STATUS_CHANGED_TYPE,
+      createdAt: now.toISOString(),
+      data: {
+        paymentId: change.paymentId,
+        status: change.status,
+        ...(change.statusReason !== undefined && { statusReason: change.statusReason }),
+        date: change.date,
+        ...(change.previousStatus !== undefined && { previousStatus: change.previousStatus }),
+        sequence: change.sequence,
+      },
+    },
+    change.paymentId,
+  );
+
+/** A UUID-shaped id (RFC 9562 version 8) derived from its parts: the same parts always give the same id. */
+export const derivedEventId = (...parts: string[]): string => {
+  const hex = createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  const variant = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
+
+/** The event saying an endpoint was disabled; one per endpoint, as an endpoint is disabled once. */
+export const endpointDisabledEventRecord = (
+  tenant: string,
+  endpoint: { id: string; url: string },
+  reason: 'gone' | 'failing',
+  now: Date,
+): WebhookEventRecord =>
+  recordOf(
+    tenant,
+    {
+      id: derivedEventId('webhook-endpoint.disabled', tenant, endpoint.id),
+      type: ENDPOINT_DISABLED_TYPE,
+      createdAt: now.toISOString(),
+      data: { endpointId: endpoint.id, url: endpoint.url, reason, disabledAt: now.toISOString() },
+    },
+    undefined,
+  );
