@@ -47,6 +47,8 @@ export class CreditTransferStack extends Stack {
   readonly webAcl?: ApiWebAcl;
   readonly monitoring: Monitoring;
   readonly backup: TableBackup;
+  /** Every function by the name it is known by (`Authorizer`, `IssueToken`, `Reconciler`...). */
+  readonly functions: ReadonlyMap<string, LambdaFunction>;
 
   constructor(scope: Construct, id: string, props: CreditTransferStackProps) {
     super(scope, id, props);
@@ -163,6 +165,7 @@ export class CreditTransferStack extends Stack {
         (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
     }
     const functions = new Map(grouped.map(([name, fn]): [string, LambdaFunction] => [name, fn]));
+    this.functions = functions;
     this.monitoring = new Monitoring(this, 'Monitoring', {
       name: this.stackName,
       stage: this.api.restApi.deploymentStage,

@@ -253,6 +253,7 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
  */
 export const AUTHORIZER_BINDINGS: Bindings = (r) => [
   ...signingKeyAccess(r.signingKey, r.table, ['GetPublicKey']),
+  tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.clients]),
   tokenClaims(r),
 ];
 

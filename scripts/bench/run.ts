@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchAuthorizer } from './authorizer.ts';
 import { benchBundles } from './bundles.ts';
+import { benchIamCheck } from './iam-check.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
 import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
@@ -23,7 +24,8 @@ const withService = async (
   env: Record<string, string>,
   section: (service: LocalService, api: BenchClient) => Promise<void>,
 ) => {
-  const fresh = await startLocalService({ env });
+  // The local IAM check is local only (AWS makes its own): off here, its cost per call is a section of its own.
+  const fresh = await startLocalService({ env: { LOCAL_IAM: 'off', ...env } });
   try {
     await section(fresh, benchClient(fresh.baseUrl, await requestToken(fresh.baseUrl)));
   } finally {
@@ -42,7 +44,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, table-calls, authorizer, upload-memory,
- * bundles, list-scale, webhooks; comma-separated) runs only those sections; a region is rewritten
+ * iam-check, bundles, list-scale, webhooks; comma-separated) runs only those sections; a region is rewritten
  * only when one of its sections ran.
  */
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
@@ -211,6 +213,23 @@ if (runs('upload-memory')) {
       title: 'Server memory under 100 anonymous 10 MB uploads',
       lines: formatUploadMemory(figures),
     });
+  });
+  await report.write();
+}
+
+// The local runtime's IAM check (LOCAL_IAM), per call: what it adds locally, never on AWS.
+if (runs('iam-check')) {
+  const calls = benchCount('BENCH_IAM_CALLS', process.env.BENCH_IAM_CALLS, 2000);
+  const figures = await benchIamCheck(calls);
+  report.section({
+    title: `Local IAM check: cost per call (${calls} decisions each, in process)`,
+    table: {
+      columns: ['call', 'microseconds per call'],
+      rows: figures.map((figure) => [figure.name, fixed(figure.meanMicroseconds)]),
+    },
+    notes: [
+      'Made before every AWS SDK call a function makes locally (npm start, the integration tests); the other sections run with LOCAL_IAM=off.',
+    ],
   });
   await report.write();
 }

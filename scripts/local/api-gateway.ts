@@ -26,7 +26,7 @@ import {
 import { logger } from '#shared/logger';
 import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
 import { type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody, problemResponse } from '#shared/problem';
-import { inOwnContext } from './invocations.ts';
+import { functionNameOf, inOwnContext } from './invocations.ts';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
@@ -346,7 +346,7 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
       const context = lambdaContext('authorizer');
-      const result = await inOwnContext(context.awsRequestId, () =>
+      const result = await inOwnContext('Authorizer', context.awsRequestId, () =>
         options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
       );
       // Expired entries go once the cache grows, so a long-running local service stays small.
@@ -461,7 +461,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     let result: APIGatewayProxyResult;
     try {
       const context = lambdaContext(route.operationId);
-      result = await inOwnContext(context.awsRequestId, () => handler(event, context));
+      result = await inOwnContext(functionNameOf(route.operationId), context.awsRequestId, () =>
+        handler(event, context),
+      );
     } catch (error) {
       // A handler that throws past its middleware is a failed Lambda invocation.
       console.error(`${route.operationId} failed`, error);

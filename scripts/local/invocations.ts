@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import { withoutInvocationDeadline } from '#shared/deadline';
 
@@ -17,13 +18,30 @@ export const useInvocationContexts = async (): Promise<void> => {
   store = await InvokeStore.getInstanceAsync(true);
 };
 
+/** Which function of the stack runs the current invocation (its IAM role is that function's). */
+const runningFunction = new AsyncLocalStorage<string>();
+
+/** The function (as the stack names it: `Authorizer`, `IssueToken`, `Reconciler`...) whose invocation this is. */
+export const currentFunction = (): string | undefined => runningFunction.getStore();
+
 /**
- * Runs `invocation` in a context of its own, under its Lambda request id, with no deadline but
- * its own (a workflow execution started by an HTTP request must not inherit the request's).
+ * Runs `invocation` of the stack's function `functionName` in a context of its own, under its
+ * Lambda request id, with no deadline but its own (a workflow execution started by an HTTP
+ * request must not inherit the request's). A call that is no function's (an execution of the
+ * state machine) passes `undefined`.
  */
-export const inOwnContext = <T>(requestId: string, invocation: () => T): T =>
-  withoutInvocationDeadline(() =>
-    store === undefined
-      ? invocation()
-      : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+export const inOwnContext = <T>(
+  functionName: string | undefined,
+  requestId: string,
+  invocation: () => T,
+): T =>
+  runningFunction.run(functionName as string, () =>
+    withoutInvocationDeadline(() =>
+      store === undefined
+        ? invocation()
+        : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+    ),
   );
+
+/** The name the stack gives a route's function: its operationId, capitalised. */
+export const functionNameOf = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);

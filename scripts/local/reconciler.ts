@@ -33,8 +33,11 @@ type Reconcile = (event: ReconcileEvent) => Promise<ReconcileReport>;
 export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: number) => {
   let current: Promise<ReconcileReport | undefined> | undefined;
   const run = (event: ReconcileEvent): Promise<ReconcileReport | undefined> => {
-    // One run at a time, as one scheduled invocation per period on AWS.
-    current ??= inOwnContext(`reconcile-${randomUUID()}`, () => reconcile(event))
+    // One run at a time, as one scheduled invocation per period on AWS. The start-up run over
+    // everything is the local runtime's own repair after the machine stopped (it scans the table,
+    // which the Reconciler function may not, and never does on AWS): it runs as the runtime.
+    const functionName = event.everything === true ? undefined : 'Reconciler';
+    current ??= inOwnContext(functionName, `reconcile-${randomUUID()}`, () => reconcile(event))
       .catch((error: unknown) => {
         logger.warn('Reconciler run failed; the next run retries', { error: error as Error });
         return undefined;

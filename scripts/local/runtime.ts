@@ -194,6 +194,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           : undefined;
       throw damagedTable(files.table, said ?? error);
     }
+    // Before the first AWS client is made: each function's calls are checked against its IAM.
+    (await import('./iam-enforcement.ts')).useIamEnforcement(options.tableName);
     const { registerClient } = await import('#auth/register-client');
     const { DynamoDbClientStore } = await import('#adapters/access/client-store');
     const { documentClient, tableName } = await import('#adapters/aws/dynamodb-client');

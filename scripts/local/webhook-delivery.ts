@@ -6,6 +6,7 @@ import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
 import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
+import { inOwnContext } from './invocations.ts';
 
 /**
  * Webhook delivery in the local runtime: what an EventBridge rule, a queue and the delivery
@@ -92,7 +93,11 @@ export const startLocalWebhookDelivery = async (options: {
     onError: (error, delivery) =>
       console.error(`Webhook delivery of event ${delivery.eventId} failed; it is due again later`, error),
   });
-  const released = await deps.deliveries.releaseClaims(deps.clock.now());
+  // Each part runs as the function that does it on AWS, under its IAM policies; the bus offset is
+  // the local bus's own bookkeeping (no function's: on AWS the queue keeps it).
+  const released = await inOwnContext('WebhookDeliver', 'release-claims', () =>
+    deps.deliveries.releaseClaims(deps.clock.now()),
+  );
   let offset = await readOffset();
   const pollIntervalMs = options.pollIntervalMs ?? 200;
 
@@ -115,10 +120,12 @@ export const startLocalWebhookDelivery = async (options: {
           : RECORD_CONCURRENCY;
         const chunk = transfers.slice(start, start + concurrency);
         start += chunk.length;
-        await Promise.all(
-          chunk.map(async (changes) => {
-            for (const change of changes) dispatcher.offer(await recordStatusChange(recording, change));
-          }),
+        await inOwnContext('WebhookIngest', `ingest-${offset}-${start}`, () =>
+          Promise.all(
+            chunk.map(async (changes) => {
+              for (const change of changes) dispatcher.offer(await recordStatusChange(recording, change));
+            }),
+          ),
         );
       }
       offset = next;
@@ -132,7 +139,7 @@ export const startLocalWebhookDelivery = async (options: {
   const tick = async () => {
     try {
       await readBus();
-      await dispatcher.pump();
+      await inOwnContext('WebhookDeliver', `deliver-${Date.now()}`, () => dispatcher.pump());
     } catch (error) {
       console.error('Webhook delivery: reading the events or the queue failed; tried again shortly', error);
     }

@@ -13,7 +13,7 @@ import {
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
 import { msSinceApiRequest } from './api-activity.ts';
-import { inOwnContext } from './invocations.ts';
+import { functionNameOf, inOwnContext } from './invocations.ts';
 
 /**
  * Runs the lifecycle ASL file in this process with aws-local-stepfunctions, its Task states
@@ -190,11 +190,15 @@ const boundHandlers = async (
   definition: AslDefinition,
 ): Promise<Record<string, TaskHandler>> => {
   const bySubstitution = new Map<string, TaskHandler>();
-  for (const fn of Object.values(WORKFLOW_FUNCTIONS)) {
+  for (const [key, fn] of Object.entries(WORKFLOW_FUNCTIONS)) {
     const module = (await import(pathToFileURL(join(projectRoot, fn.entry)).href)) as {
       handler: TaskHandler;
     };
-    bySubstitution.set(fn.substitution, module.handler);
+    // Each task runs as its function, under that function's IAM policies.
+    const functionName = functionNameOf(key);
+    bySubstitution.set(fn.substitution, (input) =>
+      inOwnContext(functionName, randomUUID(), () => module.handler(input)),
+    );
   }
   const handlers: Record<string, TaskHandler> = {};
   for (const [name, state] of Object.entries(definition.States)) {
@@ -262,7 +266,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
           const { tenant, transfer } = identifiersOf(input);
           // Each task a Lambda invocation of its own: its log lines carry its transfer only.
           return taskSlots.run(tenant, startNumbers.get(transfer) ?? 0, () =>
-            inOwnContext(randomUUID(), () => handler(input)),
+            inOwnContext(undefined, randomUUID(), () => handler(input)),
           );
         },
       ]),
@@ -334,7 +338,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     if (!this.startNumbers.has(transfer)) this.startNumbers.set(transfer, this.sequence++);
     const startedAt = new Date().toISOString();
     // Outside the context of whatever started it (an HTTP request): the execution is no part of it.
-    const execution = inOwnContext(name, () =>
+    const execution = inOwnContext(undefined, name, () =>
       this.machine.run(input, {
         overrides: this.overrides,
         noThrowOnAbort: true,

@@ -126,15 +126,28 @@ export const classifyFailure = (error: unknown, operation: string, aborted: bool
 const operationOf = (context: CallContext): string =>
   `${(context.clientName ?? 'AWS').replace(/Client$/, '')}.${(context.commandName ?? 'call').replace(/Command$/, '')}`;
 
+/** A middleware of the SDK's stack, as this module adds them. */
+export type SdkMiddleware = (
+  next: (args: { input: Record<string, unknown> }) => Promise<unknown>,
+  context: CallContext,
+) => (args: { input: Record<string, unknown> }) => Promise<unknown>;
+
 interface MiddlewareStack {
   add(
-    middleware: (
-      next: (args: unknown) => Promise<unknown>,
-      context: CallContext,
-    ) => (args: unknown) => Promise<unknown>,
-    options: { step: 'initialize'; name: string; priority: 'high' },
+    middleware: SdkMiddleware,
+    options: { step: 'initialize' | 'serialize'; name: string; priority: 'high' },
   ): void;
 }
+
+/**
+ * Middleware every service client made from now on gets (at the serialize step, before the request
+ * is built and sent). Only the local runtime adds one: its check of each call against the calling
+ * function's IAM policies. Nothing on AWS sets it.
+ */
+const addedMiddleware: { name: string; middleware: SdkMiddleware }[] = [];
+export const addToEveryClient = (name: string, middleware: SdkMiddleware): void => {
+  addedMiddleware.push({ name, middleware });
+};
 
 /** The part of an SDK client this module uses: its middleware stack and its send. */
 export interface SdkClient {
@@ -185,6 +198,12 @@ export const serviceClient = <C extends SdkClient>(
 ): C => {
   tracer?.captureAWSv3Client(client);
   classifyFailures(client);
+  for (const { name, middleware } of addedMiddleware)
+    (client.middlewareStack as MiddlewareStack).add(middleware, {
+      step: 'serialize',
+      name,
+      priority: 'high',
+    });
   return bindDeadline(client, settings);
 };
 

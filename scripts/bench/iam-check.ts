@@ -1,0 +1,67 @@
+import { IamEnforcer, type IamRequest } from '#local/iam-enforcement';
+import { stackIam, stackPolicies } from '#local/iam-policies';
+
+/**
+ * What the local runtime's IAM check costs per call: the decision iam-simulate makes before each
+ * AWS SDK call of a function, against the stack's policies, for the kinds of call the service makes.
+ * `npm run bench` runs its services with LOCAL_IAM=off, so its other figures leave this out.
+ */
+const TABLE = 'arn:aws:dynamodb:local:000000000000:table/bench';
+
+const CALLS: { name: string; fn: string; request: IamRequest }[] = [
+  {
+    name: 'GetItem, one tenant key (status route)',
+    fn: 'GetCreditTransferStatus',
+    request: {
+      action: 'dynamodb:GetItem',
+      resource: TABLE,
+      context: { 'dynamodb:LeadingKeys': ['TENANT#t#PAYMENT#p'] },
+    },
+  },
+  {
+    name: 'Query on a list index (list route)',
+    fn: 'ListCreditTransfers',
+    request: {
+      action: 'dynamodb:Query',
+      resource: `${TABLE}/index/listByTenant`,
+      context: { 'dynamodb:LeadingKeys': ['TENANT#t'] },
+    },
+  },
+  {
+    name: 'BatchGetItem, 25 keys (list route)',
+    fn: 'ListCreditTransfers',
+    request: {
+      action: 'dynamodb:BatchGetItem',
+      resource: TABLE,
+      context: { 'dynamodb:LeadingKeys': Array.from({ length: 25 }, (_, i) => `TENANT#t#PAYMENT#${i}`) },
+    },
+  },
+  {
+    name: 'denied: PutItem on a client record (webhook rotation)',
+    fn: 'RotateWebhookSecret',
+    request: {
+      action: 'dynamodb:PutItem',
+      resource: TABLE,
+      context: { 'dynamodb:LeadingKeys': ['CLIENT#c'] },
+    },
+  },
+];
+
+export interface IamCheckFigure {
+  name: string;
+  calls: number;
+  meanMicroseconds: number;
+}
+
+export const benchIamCheck = async (calls: number): Promise<IamCheckFigure[]> => {
+  const enforcer = new IamEnforcer(stackPolicies(stackIam(), { tableName: 'bench' }), undefined);
+  const figures: IamCheckFigure[] = [];
+  for (const { name, fn, request } of CALLS) {
+    for (let i = 0; i < 50; i++) await enforcer.decide(fn, request); // warm-up: the library loads its data once
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < calls; i++) await enforcer.decide(fn, request);
+    const elapsed = Number(process.hrtime.bigint() - started) / 1000;
+    figures.push({ name, calls, meanMicroseconds: elapsed / calls });
+  }
+  return figures;
+};

@@ -1,0 +1,392 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The IAM policies of the stack's functions, as the synthesized template gives them: each
+ * function's role policies, and the resource policies (key policies, event bus and queue
+ * policies, a table's or a secret's resource policy) wherever the stack defines them. The
+ * template is synthesized from lib/ (the same bindings that deploy), by scripts/local/iam-synth.ts
+ * in a process of its own, and kept in a cache file with the hash of every project file the
+ * synthesis loaded: a change to any of them synthesizes again, so the cache never goes stale.
+ */
+
+const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** The local runtime's fixed account and region (ARNs, the API's method ARNs). */
+export const LOCAL_ACCOUNT = '000000000000';
+export const LOCAL_REGION = 'local';
+/** The local state machine's name (scripts/local/workflow-runner.ts). */
+export const LOCAL_STATE_MACHINE_NAME = 'credit-transfer-lifecycle';
+
+export const IAM_CACHE_FILE = join(
+  PROJECT_ROOT,
+  'node_modules',
+  '.cache',
+  'credit-transfers',
+  'iam-stack.json',
+);
+/** Where every local run records its IAM decisions, unless LOCAL_IAM_DECISIONS_FILE says otherwise. */
+export const IAM_DECISIONS_FILE = join(
+  PROJECT_ROOT,
+  'node_modules',
+  '.cache',
+  'credit-transfers',
+  'iam-decisions.jsonl',
+);
+
+type Json = unknown;
+interface CfnResource {
+  Type: string;
+  Properties?: Record<string, Json>;
+}
+export interface IamCache {
+  /** Every project file the synthesis loaded, relative to the project root, with its sha256. */
+  inputs: Record<string, string>;
+  /** Each function's role, by the function's name in the stack. */
+  functions: Record<string, string>;
+  resources: Record<string, CfnResource>;
+}
+
+export interface PolicyDocument {
+  Version?: string;
+  Statement: Record<string, Json>[];
+}
+
+export interface FunctionPolicies {
+  roleArn: string;
+  roleName: string;
+  identityPolicies: { name: string; policy: PolicyDocument }[];
+}
+
+export interface StackPolicies {
+  functions: Record<string, FunctionPolicies>;
+  /** Resource policies by the ARN of the resource they are attached to. */
+  resourcePolicies: Record<string, PolicyDocument>;
+  /** Every table of the stack, by name (for their index ARNs' policies). */
+  tables: string[];
+}
+
+const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+/** The files whose change makes a new synthesis needed, besides those it loads. */
+export const ALWAYS_INPUTS = ['cdk.json', 'package-lock.json'];
+
+const isFresh = (cache: IamCache): boolean =>
+  Object.entries(cache.inputs).every(([file, hash]) => {
+    const path = join(PROJECT_ROOT, file);
+    return existsSync(path) && sha256(path) === hash;
+  });
+
+const readCache = (): IamCache | undefined => {
+  if (!existsSync(IAM_CACHE_FILE)) return undefined;
+  try {
+    return JSON.parse(readFileSync(IAM_CACHE_FILE, 'utf8')) as IamCache;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The stack's IAM as of the project's files now: from the cache when none of its inputs changed,
+ * else synthesized again (tens of seconds; said on stderr).
+ */
+export const stackIam = (): IamCache => {
+  const cached = readCache();
+  if (cached !== undefined && isFresh(cached)) return cached;
+  process.stderr.write('IAM: synthesizing the stack to read its policies (lib/ or its inputs changed)...\n');
+  mkdirSync(dirname(IAM_CACHE_FILE), { recursive: true });
+  const synth = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'local', 'iam-synth.ts'), IAM_CACHE_FILE],
+    { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] },
+  );
+  if (synth.status !== 0) throw new Error(`IAM: the stack did not synthesize:\n${synth.stderr}`);
+  const made = readCache();
+  if (made === undefined) throw new Error(`IAM: ${IAM_CACHE_FILE} was not written`);
+  return made;
+};
+
+export interface LocalNames {
+  /** The local table's name (TABLE_NAME): the stack's table is that table here. */
+  tableName: string;
+  account?: string;
+  region?: string;
+}
+
+const SERVICE_OF_TYPE = (type: string): string => type.split('::')[1]?.toLowerCase() ?? 'unknown';
+
+/** Resolves the template's intrinsic functions with local names: ARNs in the local account and region. */
+class Resolver {
+  private readonly account: string;
+  private readonly region: string;
+
+  constructor(
+    private readonly resources: Record<string, CfnResource>,
+    private readonly names: LocalNames,
+  ) {
+    this.account = names.account ?? LOCAL_ACCOUNT;
+    this.region = names.region ?? LOCAL_REGION;
+  }
+
+  nameOf(logicalId: string): string {
+    const resource = this.resources[logicalId];
+    if (resource === undefined) throw new Error(`IAM: the template has no resource ${logicalId}`);
+    if (resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable')
+      return this.names.tableName;
+    if (resource.Type === 'AWS::StepFunctions::StateMachine') return LOCAL_STATE_MACHINE_NAME;
+    const properties = resource.Properties ?? {};
+    for (const property of ['Name', 'QueueName', 'FunctionName', 'RoleName', 'TopicName', 'LogGroupName']) {
+      if (typeof properties[property] === 'string') return properties[property] as string;
+    }
+    return logicalId;
+  }
+
+  arnOf(logicalId: string): string {
+    const type = this.resources[logicalId]?.Type ?? '';
+    const name = this.nameOf(logicalId);
+    const { account, region } = this;
+    switch (type) {
+      case 'AWS::DynamoDB::Table':
+      case 'AWS::DynamoDB::GlobalTable':
+        return `arn:aws:dynamodb:${region}:${account}:table/${name}`;
+      case 'AWS::KMS::Key':
+        return `arn:aws:kms:${region}:${account}:key/${name}`;
+      case 'AWS::Events::EventBus':
+        return `arn:aws:events:${region}:${account}:event-bus/${name}`;
+      case 'AWS::Events::Rule':
+        return `arn:aws:events:${region}:${account}:rule/${name}`;
+      case 'AWS::StepFunctions::StateMachine':
+        return `arn:aws:states:${region}:${account}:stateMachine:${name}`;
+      case 'AWS::SQS::Queue':
+        return `arn:aws:sqs:${region}:${account}:${name}`;
+      case 'AWS::IAM::Role':
+        return `arn:aws:iam::${account}:role/${name}`;
+      case 'AWS::Lambda::Function':
+        return `arn:aws:lambda:${region}:${account}:function:${name}`;
+      case 'AWS::Logs::LogGroup':
+        return `arn:aws:logs:${region}:${account}:log-group:${name}:*`;
+      case 'AWS::SecretsManager::Secret':
+        return `arn:aws:secretsmanager:${region}:${account}:secret:${name}`;
+      case 'AWS::SNS::Topic':
+        return `arn:aws:sns:${region}:${account}:${name}`;
+      default:
+        return `arn:aws:${SERVICE_OF_TYPE(type)}:${region}:${account}:${name}`;
+    }
+  }
+
+  refOf(logicalId: string): string {
+    const type = this.resources[logicalId]?.Type ?? '';
+    if (['AWS::StepFunctions::StateMachine', 'AWS::SecretsManager::Secret', 'AWS::SNS::Topic'].includes(type))
+      return this.arnOf(logicalId);
+    if (type === 'AWS::SQS::Queue')
+      return `https://sqs.${this.region}.amazonaws.com/${this.account}/${this.nameOf(logicalId)}`;
+    return this.nameOf(logicalId);
+  }
+
+  private pseudo(name: string): string | undefined {
+    switch (name) {
+      case 'AWS::AccountId':
+        return this.account;
+      case 'AWS::Region':
+        return this.region;
+      case 'AWS::Partition':
+        return 'aws';
+      case 'AWS::URLSuffix':
+        return 'amazonaws.com';
+      case 'AWS::StackName':
+        return 'local';
+      default:
+        return undefined;
+    }
+  }
+
+  private ref(name: string): string {
+    return this.pseudo(name) ?? this.refOf(name);
+  }
+
+  private getAtt(logicalId: string, attribute: string): string {
+    if (attribute === 'Arn') return this.arnOf(logicalId);
+    return `${this.nameOf(logicalId)}.${attribute}`;
+  }
+
+  resolve(value: Json): Json {
+    if (Array.isArray(value)) return value.map((item) => this.resolve(item));
+    if (value === null || typeof value !== 'object') return value;
+    const object = value as Record<string, Json>;
+    const keys = Object.keys(object);
+    if (keys.length === 1) {
+      const [key] = keys as [string];
+      const argument = object[key];
+      switch (key) {
+        case 'Ref':
+          return this.ref(argument as string);
+        case 'Fn::GetAtt': {
+          const [logicalId, attribute] =
+            typeof argument === 'string'
+              ? (argument.split('.') as [string, string])
+              : (argument as [string, string]);
+          return this.getAtt(logicalId, attribute);
+        }
+        case 'Fn::Join': {
+          const [separator, parts] = argument as [string, Json[]];
+          return (this.resolve(parts) as Json[]).join(separator);
+        }
+        case 'Fn::Select': {
+          const [index, list] = argument as [Json, Json];
+          return (this.resolve(list) as Json[])[Number(this.resolve(index))];
+        }
+        case 'Fn::Split': {
+          const [separator, text] = argument as [string, Json];
+          return String(this.resolve(text)).split(separator);
+        }
+        case 'Fn::Sub': {
+          const [template, variables] =
+            typeof argument === 'string' ? [argument, {}] : (argument as [string, Record<string, Json>]);
+          return template.replace(/\$\{([^}!]+)\}/g, (_, name: string) => {
+            if (name in variables) return String(this.resolve(variables[name]));
+            const [logicalId, attribute] = name.split('.') as [string, string | undefined];
+            return attribute === undefined ? this.ref(logicalId) : this.getAtt(logicalId, attribute);
+          });
+        }
+        default:
+          if (key.startsWith('Fn::')) throw new Error(`IAM: ${key} in a policy is not resolved locally`);
+      }
+    }
+    return Object.fromEntries(keys.map((key) => [key, this.resolve(object[key])]));
+  }
+}
+
+const asDocument = (value: Json): PolicyDocument => {
+  const document = value as PolicyDocument;
+  return { ...document, Statement: [document.Statement].flat() };
+};
+
+const mergeInto = (policies: Record<string, PolicyDocument>, arn: string, document: PolicyDocument): void => {
+  const existing = policies[arn];
+  policies[arn] = existing
+    ? { ...existing, Statement: [...existing.Statement, ...document.Statement] }
+    : { Version: '2012-10-17', ...document };
+};
+
+/** Every function's identity policies and every resource policy of the stack, with local ARNs. */
+export const stackPolicies = (cache: IamCache, names: LocalNames): StackPolicies => {
+  const resolver = new Resolver(cache.resources, names);
+  const entries = Object.entries(cache.resources);
+  const functions: Record<string, FunctionPolicies> = {};
+  for (const [functionName, roleId] of Object.entries(cache.functions)) {
+    const role = cache.resources[roleId];
+    if (role?.Type !== 'AWS::IAM::Role')
+      throw new Error(`IAM: ${functionName}'s role ${roleId} is not in the template`);
+    if (role.Properties?.ManagedPolicyArns !== undefined)
+      throw new Error(`IAM: ${functionName}'s role has managed policies, which are not read locally`);
+    const identityPolicies: FunctionPolicies['identityPolicies'] = [];
+    for (const inline of (role.Properties?.Policies ?? []) as { PolicyName: string; PolicyDocument: Json }[])
+      identityPolicies.push({
+        name: inline.PolicyName,
+        policy: asDocument(resolver.resolve(inline.PolicyDocument)),
+      });
+    for (const [logicalId, resource] of entries) {
+      if (resource.Type !== 'AWS::IAM::Policy' && resource.Type !== 'AWS::IAM::ManagedPolicy') continue;
+      const roles = (resource.Properties?.Roles ?? []) as Json[];
+      if (!roles.some((r) => (r as { Ref?: string }).Ref === roleId)) continue;
+      identityPolicies.push({
+        name: logicalId,
+        policy: asDocument(resolver.resolve(resource.Properties?.PolicyDocument)),
+      });
+    }
+    functions[functionName] = {
+      roleArn: resolver.arnOf(roleId),
+      roleName: resolver.nameOf(roleId),
+      identityPolicies,
+    };
+  }
+
+  const resourcePolicies: Record<string, PolicyDocument> = {};
+  const tables: string[] = [];
+  const queueArnOfUrl = new Map(
+    entries
+      .filter(([, resource]) => resource.Type === 'AWS::SQS::Queue')
+      .map(([logicalId]) => [resolver.refOf(logicalId), resolver.arnOf(logicalId)]),
+  );
+  const busArnOfName = (name: string): string =>
+    name.startsWith('arn:')
+      ? name
+      : `arn:aws:events:${names.region ?? LOCAL_REGION}:${names.account ?? LOCAL_ACCOUNT}:event-bus/${name}`;
+  for (const [logicalId, resource] of entries) {
+    const properties = resource.Properties ?? {};
+    switch (resource.Type) {
+      case 'AWS::KMS::Key':
+        if (properties.KeyPolicy !== undefined)
+          mergeInto(
+            resourcePolicies,
+            resolver.arnOf(logicalId),
+            asDocument(resolver.resolve(properties.KeyPolicy)),
+          );
+        break;
+      case 'AWS::DynamoDB::Table': {
+        tables.push(resolver.nameOf(logicalId));
+        const policy = (properties.ResourcePolicy as { PolicyDocument?: Json } | undefined)?.PolicyDocument;
+        if (policy !== undefined)
+          mergeInto(resourcePolicies, resolver.arnOf(logicalId), asDocument(resolver.resolve(policy)));
+        break;
+      }
+      case 'AWS::DynamoDB::GlobalTable': {
+        tables.push(resolver.nameOf(logicalId));
+        for (const replica of (properties.Replicas ?? []) as {
+          ResourcePolicy?: { PolicyDocument?: Json };
+        }[]) {
+          const policy = replica.ResourcePolicy?.PolicyDocument;
+          if (policy !== undefined)
+            mergeInto(resourcePolicies, resolver.arnOf(logicalId), asDocument(resolver.resolve(policy)));
+        }
+        break;
+      }
+      case 'AWS::Events::EventBus':
+        if (properties.Policy !== undefined)
+          mergeInto(
+            resourcePolicies,
+            resolver.arnOf(logicalId),
+            asDocument(resolver.resolve(properties.Policy)),
+          );
+        break;
+      case 'AWS::Events::EventBusPolicy': {
+        const resolved = resolver.resolve(properties) as Record<string, Json>;
+        const bus = busArnOfName(String(resolved.EventBusName ?? 'default'));
+        const statement = (resolved.Statement as Record<string, Json> | undefined) ?? {
+          Effect: 'Allow',
+          Principal: { AWS: resolved.Principal },
+          Action: resolved.Action,
+          Resource: bus,
+          ...(resolved.Condition !== undefined && { Condition: resolved.Condition }),
+        };
+        mergeInto(resourcePolicies, bus, {
+          Statement: [{ Sid: resolved.StatementId, ...statement } as Record<string, Json>],
+        });
+        break;
+      }
+      case 'AWS::SQS::QueuePolicy': {
+        const document = asDocument(resolver.resolve(properties.PolicyDocument));
+        for (const url of resolver.resolve(properties.Queues) as string[])
+          mergeInto(resourcePolicies, queueArnOfUrl.get(url) ?? url, document);
+        break;
+      }
+      case 'AWS::SecretsManager::ResourcePolicy':
+        mergeInto(
+          resourcePolicies,
+          String(resolver.resolve(properties.SecretId)),
+          asDocument(resolver.resolve(properties.ResourcePolicy)),
+        );
+        break;
+      default:
+    }
+  }
+  return { functions, resourcePolicies, tables };
+};
+
+/** Hashes of `files` (project-relative), for a cache entry. */
+export const hashInputs = (files: readonly string[]): Record<string, string> =>
+  Object.fromEntries(files.map((file) => [file, sha256(join(PROJECT_ROOT, file))]));
+
+export { PROJECT_ROOT };
