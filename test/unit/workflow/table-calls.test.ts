@@ -9,6 +9,7 @@ vi.hoisted(() => {
 import { type DocumentClient, documentClient } from '#adapters/aws/dynamodb-client';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
+import { operationsEventPublisher } from '#workflow/status-events';
 import {
   clearingRecord,
   initiate,
@@ -163,7 +164,11 @@ describe('a crash after any one table call of a settling transfer', () => {
 
       // What a restart runs: the reconciler over every unfinished transfer, then the executions it starts.
       const recovery = await startRunner();
-      await reconcile(() => ({ ...workflowDependencies(), workflow: recovery.runner }))({ everything: true });
+      await reconcile(() => ({
+        ...workflowDependencies(),
+        workflow: recovery.runner,
+        events: operationsEventPublisher(),
+      }))({ everything: true });
       await recovery.runner.idle();
 
       const record = await stored(paymentId);
