@@ -41,7 +41,8 @@ export class CreditTransferStack extends Stack {
   readonly cursorKey: ListCursorKey;
   readonly api: CreditTransferApi;
   readonly lifecycle: CreditTransferLifecycle;
-  readonly statusEventConsumer: StatusEventConsumer;
+  /** The example consumer queue; absent on `prod` (context exampleConsumer). */
+  readonly statusEventConsumer?: StatusEventConsumer;
   readonly webhooks: WebhookDelivery;
   readonly connectorSecret?: ISecret;
   readonly webAcl?: ApiWebAcl;
@@ -88,9 +89,12 @@ export class CreditTransferStack extends Stack {
       logRetention: config.logRetention,
       reconcileEvery: RECONCILE_EVERY,
     });
-    this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
-      eventBus: this.lifecycle.eventBus,
-    });
+    if (config.exampleConsumer) {
+      this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
+        eventBus: this.lifecycle.eventBus,
+      });
+    }
+    const consumer = this.statusEventConsumer;
 
     this.webhooks = new WebhookDelivery(this, 'Webhooks', {
       eventBus: this.lifecycle.eventBus,
@@ -147,7 +151,12 @@ export class CreditTransferStack extends Stack {
         'api',
       ]),
       ...Object.entries(this.lifecycle.taskFunctions).map(
-        ([key, fn]): [string, LambdaFunction, FunctionGroup] => [pascalCase(key), fn.function, 'workflow'],
+        ([key, fn]): [string, LambdaFunction, FunctionGroup] => [
+          pascalCase(key),
+          fn.function,
+          // The catch-all runs only after a step failed for good: the reconciler's small share.
+          key === 'parkTransfer' ? 'reconciler' : 'workflow',
+        ],
       ),
       ['Reconciler', this.lifecycle.reconciler.function, 'reconciler'],
       // Webhook delivery shares the workflow's reserved share: both run behind the API, off its path.
@@ -173,8 +182,12 @@ export class CreditTransferStack extends Stack {
       stateMachine: this.lifecycle.stateMachine,
       table: this.table.table,
       deadLetterQueues: new Map([
-        ['StatusEventQueueDeadLetters', this.statusEventConsumer.queueDeadLetters],
-        ['StatusEventRuleDeadLetters', this.statusEventConsumer.ruleDeadLetters],
+        ...(consumer
+          ? ([
+              ['StatusEventQueueDeadLetters', consumer.queueDeadLetters],
+              ['StatusEventRuleDeadLetters', consumer.ruleDeadLetters],
+            ] as const)
+          : []),
         ['WebhookQueueDeadLetters', this.webhooks.queueDeadLetters],
         ['WebhookRuleDeadLetters', this.webhooks.ruleDeadLetters],
       ]),
@@ -188,22 +201,26 @@ export class CreditTransferStack extends Stack {
         ],
       ]),
       queueAges: new Map([
-        // A reader an hour behind is a reader in trouble.
+        ...(consumer
+          ? ([
+              // A reader an hour behind is a reader in trouble.
+              ['StatusEventQueue', { queue: consumer.queue, oldestMessageBound: Duration.hours(1) }],
+              // Half the dead-letter queues' 14 days: a week left to redrive before messages are lost.
+              [
+                'StatusEventQueueDeadLetters',
+                { queue: consumer.queueDeadLetters, oldestMessageBound: Duration.days(7) },
+              ],
+              [
+                'StatusEventRuleDeadLetters',
+                { queue: consumer.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
+              ],
+            ] as const)
+          : []),
+        // Deliveries piling up: every tenant's webhooks late.
         [
-          'StatusEventQueue',
-          { queue: this.statusEventConsumer.queue, oldestMessageBound: Duration.hours(1) },
+          'WebhookQueue',
+          { queue: this.webhooks.queue, oldestMessageBound: Duration.minutes(15), severity: 'page' },
         ],
-        // Half the dead-letter queues' 14 days: a week left to redrive before messages are lost.
-        [
-          'StatusEventQueueDeadLetters',
-          { queue: this.statusEventConsumer.queueDeadLetters, oldestMessageBound: Duration.days(7) },
-        ],
-        [
-          'StatusEventRuleDeadLetters',
-          { queue: this.statusEventConsumer.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
-        ],
-        // Status changes waiting to be turned into deliveries: minutes late is already late for a webhook.
-        ['WebhookQueue', { queue: this.webhooks.queue, oldestMessageBound: Duration.minutes(15) }],
         [
           'WebhookQueueDeadLetters',
           { queue: this.webhooks.queueDeadLetters, oldestMessageBound: Duration.days(7) },
@@ -216,6 +233,8 @@ export class CreditTransferStack extends Stack {
       ...(this.webAcl && { webAclName: this.webAcl.name }),
       ...(config.alarmEmail !== undefined && { alarmEmail: config.alarmEmail }),
       ...(config.alarmTopicArn !== undefined && { alarmTopicArn: config.alarmTopicArn }),
+      ...(config.ticketEmail !== undefined && { ticketEmail: config.ticketEmail }),
+      ...(config.ticketTopicArn !== undefined && { ticketTopicArn: config.ticketTopicArn }),
     });
 
     this.acknowledgeControlTowerRules(config);
@@ -238,10 +257,12 @@ export class CreditTransferStack extends Stack {
       value: this.lifecycle.eventBus.eventBusName,
       description: 'EventBridge bus of the CreditTransferStatusChanged events',
     });
-    new CfnOutput(this, 'StatusEventQueueUrl', {
-      value: this.statusEventConsumer.queue.queueUrl,
-      description: 'The example consumer: every status change, as an SQS message',
-    });
+    if (consumer) {
+      new CfnOutput(this, 'StatusEventQueueUrl', {
+        value: consumer.queue.queueUrl,
+        description: 'The example consumer: every status change, as an SQS message',
+      });
+    }
     new CfnOutput(this, 'SigningKeyId', {
       value: this.signingKey.newest.keyId,
       description: "The newest KMS key for the access tokens (the signing key generation's)",
@@ -251,7 +272,14 @@ export class CreditTransferStack extends Stack {
       description:
         'The KMS keys for the access tokens, oldest first: npm run keys -- rotate --signing-key-ids',
     });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.monitoring.topic.topicArn,
+      description: 'The alarms that page (money at risk, clients refused)',
+    });
+    new CfnOutput(this, 'TicketTopicArn', {
+      value: this.monitoring.ticketTopic.topicArn,
+      description: 'The alarms that open a ticket',
+    });
     if (this.connectorSecret) {
       new CfnOutput(this, 'ConnectorSecretArn', {
         value: this.connectorSecret.secretArn,
