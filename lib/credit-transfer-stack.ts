@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { type IMetric, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -10,7 +11,7 @@ import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
 import { grantsOnlyForAwsResources } from './constructs/key-policy.ts';
 import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
-import { Monitoring } from './constructs/monitoring.ts';
+import { Monitoring, type Severity } from './constructs/monitoring.ts';
 import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
@@ -191,7 +192,8 @@ export class CreditTransferStack extends Stack {
         ['WebhookQueueDeadLetters', this.webhooks.queueDeadLetters],
         ['WebhookRuleDeadLetters', this.webhooks.ruleDeadLetters],
       ]),
-      countAlarms: new Map([
+      countAlarms: new Map<string, { description: string; metric: IMetric; severity?: Severity }>([
+        ...backupJobAlarms(this.backup.vault.backupVaultName),
         [
           'WebhookEndpointDisabled',
           {
@@ -332,3 +334,45 @@ export class CreditTransferStack extends Stack {
 const RECONCILE_EVERY = Duration.minutes(5);
 
 const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** AWS Backup's job counts of the stage's vault (namespace AWS/Backup, by vault and resource type). */
+const backupJobMetric = (metricName: string, vaultName: string): Metric =>
+  new Metric({
+    namespace: 'AWS/Backup',
+    metricName,
+    dimensionsMap: { BackupVaultName: vaultName, ResourceType: 'DynamoDB' },
+    statistic: 'Sum',
+    period: Duration.hours(1),
+  });
+
+/** A failed nightly backup or copy moves the recovery point back a day: a ticket, not a page. */
+const backupJobAlarms = (
+  vaultName: string,
+): [string, { description: string; metric: IMetric; severity: Severity }][] => [
+  [
+    'BackupJobsFailed',
+    {
+      description:
+        'A backup job of the table failed, was aborted or expired: the newest recovery point is older than planned',
+      metric: new MathExpression({
+        expression: 'failed + aborted + expired',
+        usingMetrics: {
+          failed: backupJobMetric('NumberOfBackupJobsFailed', vaultName),
+          aborted: backupJobMetric('NumberOfBackupJobsAborted', vaultName),
+          expired: backupJobMetric('NumberOfBackupJobsExpired', vaultName),
+        },
+        period: Duration.hours(1),
+      }),
+      severity: 'ticket',
+    },
+  ],
+  [
+    'BackupCopyJobsFailed',
+    {
+      description:
+        'A copy of a table backup to another region or account failed: the recovery point for the loss of a region is older than planned',
+      metric: backupJobMetric('NumberOfCopyJobsFailed', vaultName),
+      severity: 'ticket',
+    },
+  ],
+];

@@ -109,10 +109,12 @@ export const operationsConfig = ({
   ) {
     throw new Error(`Context backupCopyVaultArn must be a backup vault ARN; got ${copyVaultArn}`);
   }
-  const lock = text('backupVaultLock');
-  if (lock !== undefined && lock !== 'governance' && lock !== 'compliance') {
-    throw new Error(`Context backupVaultLock must be governance or compliance; got ${lock}`);
+  // prod's backups are locked against deletion before their retention unless told otherwise.
+  const lockText = text('backupVaultLock') ?? (production ? 'governance' : 'none');
+  if (lockText !== 'none' && lockText !== 'governance' && lockText !== 'compliance') {
+    throw new Error(`Context backupVaultLock must be governance, compliance or none; got ${lockText}`);
   }
+  const lock: VaultLock | undefined = lockText === 'none' ? undefined : lockText;
 
   const reservedConcurrency: Partial<Record<FunctionGroup, number>> = {};
   for (const group of FUNCTION_GROUPS) {

@@ -259,7 +259,10 @@ describe('going live', () => {
         const vault = onlyOne(resourcesOf(template, 'AWS::Backup::BackupVault').values(), 'vault');
         expect(vault.Properties.LockConfiguration).toEqual({ MinRetentionDays: 90, ChangeableForDays: 3 });
       }
-      const unlocked = onlyOne(resourcesOf(prodFull.template, 'AWS::Backup::BackupVault').values(), 'vault');
+      // prod is locked in governance mode unless told otherwise; other stages are not.
+      const governed = onlyOne(resourcesOf(prodFull.template, 'AWS::Backup::BackupVault').values(), 'vault');
+      expect(governed.Properties.LockConfiguration).toEqual({ MinRetentionDays: 35 });
+      const unlocked = onlyOne(resourcesOf(dev.template, 'AWS::Backup::BackupVault').values(), 'vault');
       expect(unlocked.Properties.LockConfiguration).toBeUndefined();
     });
 

@@ -26,7 +26,7 @@ describe('operations of a production stage', () => {
       alarmEmail: 'oncall@bank.example',
       ticketTopicArn: TICKETS,
     });
-  }, 600_000);
+  }, 1_500_000);
 
   it('pages for money at risk and files a ticket for the rest', () => {
     for (const paging of ['TransfersParked', 'TransfersStuck', 'Api5xxRate', 'WebhookQueueOldestMessage'])
