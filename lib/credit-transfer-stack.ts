@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { type IMetric, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -10,7 +11,7 @@ import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
 import { grantsOnlyForAwsResources } from './constructs/key-policy.ts';
 import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
-import { Monitoring } from './constructs/monitoring.ts';
+import { Monitoring, type Severity } from './constructs/monitoring.ts';
 import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
@@ -41,7 +42,8 @@ export class CreditTransferStack extends Stack {
   readonly cursorKey: ListCursorKey;
   readonly api: CreditTransferApi;
   readonly lifecycle: CreditTransferLifecycle;
-  readonly statusEventConsumer: StatusEventConsumer;
+  /** The example consumer queue; absent on `prod` (context exampleConsumer). */
+  readonly statusEventConsumer?: StatusEventConsumer;
   readonly webhooks: WebhookDelivery;
   readonly connectorSecret?: ISecret;
   readonly webAcl?: ApiWebAcl;
@@ -90,9 +92,12 @@ export class CreditTransferStack extends Stack {
       logRetention: config.logRetention,
       reconcileEvery: RECONCILE_EVERY,
     });
-    this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
-      eventBus: this.lifecycle.eventBus,
-    });
+    if (config.exampleConsumer) {
+      this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
+        eventBus: this.lifecycle.eventBus,
+      });
+    }
+    const consumer = this.statusEventConsumer;
 
     this.webhooks = new WebhookDelivery(this, 'Webhooks', {
       eventBus: this.lifecycle.eventBus,
@@ -149,7 +154,12 @@ export class CreditTransferStack extends Stack {
         'api',
       ]),
       ...Object.entries(this.lifecycle.taskFunctions).map(
-        ([key, fn]): [string, LambdaFunction, FunctionGroup] => [pascalCase(key), fn.function, 'workflow'],
+        ([key, fn]): [string, LambdaFunction, FunctionGroup] => [
+          pascalCase(key),
+          fn.function,
+          // The catch-all runs only after a step failed for good: the reconciler's small share.
+          key === 'parkTransfer' ? 'reconciler' : 'workflow',
+        ],
       ),
       ['Reconciler', this.lifecycle.reconciler.function, 'reconciler'],
       // Webhook delivery shares the workflow's reserved share: both run behind the API, off its path.
@@ -176,12 +186,17 @@ export class CreditTransferStack extends Stack {
       stateMachine: this.lifecycle.stateMachine,
       table: this.table.table,
       deadLetterQueues: new Map([
-        ['StatusEventQueueDeadLetters', this.statusEventConsumer.queueDeadLetters],
-        ['StatusEventRuleDeadLetters', this.statusEventConsumer.ruleDeadLetters],
+        ...(consumer
+          ? ([
+              ['StatusEventQueueDeadLetters', consumer.queueDeadLetters],
+              ['StatusEventRuleDeadLetters', consumer.ruleDeadLetters],
+            ] as const)
+          : []),
         ['WebhookQueueDeadLetters', this.webhooks.queueDeadLetters],
         ['WebhookRuleDeadLetters', this.webhooks.ruleDeadLetters],
       ]),
-      countAlarms: new Map([
+      countAlarms: new Map<string, { description: string; metric: IMetric; severity?: Severity }>([
+        ...backupJobAlarms(this.backup.vault.backupVaultName),
         [
           'WebhookEndpointDisabled',
           {
@@ -191,22 +206,26 @@ export class CreditTransferStack extends Stack {
         ],
       ]),
       queueAges: new Map([
-        // A reader an hour behind is a reader in trouble.
+        ...(consumer
+          ? ([
+              // A reader an hour behind is a reader in trouble.
+              ['StatusEventQueue', { queue: consumer.queue, oldestMessageBound: Duration.hours(1) }],
+              // Half the dead-letter queues' 14 days: a week left to redrive before messages are lost.
+              [
+                'StatusEventQueueDeadLetters',
+                { queue: consumer.queueDeadLetters, oldestMessageBound: Duration.days(7) },
+              ],
+              [
+                'StatusEventRuleDeadLetters',
+                { queue: consumer.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
+              ],
+            ] as const)
+          : []),
+        // Deliveries piling up: every tenant's webhooks late.
         [
-          'StatusEventQueue',
-          { queue: this.statusEventConsumer.queue, oldestMessageBound: Duration.hours(1) },
+          'WebhookQueue',
+          { queue: this.webhooks.queue, oldestMessageBound: Duration.minutes(15), severity: 'page' },
         ],
-        // Half the dead-letter queues' 14 days: a week left to redrive before messages are lost.
-        [
-          'StatusEventQueueDeadLetters',
-          { queue: this.statusEventConsumer.queueDeadLetters, oldestMessageBound: Duration.days(7) },
-        ],
-        [
-          'StatusEventRuleDeadLetters',
-          { queue: this.statusEventConsumer.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
-        ],
-        // Status changes waiting to be turned into deliveries: minutes late is already late for a webhook.
-        ['WebhookQueue', { queue: this.webhooks.queue, oldestMessageBound: Duration.minutes(15) }],
         [
           'WebhookQueueDeadLetters',
           { queue: this.webhooks.queueDeadLetters, oldestMessageBound: Duration.days(7) },
@@ -219,6 +238,8 @@ export class CreditTransferStack extends Stack {
       ...(this.webAcl && { webAclName: this.webAcl.name }),
       ...(config.alarmEmail !== undefined && { alarmEmail: config.alarmEmail }),
       ...(config.alarmTopicArn !== undefined && { alarmTopicArn: config.alarmTopicArn }),
+      ...(config.ticketEmail !== undefined && { ticketEmail: config.ticketEmail }),
+      ...(config.ticketTopicArn !== undefined && { ticketTopicArn: config.ticketTopicArn }),
     });
 
     this.acknowledgeControlTowerRules(config);
@@ -241,10 +262,12 @@ export class CreditTransferStack extends Stack {
       value: this.lifecycle.eventBus.eventBusName,
       description: 'EventBridge bus of the CreditTransferStatusChanged events',
     });
-    new CfnOutput(this, 'StatusEventQueueUrl', {
-      value: this.statusEventConsumer.queue.queueUrl,
-      description: 'The example consumer: every status change, as an SQS message',
-    });
+    if (consumer) {
+      new CfnOutput(this, 'StatusEventQueueUrl', {
+        value: consumer.queue.queueUrl,
+        description: 'The example consumer: every status change, as an SQS message',
+      });
+    }
     new CfnOutput(this, 'SigningKeyId', {
       value: this.signingKey.newest.keyId,
       description: "The newest KMS key for the access tokens (the signing key generation's)",
@@ -254,7 +277,14 @@ export class CreditTransferStack extends Stack {
       description:
         'The KMS keys for the access tokens, oldest first: npm run keys -- rotate --signing-key-ids',
     });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.monitoring.topic.topicArn,
+      description: 'The alarms that page (money at risk, clients refused)',
+    });
+    new CfnOutput(this, 'TicketTopicArn', {
+      value: this.monitoring.ticketTopic.topicArn,
+      description: 'The alarms that open a ticket',
+    });
     if (this.connectorSecret) {
       new CfnOutput(this, 'ConnectorSecretArn', {
         value: this.connectorSecret.secretArn,
@@ -307,3 +337,45 @@ export class CreditTransferStack extends Stack {
 const RECONCILE_EVERY = Duration.minutes(5);
 
 const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** AWS Backup's job counts of the stage's vault (namespace AWS/Backup, by vault and resource type). */
+const backupJobMetric = (metricName: string, vaultName: string): Metric =>
+  new Metric({
+    namespace: 'AWS/Backup',
+    metricName,
+    dimensionsMap: { BackupVaultName: vaultName, ResourceType: 'DynamoDB' },
+    statistic: 'Sum',
+    period: Duration.hours(1),
+  });
+
+/** A failed nightly backup or copy moves the recovery point back a day: a ticket, not a page. */
+const backupJobAlarms = (
+  vaultName: string,
+): [string, { description: string; metric: IMetric; severity: Severity }][] => [
+  [
+    'BackupJobsFailed',
+    {
+      description:
+        'A backup job of the table failed, was aborted or expired: the newest recovery point is older than planned',
+      metric: new MathExpression({
+        expression: 'failed + aborted + expired',
+        usingMetrics: {
+          failed: backupJobMetric('NumberOfBackupJobsFailed', vaultName),
+          aborted: backupJobMetric('NumberOfBackupJobsAborted', vaultName),
+          expired: backupJobMetric('NumberOfBackupJobsExpired', vaultName),
+        },
+        period: Duration.hours(1),
+      }),
+      severity: 'ticket',
+    },
+  ],
+  [
+    'BackupCopyJobsFailed',
+    {
+      description:
+        'A copy of a table backup to another region or account failed: the recovery point for the loss of a region is older than planned',
+      metric: backupJobMetric('NumberOfCopyJobsFailed', vaultName),
+      severity: 'ticket',
+    },
+  ],
+];

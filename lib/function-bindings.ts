@@ -152,6 +152,7 @@ export const TASKS_CALLING_THE_RAIL: Readonly<Record<keyof typeof WORKFLOW_FUNCT
   // Clearing outcomes, and the recall of a cancelled transfer.
   pollClearing: true,
   publishStatusEvents: false,
+  parkTransfer: false,
 };
 
 /** The list cursors' secret: derived by one GenerateMac per container, never read out of KMS. */

@@ -12,16 +12,19 @@ export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
 /**
  * Reserved concurrency per function of each group on `prod` (docs/operations.md "Concurrency"):
- * 50 + 11 x 20 + 5 x 20 + 2 = 372 of the account's default 1000, leaving the 100 Lambda keeps
+ * 50 + 19 x 20 + 6 x 30 + 2 x 2 = 614 of the account's default 1000, leaving the 100 Lambda keeps
  * unreserved and room for other stages. The API stage is throttled at 50 requests per second,
- * which at 100-300 ms per request keeps each function far below 20.
+ * which at 100-300 ms per request keeps each API function far below 20; the workflow's share is
+ * that peak rate times a step's p99 (docs/operations.md, "Sizing the workflow").
  */
 export const PRODUCTION_RESERVED_CONCURRENCY: Readonly<Record<FunctionGroup, number>> = {
   // Every authorized request that misses the 30 s cache, across every route.
   authorizer: 50,
   api: 20,
-  workflow: 20,
-  // Runs every 5 minutes; 2 lets an operator's run overlap a scheduled one.
+  // 50 transfers/s x 0.6 s (two connector calls at a 250 ms p99, and the table) = 30.
+  workflow: 30,
+  // Runs every 5 minutes; 2 lets an operator's run overlap a scheduled one. The workflow's
+  // catch-all (run only after a step failed for good) has the same share.
   reconciler: 2,
 };
 
@@ -39,8 +42,17 @@ export interface BackupConfig {
 }
 
 export interface OperationsConfig {
-  /** An existing SNS topic the alarms notify as well (a team's paging topic). */
+  /** An existing SNS topic the paging alarms notify as well (a team's paging topic). */
   readonly alarmTopicArn?: string;
+  /** An existing SNS topic the ticket alarms notify as well. */
+  readonly ticketTopicArn?: string;
+  /** Subscribed to the ticket topic. */
+  readonly ticketEmail?: string;
+  /**
+   * The example status-event consumer queue (a demonstration for integrators): not on `prod`,
+   * where nobody reads it and its oldest-message alarm would fire after go-live.
+   */
+  readonly exampleConsumer: boolean;
   readonly backup: BackupConfig;
   /** Reserved concurrency per function of each group; none for a group left out. */
   readonly reservedConcurrency: Readonly<Partial<Record<FunctionGroup, number>>>;
@@ -63,12 +75,18 @@ export const operationsConfig = ({
   alarmEmail,
   customDomain,
 }: OperationsContext): OperationsConfig => {
-  const alarmTopicArn = text('alarmTopicArn');
-  if (
-    alarmTopicArn !== undefined &&
-    !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(alarmTopicArn)
-  ) {
-    throw new Error(`Context alarmTopicArn must be an SNS topic ARN; got ${alarmTopicArn}`);
+  const topicArn = (name: string): string | undefined => {
+    const arn = text(name);
+    if (arn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(arn)) {
+      throw new Error(`Context ${name} must be an SNS topic ARN; got ${arn}`);
+    }
+    return arn;
+  };
+  const alarmTopicArn = topicArn('alarmTopicArn');
+  const ticketTopicArn = topicArn('ticketTopicArn');
+  const ticketEmail = text('ticketEmail');
+  if (ticketEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(ticketEmail)) {
+    throw new Error(`Context ticketEmail must be an e-mail address; got ${ticketEmail}`);
   }
   if (production && alarmEmail === undefined && alarmTopicArn === undefined) {
     throw new Error(
@@ -91,10 +109,12 @@ export const operationsConfig = ({
   ) {
     throw new Error(`Context backupCopyVaultArn must be a backup vault ARN; got ${copyVaultArn}`);
   }
-  const lock = text('backupVaultLock');
-  if (lock !== undefined && lock !== 'governance' && lock !== 'compliance') {
-    throw new Error(`Context backupVaultLock must be governance or compliance; got ${lock}`);
+  // prod's backups are locked against deletion before their retention unless told otherwise.
+  const lockText = text('backupVaultLock') ?? (production ? 'governance' : 'none');
+  if (lockText !== 'none' && lockText !== 'governance' && lockText !== 'compliance') {
+    throw new Error(`Context backupVaultLock must be governance, compliance or none; got ${lockText}`);
   }
+  const lock: VaultLock | undefined = lockText === 'none' ? undefined : lockText;
 
   const reservedConcurrency: Partial<Record<FunctionGroup, number>> = {};
   for (const group of FUNCTION_GROUPS) {
@@ -119,8 +139,16 @@ export const operationsConfig = ({
     mtlsTruststore = { bucket: match[1], key: match[2], ...(version !== undefined && { version }) };
   }
 
+  const consumer = text('exampleConsumer') ?? String(!production);
+  if (consumer !== 'true' && consumer !== 'false') {
+    throw new Error(`Context exampleConsumer must be true or false; got ${consumer}`);
+  }
+
   return {
+    exampleConsumer: consumer === 'true',
     ...(alarmTopicArn !== undefined && { alarmTopicArn }),
+    ...(ticketTopicArn !== undefined && { ticketTopicArn }),
+    ...(ticketEmail !== undefined && { ticketEmail }),
     backup: {
       retentionDays,
       ...(copyRegion !== undefined && { copyRegion }),

@@ -31,6 +31,18 @@ export const countTransfersStuck = (count: number): void => {
   metrics.addMetric('TransfersStuck', MetricUnit.Count, count);
 };
 
+/**
+ * Transfers waiting for an operator (`ParkedTransfers`, every reconciler run: its alarm stays raised,
+ * paging once, until none is left) and those parked just now (`TransfersParked`).
+ */
+export const PARKED_TRANSFERS_METRIC = 'ParkedTransfers';
+export const countParkedTransfers = (inAll: number): void => {
+  metrics.addMetric(PARKED_TRANSFERS_METRIC, MetricUnit.Count, inAll);
+};
+export const countTransfersParked = (justNow: number): void => {
+  if (justNow > 0) metrics.addMetric('TransfersParked', MetricUnit.Count, justNow);
+};
+
 /** One transfer rejected, by its ISO 20022 reason: a line of its own, since `reason` is its dimension. */
 const countTransferRejected = (reason: string): void => {
   const single = metrics.singleMetric();

@@ -27,6 +27,10 @@ export const lifecycleSettings = (): LifecycleSettings => ({
   maxHoldSeconds: wholeNumberEnv('LIFECYCLE_MAX_HOLD_SECONDS', DEFAULT_LIFECYCLE_SETTINGS.maxHoldSeconds, {
     min: 60,
   }),
+  maxAttempts: wholeNumberEnv('LIFECYCLE_MAX_ATTEMPTS', DEFAULT_LIFECYCLE_SETTINGS.maxAttempts, {
+    min: 1,
+    max: 100,
+  }),
 });
 
 export interface WorkflowDependencies {

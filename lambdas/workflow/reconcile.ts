@@ -1,21 +1,25 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { workflowStarter } from '#adapters/credit-transfers/workflow-starter';
-import type { WorkflowStarter } from '#domain/credit-transfers/ports';
+import type { OperationsEventPublisher, WorkflowStarter } from '#domain/credit-transfers/ports';
 import {
   type ReconcileReport,
   reconcileCreditTransfers,
 } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
-import { countTransfersStuck, metrics } from '#shared/metrics';
+import { countParkedTransfers, countTransfersParked, countTransfersStuck, metrics } from '#shared/metrics';
 import { observed } from '#shared/observability';
 import { type WorkflowDependencies, workflowDependencies } from './dependencies.ts';
+import { operationsEventPublisher } from './status-events.ts';
 
 export interface ReconcileEvent {
   /** Every unfinished transfer, due or not: the local runtime sends it once at start-up. */
   everything?: boolean;
 }
 
-export type ReconcilerDependencies = WorkflowDependencies & { workflow: WorkflowStarter };
+export type ReconcilerDependencies = WorkflowDependencies & {
+  workflow: WorkflowStarter;
+  events: OperationsEventPublisher;
+};
 
 /**
  * The reconciler, run by an EventBridge Scheduler schedule on AWS and by a timer locally:
@@ -24,15 +28,18 @@ export type ReconcilerDependencies = WorkflowDependencies & { workflow: Workflow
  */
 export const reconcile = (dependencies: () => ReconcilerDependencies) =>
   observed(async (event: ReconcileEvent | null | undefined): Promise<ReconcileReport> => {
-    const { store, rail, workflow, clock, settings } = dependencies();
+    const { store, rail, workflow, clock, settings, events } = dependencies();
     const report = await reconcileCreditTransfers(
-      { queue: store, store, rail, workflow, clock, settings },
+      { queue: store, store, rail, workflow, clock, settings, events },
       { everything: event?.everything === true },
     );
     countTransfersStuck(report.stuck);
     metrics.addMetric('TransfersNeedingRecovery', MetricUnit.Count, report.found);
     metrics.addMetric('RecoveryExecutionsStarted', MetricUnit.Count, report.started);
     metrics.addMetric('RecoveryFailures', MetricUnit.Count, report.failed);
+    countParkedTransfers(report.parkedInAll);
+    countTransfersParked(report.parked);
+    if (report.parked > 0) logger.error('Credit transfers parked for an operator', { parked: report.parked });
     if (report.found > 0) logger.info('Reconciled unfinished credit transfers', { ...report });
     if (report.failed > 0) logger.warn('Some transfers could not be driven on; they stay due', { ...report });
     return report;
@@ -41,4 +48,8 @@ export const reconcile = (dependencies: () => ReconcilerDependencies) =>
 // Resolved at each start, so a starter registered by the local runtime is always the one used.
 const workflow: WorkflowStarter = { start: (start) => workflowStarter().start(start) };
 
-export const handler = reconcile(() => ({ ...workflowDependencies(), workflow }));
+export const handler = reconcile(() => ({
+  ...workflowDependencies(),
+  workflow,
+  events: operationsEventPublisher(),
+}));

@@ -3,7 +3,11 @@ import {
   eventBridgeClient,
 } from '#adapters/credit-transfers/event-publisher';
 import { JsonLinesStatusEventPublisher } from '#adapters/credit-transfers/event-publisher-local';
-import type { StatusEventPublisher } from '#domain/credit-transfers/ports';
+import {
+  EventBridgeOperationsEventPublisher,
+  JsonLinesOperationsEventPublisher,
+} from '#adapters/credit-transfers/operations-event-publisher';
+import type { OperationsEventPublisher, StatusEventPublisher } from '#domain/credit-transfers/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { countingStatusEvents } from '#shared/metrics';
 
@@ -22,4 +26,16 @@ export const statusEventPublisher = (): StatusEventPublisher => {
       : new EventBridgeStatusEventPublisher(eventBridgeClient(), requiredEnv('EVENT_BUS_NAME')),
   );
   return publisher;
+};
+
+let operationsPublisher: OperationsEventPublisher | undefined;
+
+/** Events for operators (a transfer parked), on the same bus or file as the status events. */
+export const operationsEventPublisher = (): OperationsEventPublisher => {
+  const eventsFile = optionalEnv('EVENTS_FILE');
+  operationsPublisher ??=
+    eventsFile !== undefined
+      ? new JsonLinesOperationsEventPublisher(eventsFile)
+      : new EventBridgeOperationsEventPublisher(eventBridgeClient(), requiredEnv('EVENT_BUS_NAME'));
+  return operationsPublisher;
 };

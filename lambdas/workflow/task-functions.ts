@@ -38,6 +38,11 @@ export const WORKFLOW_FUNCTIONS = {
     entry: 'lambdas/workflow/publish-status-events.ts',
     description: 'Lifecycle: publishes status change events',
   },
+  parkTransfer: {
+    substitution: 'ParkTransferFunctionArn',
+    entry: 'lambdas/workflow/park-transfer.ts',
+    description: 'Lifecycle: the catch-all; parks a transfer for an operator after its last attempt',
+  },
 } as const satisfies Record<string, WorkflowFunction>;
 
 /** The reconciler: started by a schedule, not by the state machine. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
-import { Grant, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -98,11 +98,15 @@ export class CreditTransferLifecycle extends Construct {
       submitToClearing: taskFunction('submitToClearing'),
       pollClearing: taskFunction('pollClearing'),
       publishStatusEvents: taskFunction('publishStatusEvents'),
+      parkTransfer: taskFunction('parkTransfer'),
     };
-    bind(this.taskFunctions.publishStatusEvents.function, {
+    // Status events, and the event that announces a parked transfer.
+    const publishes = {
       environment: { EVENT_BUS_NAME: this.eventBus.eventBusName },
-      grant: (grantee) => this.eventBus.grantPutEventsTo(grantee),
-    });
+      grant: (grantee: IGrantable) => this.eventBus.grantPutEventsTo(grantee),
+    };
+    bind(this.taskFunctions.publishStatusEvents.function, publishes);
+    bind(this.taskFunctions.parkTransfer.function, publishes);
 
     // Under /aws/vendedlogs/ Step Functions' log delivery needs no resource policy per log group
     // (the account's policy size limit would otherwise cap the number of state machines).
@@ -155,6 +159,8 @@ export class CreditTransferLifecycle extends Construct {
       tableAccess(props.table, ['Query'], [KEY_PREFIXES.recovery], [RECOVERY_INDEX.indexName]),
       tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
       workflowAccess(this.stateMachine),
+      // Parks transfers that had their last attempt, and announces each.
+      publishes,
       // Its TransfersStuck metric: namespace CreditTransfers, dimension service=credit-transfers.
       {
         environment: {

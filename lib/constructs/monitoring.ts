@@ -21,6 +21,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { PARKED_TRANSFERS_METRIC } from '#shared/metrics';
 import { keyPolicy } from './key-policy.ts';
 import { TRANSFERS_STUCK_METRIC } from './lifecycle-workflow.ts';
 
@@ -40,15 +41,29 @@ export interface MonitoringProps {
   /** Dead-letter queues, by a readable name: any message in one is an alarm. */
   readonly deadLetterQueues: ReadonlyMap<string, IQueue>;
   /** Counts, by a readable name, of which any is an alarm (e.g. webhook endpoints disabled). */
-  readonly countAlarms?: ReadonlyMap<string, { description: string; metric: IMetric }>;
+  readonly countAlarms?: ReadonlyMap<string, { description: string; metric: IMetric; severity?: Severity }>;
   /** Every queue (dead-letter queues too), with the age its oldest message may reach. */
-  readonly queueAges: ReadonlyMap<string, { readonly queue: IQueue; readonly oldestMessageBound: Duration }>;
+  readonly queueAges: ReadonlyMap<
+    string,
+    { readonly queue: IQueue; readonly oldestMessageBound: Duration; readonly severity?: Severity }
+  >;
   /** The web ACL's name, when there is one: its blocked requests. */
   readonly webAclName?: string;
+  /** Subscribed to the paging topic. */
   readonly alarmEmail?: string;
-  /** An existing topic the alarms notify as well. */
+  /** An existing topic the paging alarms notify as well (the team's pager). */
   readonly alarmTopicArn?: string;
+  /** Subscribed to the ticket topic. */
+  readonly ticketEmail?: string;
+  /** An existing topic the ticket alarms notify as well (the team's ticket queue). */
+  readonly ticketTopicArn?: string;
 }
+
+/**
+ * `page`: money is at risk or clients are refused now (someone is woken); `ticket`: worth a look
+ * in working hours. docs/operations.md lists every alarm with its severity and first command.
+ */
+export type Severity = 'page' | 'ticket';
 
 /** Bounds of the alarms; each is a judgement to revisit with real traffic (docs/decisions.md). */
 export const ALARM_BOUNDS = {
@@ -66,12 +81,17 @@ export const ALARM_BOUNDS = {
 } as const;
 
 /**
- * Alarms on everything that means money stops moving or clients are refused, all to one
- * KMS-encrypted SNS topic (mailed to `alarmEmail` when given), and one dashboard with them.
+ * Alarms on everything that means money stops moving or clients are refused, each to one of two
+ * KMS-encrypted SNS topics by its severity: the paging topic (mailed to `alarmEmail`, and
+ * `alarmTopicArn`) and the ticket topic (`ticketEmail`, `ticketTopicArn`); one dashboard with them.
  */
 export class Monitoring extends Construct {
+  /** The paging topic. */
   readonly topic: Topic;
+  readonly ticketTopic: Topic;
   readonly alarms: Alarm[] = [];
+  /** Each alarm's id and severity, in the order created (docs/operations.md lists them). */
+  readonly severities = new Map<string, Severity>();
   readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
@@ -105,28 +125,39 @@ export class Monitoring extends Construct {
         }),
       ),
     });
+    // The paging topic keeps the id the single alarm topic had, so a deployed stage keeps its subscriptions.
     this.topic = new Topic(this, 'AlarmTopic', {
-      displayName: `Credit transfers ${props.name} alarms`,
+      displayName: `Credit transfers ${props.name} alarms that page`,
       masterKey: key,
       enforceSSL: true,
     });
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: alarmsOfThisAccount,
-      }),
-    );
+    this.ticketTopic = new Topic(this, 'TicketTopic', {
+      displayName: `Credit transfers ${props.name} alarms for a ticket`,
+      masterKey: key,
+      enforceSSL: true,
+    });
+    for (const topic of [this.topic, this.ticketTopic]) {
+      topic.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: alarmsOfThisAccount,
+        }),
+      );
+    }
     if (props.alarmEmail !== undefined) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
-    const topics: ITopic[] = [
-      this.topic,
-      ...(props.alarmTopicArn === undefined
-        ? []
-        : [Topic.fromTopicArn(this, 'SubscriberTopic', props.alarmTopicArn)]),
-    ];
-    const actions = topics.map((topic) => new SnsAction(topic));
+    if (props.ticketEmail !== undefined)
+      this.ticketTopic.addSubscription(new EmailSubscription(props.ticketEmail));
+    const actionsOf = (own: ITopic, arn: string | undefined, id: string) =>
+      [own, ...(arn === undefined ? [] : [Topic.fromTopicArn(this, id, arn)])].map(
+        (topic) => new SnsAction(topic),
+      );
+    const actions: Record<Severity, SnsAction[]> = {
+      page: actionsOf(this.topic, props.alarmTopicArn, 'SubscriberTopic'),
+      ticket: actionsOf(this.ticketTopic, props.ticketTopicArn, 'TicketSubscriberTopic'),
+    };
 
     /**
      * Every alarm states what missing data means: NOT_BREACHING where no data means nothing
@@ -135,6 +166,7 @@ export class Monitoring extends Construct {
      */
     const alarm = (
       alarmId: string,
+      severity: Severity,
       description: string,
       metric: IMetric,
       threshold: number,
@@ -142,7 +174,7 @@ export class Monitoring extends Construct {
       options: { evaluationPeriods?: number; below?: boolean } = {},
     ): Alarm => {
       const created = new Alarm(this, alarmId, {
-        alarmDescription: description,
+        alarmDescription: `${severity === 'page' ? 'PAGE' : 'TICKET'}: ${description} (docs/operations.md, alarm ${alarmId})`,
         metric,
         threshold,
         evaluationPeriods: options.evaluationPeriods ?? 1,
@@ -151,9 +183,10 @@ export class Monitoring extends Construct {
           : ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: missing,
       });
-      created.addAlarmAction(...actions);
-      created.addOkAction(...actions);
+      created.addAlarmAction(...actions[severity]);
+      created.addOkAction(...actions[severity]);
       this.alarms.push(created);
+      this.severities.set(alarmId, severity);
       return created;
     };
     const quiet = TreatMissingData.NOT_BREACHING;
@@ -169,6 +202,7 @@ export class Monitoring extends Construct {
     });
     alarm(
       'Api5xxRate',
+      'page',
       `API answered 5xx to ${ALARM_BOUNDS.api5xxPercent}% or more of requests in 5 minutes`,
       api5xxRate,
       ALARM_BOUNDS.api5xxPercent,
@@ -177,6 +211,7 @@ export class Monitoring extends Construct {
     const latency = props.stage.metricLatency({ statistic: 'p99', period: fiveMinutes });
     alarm(
       'ApiP99Latency',
+      'ticket',
       `API p99 latency at or above ${ALARM_BOUNDS.apiP99LatencyMs} ms for 15 minutes`,
       latency,
       ALARM_BOUNDS.apiP99LatencyMs,
@@ -187,6 +222,7 @@ export class Monitoring extends Construct {
     // The authorizer's errors refuse every client at once (500 AUTHORIZER_FAILURE): its own alarm.
     alarm(
       'AuthorizerErrors',
+      'page',
       'The token authorizer failed (clients get 500 AUTHORIZER_FAILURE)',
       props.authorizer.metricErrors({ period: Duration.minutes(1) }),
       1,
@@ -194,11 +230,19 @@ export class Monitoring extends Construct {
     );
     for (const [name, fn] of props.functions) {
       if (fn === props.authorizer) continue;
-      alarm(`${name}Errors`, `Function ${name} failed`, fn.metricErrors({ period: fiveMinutes }), 1, quiet);
+      alarm(
+        `${name}Errors`,
+        'ticket',
+        `Function ${name} failed`,
+        fn.metricErrors({ period: fiveMinutes }),
+        1,
+        quiet,
+      );
     }
     for (const [name, fn] of props.functions) {
       alarm(
         `${name}Throttles`,
+        'ticket',
         `Function ${name} was throttled`,
         fn.metricThrottles({ period: fiveMinutes }),
         1,
@@ -210,6 +254,7 @@ export class Monitoring extends Construct {
       const bound = Math.round((timeout * ALARM_BOUNDS.functionDurationPercentOfTimeout) / 100);
       alarm(
         `${name}NearTimeout`,
+        'ticket',
         `Function ${name}: p99 duration at or above ${bound} ms of its ${timeout} ms timeout`,
         fn.metricDuration({ statistic: 'p99', period: fiveMinutes }),
         bound,
@@ -222,6 +267,7 @@ export class Monitoring extends Construct {
     // late run is no page.
     alarm(
       'ReconcilerNotInvoked',
+      'page',
       `The reconciler was not invoked for two schedule periods (${props.reconciler.every.toMinutes()} minutes each)`,
       props.reconciler.function.metricInvocations({ statistic: 'Sum', period: props.reconciler.every }),
       1,
@@ -231,6 +277,7 @@ export class Monitoring extends Construct {
 
     alarm(
       'WorkflowExecutionsFailed',
+      'ticket',
       'Lifecycle executions failed',
       props.stateMachine.metricFailed({ period: fiveMinutes }),
       1,
@@ -238,6 +285,7 @@ export class Monitoring extends Construct {
     );
     alarm(
       'WorkflowExecutionsTimedOut',
+      'ticket',
       'Lifecycle executions timed out',
       props.stateMachine.metricTimedOut({ period: fiveMinutes }),
       1,
@@ -246,6 +294,7 @@ export class Monitoring extends Construct {
     // Nothing aborts an execution but a person (StopExecution) or a redeployment gone wrong.
     alarm(
       'WorkflowExecutionsAborted',
+      'ticket',
       'Lifecycle executions aborted',
       props.stateMachine.metricAborted({ period: fiveMinutes }),
       1,
@@ -253,6 +302,7 @@ export class Monitoring extends Construct {
     );
     alarm(
       'WorkflowExecutionsThrottled',
+      'ticket',
       'Lifecycle execution starts or state transitions throttled',
       props.stateMachine.metricThrottled({ period: fiveMinutes }),
       1,
@@ -266,7 +316,30 @@ export class Monitoring extends Construct {
       period: Duration.minutes(15),
     });
     // The reconciler emits it every run; its absence is the heartbeat's alarm, not this one's.
-    alarm('TransfersStuck', 'Credit transfers not final past their bound (reconciler)', stuck, 1, quiet);
+    alarm(
+      'TransfersStuck',
+      'page',
+      'Credit transfers not final past their bound (reconciler)',
+      stuck,
+      1,
+      quiet,
+    );
+    // Raised while any transfer is parked, so it pages once and clears when the last is resolved.
+    const parked = new Metric({
+      namespace: TRANSFERS_STUCK_METRIC.namespace,
+      metricName: PARKED_TRANSFERS_METRIC,
+      dimensionsMap: { service: TRANSFERS_STUCK_METRIC.service, stage: props.stageName },
+      statistic: 'Maximum',
+      period: Duration.minutes(15),
+    });
+    alarm(
+      'TransfersParked',
+      'page',
+      'Credit transfers parked for an operator after failing every attempt (npm run transfers -- parked)',
+      parked,
+      1,
+      quiet,
+    );
 
     const tableThrottles = new MathExpression({
       expression: 'reads + writes',
@@ -277,11 +350,19 @@ export class Monitoring extends Construct {
       label: 'Table throttle events',
       period: fiveMinutes,
     });
-    alarm('TableThrottles', 'DynamoDB throttled reads or writes of the table', tableThrottles, 1, quiet);
+    alarm(
+      'TableThrottles',
+      'ticket',
+      'DynamoDB throttled reads or writes of the table',
+      tableThrottles,
+      1,
+      quiet,
+    );
 
     for (const [name, queue] of props.deadLetterQueues) {
       alarm(
         `${name}Depth`,
+        'page',
         `Messages in dead-letter queue ${name}`,
         queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: fiveMinutes }),
         1,
@@ -289,9 +370,10 @@ export class Monitoring extends Construct {
         quiet,
       );
     }
-    for (const [name, { queue, oldestMessageBound }] of props.queueAges) {
+    for (const [name, { queue, oldestMessageBound, severity }] of props.queueAges) {
       alarm(
         `${name}OldestMessage`,
+        severity ?? 'ticket',
         `The oldest message of queue ${name} is ${oldestMessageBound.toHumanString()} old or older`,
         queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: fiveMinutes }),
         oldestMessageBound.toSeconds(),
@@ -309,6 +391,7 @@ export class Monitoring extends Construct {
       });
       alarm(
         'WafBlocksSurge',
+        'ticket',
         `WAF blocked ${ALARM_BOUNDS.wafBlockedRequests} or more requests in 5 minutes`,
         wafBlocked,
         ALARM_BOUNDS.wafBlockedRequests,
@@ -316,8 +399,8 @@ export class Monitoring extends Construct {
       );
     }
 
-    for (const [name, { description, metric }] of props.countAlarms ?? [])
-      alarm(name, description, metric, 1, quiet);
+    for (const [name, { description, metric, severity }] of props.countAlarms ?? [])
+      alarm(name, severity ?? 'ticket', description, metric, 1, quiet);
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `${props.name}-${Aws.REGION}`,
@@ -355,7 +438,7 @@ export class Monitoring extends Construct {
       }),
       new GraphWidget({
         title: 'Transfers stuck, table throttles, WAF blocks, dead letters',
-        left: [stuck, tableThrottles, ...(wafBlocked ? [wafBlocked] : [])],
+        left: [stuck, parked, tableThrottles, ...(wafBlocked ? [wafBlocked] : [])],
         right: [...props.deadLetterQueues].map(([name, queue]) =>
           queue.metricApproximateNumberOfMessagesVisible({
             statistic: 'Maximum',

@@ -56,6 +56,45 @@ export interface ApiGatewayOptions {
   stage?: string;
   /** How long the body may take to arrive once the headers have; clientLimits() by default. */
   bodyTimeoutMs?: number;
+  /** Requests per second per tenant (authorized routes), as the stage's usage plans; none by default. */
+  tenantRateLimit?: TenantRateLimit;
+}
+
+export interface TenantRateLimit {
+  ratePerSecond: number;
+  /** Requests a tenant may send at once after a quiet while; twice the rate by default. */
+  burst: number;
+}
+
+/**
+ * One token bucket per tenant, as API Gateway's usage plans keep one per API key: `ratePerSecond`
+ * tokens a second, at most `burst` kept. Each tenant has its own, so one tenant's flood is
+ * refused without slowing another.
+ */
+export class TenantRateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly limit: TenantRateLimit,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  /** 0 when the tenant's request may go (a token is taken), else the whole seconds until one would. */
+  take(tenant: string): number {
+    const now = this.now();
+    const bucket = this.buckets.get(tenant) ?? { tokens: this.limit.burst, at: now };
+    bucket.tokens = Math.min(
+      this.limit.burst,
+      bucket.tokens + ((now - bucket.at) / 1000) * this.limit.ratePerSecond,
+    );
+    bucket.at = now;
+    this.buckets.set(tenant, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.ratePerSecond));
+  }
 }
 
 /**
@@ -184,11 +223,15 @@ const send = (response: ServerResponse, result: APIGatewayProxyResult): void => 
   );
 };
 
-const sendGatewayResponse = (response: ServerResponse, type: GatewayResponseType): void => {
+const sendGatewayResponse = (
+  response: ServerResponse,
+  type: GatewayResponseType,
+  headers: Record<string, string> = {},
+): void => {
   const definition = gatewayResponse(type);
   send(response, {
     statusCode: definition.statusCode,
-    headers: gatewayResponseHeaders(definition),
+    headers: { ...gatewayResponseHeaders(definition), ...headers },
     body: gatewayResponseBody(definition),
   });
 };
@@ -336,6 +379,7 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
   const stage = options.stage ?? 'live';
   const bodyTimeoutMs = options.bodyTimeoutMs ?? clientLimits().bodyTimeoutMs;
   const cacheMilliseconds = (options.authorizerCacheSeconds ?? 30) * 1000;
+  const rateLimiter = options.tenantRateLimit && new TenantRateLimiter(options.tenantRateLimit);
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
 
   const authorize = async (
@@ -402,6 +446,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       if (!options.isAllowed(result.policyDocument, arn))
         return sendGatewayResponse(response, 'ACCESS_DENIED');
       authorizer = { ...result.context, principalId: result.principalId };
+      const tenant = result.context?.tenant;
+      const wait = rateLimiter && typeof tenant === 'string' ? rateLimiter.take(tenant) : 0;
+      if (wait > 0) return sendGatewayResponse(response, 'THROTTLED', { 'Retry-After': String(wait) });
     }
     const body = await bodySlots.run(() => readBody(request, response, MAX_ROUTE_BODY_BYTES, bodyTimeoutMs));
     if (body === 'timeout') return sendRequestTimeout(response);

@@ -88,6 +88,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const reconcileIntervalSeconds = wholeNumberEnv('RECONCILE_INTERVAL_SECONDS', 15, { min: 1, max: 3600 });
   // As API Gateway's cache here: 30 s; tests of revocation shorten it.
   const authorizerCacheSeconds = wholeNumberEnv('LOCAL_AUTHORIZER_CACHE_SECONDS', 30, { min: 0, max: 30 });
+  // Off unless asked for, so tests and benchmarks that drive load run as they are.
+  const tenantRate = wholeNumberEnv('TENANT_RATE_LIMIT', 0, { min: 0, max: 100_000 });
+  const tenantRateLimit = tenantRate > 0 ? { ratePerSecond: tenantRate, burst: 2 * tenantRate } : undefined;
   const notices: string[] = [];
   const tightened = tightenDataFolder(options.dataDir);
   if (tightened !== undefined) notices.push(tightened);
@@ -237,6 +240,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
       isAllowed,
       authorizerCacheSeconds,
+      ...(tenantRateLimit !== undefined && { tenantRateLimit }),
     });
     return { baseUrl, tableSocket: files.tableSocket, notices, stop };
   } catch (error) {

@@ -7,6 +7,7 @@ import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webh
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
 import { inOwnContext } from './invocations.ts';
+import { FairQueue } from './workflow-runner.ts';
 
 /**
  * Webhook delivery in the local runtime: what an EventBridge rule, a queue and the delivery
@@ -82,6 +83,27 @@ const statusChangeOf = (line: string): StatusChangedEvent | undefined => {
   }
 };
 
+/**
+ * The status changes of a slice of the bus, grouped per transfer (one transfer's changes in
+ * order), the transfers in tenant turns: one of each tenant's, then the next of each, so one
+ * tenant's flood delays another tenant's first change by one turn, not by the flood.
+ */
+export const inTenantTurns = (changes: readonly StatusChangedEvent[]): StatusChangedEvent[][] => {
+  const byTransfer = new Map<string, StatusChangedEvent[]>();
+  for (const change of changes) {
+    const key = `${change.tenant}/${change.paymentId}`;
+    const group = byTransfer.get(key);
+    if (group) group.push(change);
+    else byTransfer.set(key, [change]);
+  }
+  const turns = new FairQueue<StatusChangedEvent[]>();
+  let order = 0;
+  for (const group of byTransfer.values()) turns.push(group[0]?.tenant ?? '', order++, group);
+  const ordered: StatusChangedEvent[][] = [];
+  for (let group = turns.shift(); group !== undefined; group = turns.shift()) ordered.push(group);
+  return ordered;
+};
+
 export const startLocalWebhookDelivery = async (options: {
   eventsFile: string;
   pollIntervalMs?: number;
@@ -106,13 +128,8 @@ export const startLocalWebhookDelivery = async (options: {
       const { lines, next } = await readLines(options.eventsFile, offset);
       if (next === offset && lines.length === 0) return;
       // One transfer's changes are recorded in order (so the events list has them in order),
-      // different transfers' side by side.
-      const byTransfer = new Map<string, StatusChangedEvent[]>();
-      for (const change of lines.flatMap((line) => statusChangeOf(line) ?? [])) {
-        const key = `${change.tenant}/${change.paymentId}`;
-        byTransfer.set(key, [...(byTransfer.get(key) ?? []), change]);
-      }
-      const transfers = [...byTransfer.values()];
+      // different transfers' side by side, the tenants in turns.
+      const transfers = inTenantTurns(lines.flatMap((line) => statusChangeOf(line) ?? []));
       const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
       for (let start = 0; start < transfers.length; ) {
         const concurrency = options.workflowBacklogged?.()

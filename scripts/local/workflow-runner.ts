@@ -181,8 +181,16 @@ export const substitutedDefinition = (definition: AslDefinition): StateMachineDe
       ];
     }),
   );
-  return { ...definition, States: states } as unknown as StateMachineDefinition;
+  // The runner waits with one Node timer, which fires at once past 2^31 - 1 ms (24.8 days): the
+  // execution's overall bound is clamped to that here (the local longest hold is 20 days).
+  const timeout =
+    typeof definition.TimeoutSeconds === 'number'
+      ? { TimeoutSeconds: Math.min(definition.TimeoutSeconds, LONGEST_TIMER_SECONDS) }
+      : {};
+  return { ...definition, ...timeout, States: states } as unknown as StateMachineDefinition;
 };
+
+const LONGEST_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 /** Task state name -> the handler its Resource names. */
 const boundHandlers = async (

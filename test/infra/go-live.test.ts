@@ -77,6 +77,8 @@ const groupOf = (template: Template, functionId: string): keyof typeof PRODUCTIO
   if (getAttTargets(authorizer.Properties.AuthorizerUri).includes(functionId)) return 'authorizer';
   const description = descriptionOf(functionsOf(template).get(functionId) as Resource);
   if (description.startsWith('Lifecycle: drives on')) return 'reconciler';
+  // The catch-all shares the reconciler's small share (lib/credit-transfer-stack.ts).
+  if (description.startsWith(WORKFLOW_FUNCTIONS.parkTransfer.description)) return 'reconciler';
   if (Object.values(WORKFLOW_FUNCTIONS).some((fn) => description.startsWith(fn.description)))
     return 'workflow';
   if (/^(GET|POST|PUT|DELETE|PATCH) \//.test(description)) return 'api';
@@ -257,7 +259,10 @@ describe('going live', () => {
         const vault = onlyOne(resourcesOf(template, 'AWS::Backup::BackupVault').values(), 'vault');
         expect(vault.Properties.LockConfiguration).toEqual({ MinRetentionDays: 90, ChangeableForDays: 3 });
       }
-      const unlocked = onlyOne(resourcesOf(prodFull.template, 'AWS::Backup::BackupVault').values(), 'vault');
+      // prod is locked in governance mode unless told otherwise; other stages are not.
+      const governed = onlyOne(resourcesOf(prodFull.template, 'AWS::Backup::BackupVault').values(), 'vault');
+      expect(governed.Properties.LockConfiguration).toEqual({ MinRetentionDays: 35 });
+      const unlocked = onlyOne(resourcesOf(dev.template, 'AWS::Backup::BackupVault').values(), 'vault');
       expect(unlocked.Properties.LockConfiguration).toBeUndefined();
     });
 

@@ -122,7 +122,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(invokes.sort()).toEqual(expected.sort());
   });
 
-  it('lets the task functions only read and conditionally update the table, and only the publisher use the bus', () => {
+  it('lets the task functions only read and conditionally update the table, and only the publisher and the catch-all (a parking is announced) use the bus', () => {
     const [busId] = resourcesOf(template, 'AWS::Events::EventBus').keys();
     for (const fn of Object.values(WORKFLOW_FUNCTIONS)) {
       const id = functionByEntry(fn.entry);
@@ -131,7 +131,8 @@ describe('credit transfer lifecycle stack', () => {
         (action) => !action.startsWith('xray:') && !action.startsWith('logs:'),
       );
       const expected = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
-      if (fn === WORKFLOW_FUNCTIONS.publishStatusEvents) expected.push('events:PutEvents');
+      if (fn === WORKFLOW_FUNCTIONS.publishStatusEvents || fn === WORKFLOW_FUNCTIONS.parkTransfer)
+        expected.push('events:PutEvents');
       expect(actions.sort(), fn.entry).toEqual(expected.sort());
       for (const resources of grantsOf(statements, 'dynamodb:UpdateItem')) {
         expect(resources).toEqual([JSON.stringify({ 'Fn::GetAtt': [tableId(), 'Arn'] })]);
@@ -142,6 +143,10 @@ describe('credit transfer lifecycle stack', () => {
       functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry),
     );
     expect(grantsOf(publisher, 'events:PutEvents')).toEqual([
+      [JSON.stringify({ 'Fn::GetAtt': [busId, 'Arn'] })],
+    ]);
+    const catchAll = statementsOfFunction(template, functionByEntry(WORKFLOW_FUNCTIONS.parkTransfer.entry));
+    expect(grantsOf(catchAll, 'events:PutEvents')).toEqual([
       [JSON.stringify({ 'Fn::GetAtt': [busId, 'Arn'] })],
     ]);
     const environment = functions.get(functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry))
@@ -170,7 +175,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(cancel.has('dynamodb:PutItem')).toBe(false);
   });
 
-  it('lets the reconciler query only the recovery index, update transfers and start executions', () => {
+  it('lets the reconciler query only the recovery index, update transfers, start executions and announce parkings', () => {
     const [machineId] = stateMachine();
     const reconciler = functionByEntry(RECONCILER_ENTRY);
     const statements = statementsOfFunction(template, reconciler);
@@ -178,7 +183,13 @@ describe('credit transfer lifecycle stack', () => {
       (action) => !action.startsWith('xray:') && !action.startsWith('logs:'),
     );
     expect(actions.sort()).toEqual(
-      ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'states:StartExecution'].sort(),
+      [
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'events:PutEvents',
+        'states:StartExecution',
+      ].sort(),
     );
     const [queryResources] = grantsOf(statements, 'dynamodb:Query');
     expect(queryResources).toHaveLength(2);

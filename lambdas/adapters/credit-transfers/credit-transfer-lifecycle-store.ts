@@ -1,10 +1,13 @@
 import type { QueryCommandOutput, ScanCommandOutput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { CreditTransferStatus } from '#domain/credit-transfers/credit-transfer-status';
 import { FINAL_STATUSES } from '#domain/credit-transfers/credit-transfer-status';
 import { canTransition, IllegalStatusTransitionError } from '#domain/credit-transfers/lifecycle';
 import type {
   CancellationRequest,
   CreditTransferRecord,
   LifecycleStore,
+  ParkedMark,
+  ParkedTransfers,
   RecoveryCandidate,
   RecoveryQueue,
   StatusTransition,
@@ -13,6 +16,7 @@ import { isConditionFailure } from '../aws/dynamodb-client.ts';
 import {
   creditTransferKey,
   listStatusKey,
+  PARKED_RECOVERY_KEY,
   parseCreditTransferKey,
   RECOVERY_SHARDS,
   recoveryIndexValues,
@@ -34,6 +38,12 @@ const NAMES = {
   '#due': RECOVERY_INDEX.sortKey,
 };
 
+const NAMES_WITHOUT_HISTORY = {
+  '#status': NAMES['#status'],
+  '#shard': NAMES['#shard'],
+  '#due': NAMES['#due'],
+};
+
 const FINAL_VALUES = Object.fromEntries(
   [...FINAL_STATUSES].map((status, index) => [`:final${index}`, status]),
 );
@@ -53,7 +63,7 @@ const conditionally = async (write: () => Promise<unknown>): Promise<boolean> =>
 /** The store's reads and creation, plus the lifecycle's conditional status changes and recovery queue. */
 export class DynamoDbLifecycleStore
   extends DynamoDbCreditTransferStore
-  implements LifecycleStore, RecoveryQueue
+  implements LifecycleStore, RecoveryQueue, ParkedTransfers
 {
   private recoveryValues(tenant: string, paymentId: string, dueAt: Date): Record<string, string> {
     const values = recoveryIndexValues(tenant, paymentId, dueAt.toISOString());
@@ -87,6 +97,7 @@ export class DynamoDbLifecycleStore
       nextCheckAt,
       claimSubmissionAt,
       publishedCount,
+      whileParked,
     }: StatusTransition,
   ): Promise<CreditTransferRecord | undefined> {
     // A defect, not a race: refused before anything is written.
@@ -104,10 +115,13 @@ export class DynamoDbLifecycleStore
         publishedCount !== undefined ? ', publishedCount = :published' : '',
         // The status index's key moves with the status, in the same conditional write.
         ', #listStatus = :listStatus',
-        hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
+        hasReason ? ', statusReason = :reason' : '',
+        // Moving on clears the count of stalled attempts, and ends a parking.
+        ` REMOVE stalledAttempts, parked${hasReason ? '' : ', statusReason'}`,
       ].join(''),
       ConditionExpression: [
         '#status = :from',
+        ...(whileParked ? ['attribute_exists(parked)'] : []),
         ...(unlessCancellationRequested ? ['attribute_not_exists(cancellation)'] : []),
         ...(submission === 'claimed' ? ['attribute_exists(submittedAt)'] : []),
         ...(submission === 'unclaimed' || claimSubmissionAt !== undefined
@@ -155,7 +169,9 @@ export class DynamoDbLifecycleStore
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
-      UpdateExpression: 'SET cancellation = :request, #shard = :shard, #due = :due',
+      // A parked transfer gets a new round of attempts: the cancellation is new work to try.
+      UpdateExpression:
+        'SET cancellation = :request, #shard = :shard, #due = :due REMOVE parked, stalledAttempts',
       ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(cancellation) AND NOT (#status IN (${FINAL_LIST}))`,
       ExpressionAttributeNames: {
         '#status': NAMES['#status'],
@@ -176,8 +192,9 @@ export class DynamoDbLifecycleStore
       this.client.update({
         TableName: this.tableName,
         Key: creditTransferKey(tenant, paymentId),
-        UpdateExpression: 'SET #shard = :shard, #due = :due',
-        ConditionExpression: 'attribute_exists(#due)',
+        // Waiting for something known is progress: the count of stalled attempts starts again.
+        UpdateExpression: 'SET #shard = :shard, #due = :due REMOVE stalledAttempts',
+        ConditionExpression: 'attribute_exists(#due) AND attribute_not_exists(parked)',
         ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
         ExpressionAttributeValues: this.recoveryValues(tenant, paymentId, nextCheckAt),
       }),
@@ -189,7 +206,7 @@ export class DynamoDbLifecycleStore
       this.client.update({
         TableName: this.tableName,
         Key: creditTransferKey(tenant, paymentId),
-        UpdateExpression: `SET publishedCount = :count${final ? ' REMOVE #shard, #due, recoveryAttempt' : ''}`,
+        UpdateExpression: `SET publishedCount = :count${final ? ' REMOVE #shard, #due, recoveryAttempt, stalledAttempts, parked' : ''}`,
         ConditionExpression: [
           'attribute_exists(pk) AND (attribute_not_exists(publishedCount) OR publishedCount <= :count)',
           // Leaves the index only when nothing can follow: final, and every change published.
@@ -197,6 +214,85 @@ export class DynamoDbLifecycleStore
         ].join(' AND '),
         ExpressionAttributeNames: final ? NAMES : undefined,
         ExpressionAttributeValues: { ':count': count, ...(final && FINAL_VALUES) },
+      }),
+    );
+  }
+
+  async park(
+    tenant: string,
+    paymentId: string,
+    status: CreditTransferStatus,
+    mark: ParkedMark,
+  ): Promise<boolean> {
+    return conditionally(() =>
+      this.client.update({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        UpdateExpression: 'SET parked = :mark, #shard = :parkedShard, #due = :at',
+        ConditionExpression: '#status = :status AND attribute_exists(#due) AND attribute_not_exists(parked)',
+        ExpressionAttributeNames: NAMES_WITHOUT_HISTORY,
+        ExpressionAttributeValues: {
+          ':mark': mark,
+          ':parkedShard': PARKED_RECOVERY_KEY,
+          ':at': mark.at,
+          ':status': status,
+        },
+      }),
+    );
+  }
+
+  async parked(limit: number): Promise<CreditTransferRecord[]> {
+    const records: CreditTransferRecord[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page: Omit<QueryCommandOutput, '$metadata'> = await this.client.query({
+        TableName: this.tableName,
+        IndexName: RECOVERY_INDEX.indexName,
+        KeyConditionExpression: '#shard = :shard',
+        ExpressionAttributeNames: { '#shard': NAMES['#shard'] },
+        ExpressionAttributeValues: { ':shard': PARKED_RECOVERY_KEY },
+        Limit: Math.min(limit - records.length, 100),
+        ExclusiveStartKey,
+      });
+      for (const item of page.Items ?? []) {
+        const { tenant, paymentId } = parseCreditTransferKey(String(item.pk));
+        // The index may lag the item: the item says whether it is parked.
+        const record = await this.get(tenant, paymentId);
+        if (record?.parked !== undefined) records.push(record);
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey && records.length < limit);
+    return records;
+  }
+
+  async countParked(): Promise<number> {
+    let count = 0;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page: Omit<QueryCommandOutput, '$metadata'> = await this.client.query({
+        TableName: this.tableName,
+        IndexName: RECOVERY_INDEX.indexName,
+        KeyConditionExpression: '#shard = :shard',
+        ExpressionAttributeNames: { '#shard': NAMES['#shard'] },
+        ExpressionAttributeValues: { ':shard': PARKED_RECOVERY_KEY },
+        Select: 'COUNT',
+        ExclusiveStartKey,
+      });
+      count += page.Count ?? 0;
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return count;
+  }
+
+  async unpark(tenant: string, paymentId: string, dueAt: Date): Promise<boolean> {
+    return conditionally(() =>
+      this.client.update({
+        TableName: this.tableName,
+        Key: creditTransferKey(tenant, paymentId),
+        UpdateExpression: 'SET #shard = :shard, #due = :due REMOVE parked, stalledAttempts',
+        ConditionExpression: 'attribute_exists(parked)',
+        ExpressionAttributeNames: { '#shard': NAMES['#shard'], '#due': NAMES['#due'] },
+        ExpressionAttributeValues: this.recoveryValues(tenant, paymentId, dueAt),
       }),
     );
   }
@@ -249,7 +345,8 @@ export class DynamoDbLifecycleStore
       const result = await this.client.update({
         TableName: this.tableName,
         Key: creditTransferKey(candidate.tenant, candidate.paymentId),
-        UpdateExpression: 'SET recoveryAttempt = if_not_exists(recoveryAttempt, :zero) + :one, #due = :due',
+        UpdateExpression:
+          'SET recoveryAttempt = if_not_exists(recoveryAttempt, :zero) + :one, stalledAttempts = if_not_exists(stalledAttempts, :zero) + :one, #due = :due',
         ConditionExpression: '#due = :seen',
         ExpressionAttributeNames: { '#due': NAMES['#due'] },
         ExpressionAttributeValues: {
@@ -293,7 +390,7 @@ export class DynamoDbLifecycleStore
         TableName: this.tableName,
         ConsistentRead: true,
         FilterExpression: 'sk = :sk',
-        ProjectionExpression: 'pk, #status, #history, publishedCount, #due',
+        ProjectionExpression: 'pk, #status, #history, publishedCount, #due, parked',
         ExpressionAttributeNames: {
           '#status': NAMES['#status'],
           '#history': NAMES['#history'],
@@ -313,6 +410,8 @@ export class DynamoDbLifecycleStore
           repaired += 1;
           continue;
         }
+        // Parked: its one entry is in the parked partition, which the shards do not list.
+        if (item.parked !== undefined) continue;
         const own = item[RECOVERY_INDEX.sortKey] as string | undefined;
         const history = (item.history ?? []) as unknown[];
         const needsWork =

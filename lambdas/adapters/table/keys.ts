@@ -106,6 +106,13 @@ export const RECOVERY_SHARDS = 8;
 
 export const recoveryShardKey = (shard: number): string => `RECOVERY#${shard}`;
 
+/**
+ * The recovery index partition of parked transfers (sorted by when they were parked): under the
+ * recovery prefix, never one of the shards the reconciler reads, so a parked transfer is listed
+ * for an operator and driven by nothing.
+ */
+export const PARKED_RECOVERY_KEY = 'RECOVERY#PARKED';
+
 export const recoveryShardOf = (tenant: string, paymentId: string): number =>
   createHash('sha256').update(`${tenant}\u0000${paymentId}`).digest().readUInt8(0) % RECOVERY_SHARDS;
 

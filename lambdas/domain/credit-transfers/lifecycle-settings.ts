@@ -11,6 +11,11 @@ export interface LifecycleSettings {
    * a later value date is handed to the reconciler, which starts an execution that holds the rest.
    */
   maxHoldSeconds: number;
+  /**
+   * Executions a transfer gets without moving on (a status change, or a wait for something known)
+   * before it is parked for an operator instead of being started again.
+   */
+  maxAttempts: number;
 }
 
 export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
@@ -18,6 +23,7 @@ export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
   pollMaxIntervalSeconds: 60,
   pollMaxAttempts: 8,
   maxHoldSeconds: 300 * 86_400,
+  maxAttempts: 5,
 };
 
 /** Seconds to wait before poll number `attempt` (from 0). */

@@ -24,6 +24,8 @@ export const STATUS_REASONS = {
   regulatoryReason: 'RegulatoryReason',
   invalidFileFormat: 'InvalidFileFormat',
   zeroAmount: 'ZeroAmount',
+  /** An operator rejected a parked transfer (ISO 20022 MS03, reason not specified, agent generated). */
+  notSpecifiedReasonAgentGenerated: 'NotSpecifiedReasonAgentGenerated',
 } as const;
 
 /** Who caused a status change when no client did. */

@@ -45,6 +45,23 @@ export interface CreditTransferRecord {
    * transfer is not final or not every change is published yet; absent afterwards.
    */
   nextCheckAt?: string;
+  /**
+   * Executions started by the reconciler since the transfer last moved on (a status change, or a
+   * wait for something known); the workflow's first execution is not counted.
+   */
+  stalledAttempts?: number;
+  /** Set while the transfer waits for an operator (`npm run transfers`): nothing drives it on meanwhile. */
+  parked?: ParkedMark;
+}
+
+/** Why and since when a transfer waits for an operator. */
+export interface ParkedMark {
+  /** When it was parked, ISO 8601. */
+  at: string;
+  /** Executions it had without moving on. */
+  attempts: number;
+  /** The error of the last failed step (its name only), or `NoProgress` when none was caught. */
+  reason: string;
 }
 
 export interface CancellationRequest {
@@ -80,6 +97,8 @@ export interface StatusTransition {
   claimSubmissionAt?: Date;
   /** How many history entries are published by now, noted in the same write (a publish step wrote nothing). */
   publishedCount?: number;
+  /** Only while the transfer is parked, and unparks it in the same write (an operator's decision). */
+  whileParked?: boolean;
 }
 
 /** The writes of the lifecycle; every one is conditional, so a re-run after a crash is harmless. */
@@ -112,6 +131,36 @@ export interface LifecycleStore {
    * not final with exactly `count` entries when `final`).
    */
   markPublished(tenant: string, paymentId: string, count: number, final: boolean): Promise<boolean>;
+  /**
+   * Parks the transfer for an operator while it is in `status`, not parked and in recovery: it
+   * leaves the recovery queue for the parked list. False when any of that no longer holds.
+   */
+  park(tenant: string, paymentId: string, status: CreditTransferStatus, mark: ParkedMark): Promise<boolean>;
+}
+
+/** The operator's view of parked transfers. */
+export interface ParkedTransfers {
+  /** Parked transfers, longest parked first; at most `limit`. */
+  parked(limit: number): Promise<CreditTransferRecord[]>;
+  /**
+   * Back into recovery, due at `dueAt`, with its count of stalled attempts cleared: the
+   * reconciler starts it again on its next run. False when it is not parked.
+   */
+  unpark(tenant: string, paymentId: string, dueAt: Date): Promise<boolean>;
+}
+
+/** A transfer parked for an operator, as published for whoever watches the service. */
+export interface TransferParkedEvent {
+  eventId: string;
+  tenant: string;
+  paymentId: string;
+  status: CreditTransferStatus;
+  parked: ParkedMark;
+}
+
+/** Tells operators' tooling that a transfer was parked (one event per parking). */
+export interface OperationsEventPublisher {
+  publishParked(event: TransferParkedEvent): Promise<void>;
 }
 
 /** A transfer the reconciler should look at: not final (or not fully published) and due. */
@@ -136,6 +185,8 @@ export interface RecoveryQueue {
    * entries without one) it repaired. Only while nothing else drives transfers (at start).
    */
   realign(now: Date): Promise<number>;
+  /** How many transfers are parked (they are in no shard `due` reads). */
+  countParked(): Promise<number>;
 }
 
 /** Starts the lifecycle workflow of a transfer; a start under a name already used is a no-op. */

@@ -1,9 +1,11 @@
 import type { Clock } from '../commons/ports.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
+import { executionsWithoutProgress, NO_PROGRESS, parkCreditTransfer } from './parked-transfers.ts';
 import type {
   CreditTransferRecord,
   LifecycleStore,
+  OperationsEventPublisher,
   Rail,
   RecoveryCandidate,
   RecoveryQueue,
@@ -25,6 +27,8 @@ export interface ReconcileDependencies {
   workflow: WorkflowStarter;
   clock: Clock;
   settings: LifecycleSettings;
+  /** Where a parking is announced. */
+  events: OperationsEventPublisher;
 }
 
 export interface ReconcileOptions {
@@ -49,6 +53,10 @@ export interface ReconcileReport {
   /** Moved on by someone else meanwhile, or already done. */
   skipped: number;
   failed: number;
+  /** Parked in this run: they had their last attempt without moving on. */
+  parked: number;
+  /** Parked transfers in all, waiting for an operator (this run's included). */
+  parkedInAll: number;
   /** Of those found, the ones not final and past their due time: the workflow lost them for a while. */
   stuck: number;
 }
@@ -84,15 +92,19 @@ export const reconcileCreditTransfers = async (
     deferred: 0,
     skipped: 0,
     failed: 0,
+    parked: 0,
+    parkedInAll: 0,
     stuck: 0,
   };
 
   const handle = async (
     candidate: RecoveryCandidate,
-  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck'>> => {
+  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck' | 'parkedInAll'>> => {
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
-    if (!isFinal(record.status) && Date.parse(candidate.dueAt) <= now.getTime()) report.stuck += 1;
+    const exhausted = executionsWithoutProgress(record) >= deps.settings.maxAttempts;
+    if (!isFinal(record.status) && !exhausted && Date.parse(candidate.dueAt) <= now.getTime())
+      report.stuck += 1;
     const published = (record.publishedCount ?? 0) >= record.history.length;
     if (isFinal(record.status) && published) {
       await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);
@@ -117,6 +129,10 @@ export const reconcileCreditTransfers = async (
         );
         return moved ? 'deferred' : 'skipped';
       }
+    }
+    // Its executions so far all ended without moving it on: an operator decides, not another start.
+    if (executionsWithoutProgress(record) >= deps.settings.maxAttempts) {
+      return (await parkCreditTransfer(deps, record, NO_PROGRESS)) ? 'parked' : 'skipped';
     }
     // Long enough for the execution to run its whole course before the transfer is due again.
     const attempt = await deps.queue.claim(
@@ -147,5 +163,6 @@ export const reconcileCreditTransfers = async (
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, candidates.length) }, worker));
+  report.parkedInAll = await deps.queue.countParked();
   return report;
 };

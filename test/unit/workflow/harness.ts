@@ -36,6 +36,7 @@ export const TASK_STATES = [
   'PublishSubmission',
   'PollClearing',
   'PublishOutcome',
+  'ParkIfExhausted',
 ];
 
 /**

@@ -13,6 +13,7 @@ import { reconcileCreditTransfers } from '#domain/credit-transfers/reconcile-cre
 import { metrics } from '#shared/metrics';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
+import { operationsEventPublisher } from '#workflow/status-events';
 import {
   executionsOf,
   initiate,
@@ -50,6 +51,7 @@ const reconcileAt = (
       workflow,
       clock,
       settings: { ...DEFAULT_LIFECYCLE_SETTINGS, pollMaxAttempts: 4 },
+      events: operationsEventPublisher(),
     },
     options,
   );
@@ -120,7 +122,11 @@ describe('the reconciler', () => {
     const { runner } = await startRunner();
     await initiate(undefined);
     const addMetric = vi.spyOn(metrics, 'addMetric');
-    const handler = reconcile(() => ({ ...workflowDependencies(), workflow: runner }));
+    const handler = reconcile(() => ({
+      ...workflowDependencies(),
+      workflow: runner,
+      events: operationsEventPublisher(),
+    }));
     const report = await handler({ everything: true });
     await runner.idle();
     expect(report.found).toBeGreaterThanOrEqual(1);
@@ -148,6 +154,7 @@ describe('the reconciler', () => {
         },
         claim: (candidate, nextCheckAt) => store.claim(candidate, nextCheckAt),
         defer: (candidate, nextCheckAt) => store.defer(candidate, nextCheckAt),
+        countParked: () => store.countParked(),
         realign: (now) => store.realign(now),
       };
     };

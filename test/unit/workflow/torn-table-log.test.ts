@@ -17,6 +17,7 @@ import { FINAL_STATUSES } from '#domain/credit-transfers/credit-transfer';
 import { createDynamoDbClient } from '#local/table';
 import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
+import { operationsEventPublisher } from '#workflow/status-events';
 import { ensureTable, TableStuckCreatingError } from '../../../scripts/local/table.ts';
 import { initiate, lifecycleStore, startRunner, TABLE } from './harness.ts';
 import { newestLog, recordBoundaries } from './leveldb-log.ts';
@@ -100,7 +101,11 @@ const restartCutAt = async (offset: number) => {
       throw error;
     }
     const { runner } = await startRunner();
-    const run = reconcile(() => ({ ...workflowDependencies(), workflow: runner }));
+    const run = reconcile(() => ({
+      ...workflowDependencies(),
+      workflow: runner,
+      events: operationsEventPublisher(),
+    }));
     const report = await run({ everything: true });
     await runner.idle();
     const transfers = await transfersInTable();
