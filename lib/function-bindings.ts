@@ -220,14 +220,17 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   ],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).
-  createWebhookEndpoint: (r) => [tableAccess(r.table, ['Query', 'PutItem'], [KEY_PREFIXES.creditTransfers])],
+  // The tenant's endpoint allocation (Get, Update; see keys.ts) holds the limit of endpoints.
+  createWebhookEndpoint: (r) => [
+    tableAccess(r.table, ['Query', 'GetItem', 'PutItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+  ],
   listWebhookEndpoints: (r) => [
     tableAccess(r.table, ['Query'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
   getWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   deleteWebhookEndpoint: (r) => [
-    tableAccess(r.table, ['GetItem', 'DeleteItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['GetItem', 'DeleteItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
   ],
   rotateWebhookSecret: (r) => [tableAccess(r.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.creditTransfers])],
   listWebhookDeliveries: (r) => [tableAccess(r.table, ['GetItem', 'Query'], [KEY_PREFIXES.creditTransfers])],

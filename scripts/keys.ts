@@ -192,7 +192,7 @@ export const keysProgram = (): Command => {
       .description('Stop verifying with the previous key, once its tokens have expired (or --now)')
       .option(
         '--now',
-        'retire it before its tokens expire (a key thought compromised): they are refused at once',
+        'retire it before its tokens expire (a key thought compromised): they are refused once the authorizer cache ends (30 s; on a stage 60 s)',
         false,
       ),
   ).action(async (options: StageOptions & { now: boolean }) => {
@@ -200,7 +200,9 @@ export const keysProgram = (): Command => {
     if (options.table === undefined) {
       const retired = retireLocalSigningKey(dataDir(), { immediately: options.now }, now);
       console.log(
-        retired === undefined ? 'No previous key to retire' : `Retired the previous key ${retired}`,
+        retired === undefined
+          ? 'No previous key to retire'
+          : `Retired the previous key ${retired}: its tokens are refused within 30 s (a token used just before keeps the authorizer's cached answer until then)`,
       );
       return;
     }
@@ -214,7 +216,7 @@ export const keysProgram = (): Command => {
     }
     await saved(store, before, schedule);
     console.log(
-      `Retired ${retired.join(', ')}: the key set stops publishing it within ${SIGNING_KEY_SCHEDULE_CACHE_SECONDS} s`,
+      `Retired ${retired.join(', ')}: the key set stops publishing it within ${SIGNING_KEY_SCHEDULE_CACHE_SECONDS} s, and its tokens are refused within ${SIGNING_KEY_SCHEDULE_CACHE_SECONDS + 30} s (the authorizer's cached answers end)`,
     );
   });
 

@@ -52,8 +52,9 @@ export interface AccessTokenClaims {
  * Checks the client's secret. Every refusal takes the same path and time: an unknown id, a
  * disabled client and a wrong secret each cost one throttle read, one store read, two scrypt
  * derivations (the current hash, and the previous one or a stand-in) and one counted failure, so
- * nothing tells which ids exist. Only a failure counts, after the secret is known to be wrong:
- * a correct secret is never refused for requests still in flight or sent from elsewhere.
+ * nothing tells which ids exist. The check's place is claimed before the secret is checked, so
+ * parallel wrong secrets get no more checks than the limit; a correct secret is never refused for
+ * requests still in flight (it waits for their places) or sent from elsewhere.
  */
 const authenticateClient = async (
   { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
@@ -81,7 +82,8 @@ const authenticateClient = async (
     await throttle.failed(caller, now);
     throw new InvalidClientError('Client authentication failed');
   }
-  if (attempt.failures > 0) await throttle.succeeded(caller);
+  // Gives the check's place back (and forgives the failures it saw): the next check has it.
+  await throttle.succeeded(caller, attempt);
   return client;
 };
 

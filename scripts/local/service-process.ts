@@ -45,6 +45,8 @@ export const spawnService = (dataDir: string, env: Record<string, string> = {}):
   spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
     env: {
       ...process.env,
+      // As npm start: no compiler cache in a shared temporary folder another user could own.
+      TSX_DISABLE_CACHE: '1',
       HOST: '127.0.0.1',
       PORT: '0',
       DATA_DIR: dataDir,

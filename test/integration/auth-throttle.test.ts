@@ -136,6 +136,14 @@ describe('failed client authentication on /oauth/token', () => {
     }
   }, 120_000);
 
+  it('checks at most 10 of 20 wrong secrets sent at once: the others answer 429 without a check', async () => {
+    const client = { ...CLIENT, clientId: 'throttled-at-once' };
+    await createClient(service, client);
+    const replies = await failTogether(client.clientId, 20);
+    const statuses = replies.map((reply) => reply.status).sort();
+    expect(statuses).toEqual([...Array(10).fill(401), ...Array(10).fill(429)]);
+  }, 120_000);
+
   it('throttles an unknown client id the same way, so the answer does not tell which ids exist', async () => {
     const failures = await failTogether('no-such-client', 10);
     expect(failures.map((reply) => reply.status)).toEqual(Array(10).fill(401));

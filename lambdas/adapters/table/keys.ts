@@ -167,6 +167,15 @@ export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey
   pk: `TENANT#${tenant}#WEBHOOKS`,
   sk: `ENDPOINT#${endpointId}`,
 });
+/**
+ * The ids of a tenant's endpoints with their creation times, in the endpoints' partition: a
+ * creation adds its id by a conditional write that holds the limit, so parallel creations cannot
+ * pass it (sorts before every `ENDPOINT#` key, so no endpoint page reaches it).
+ */
+export const webhookEndpointAllocationKey = (tenant: string): TableKey => ({
+  pk: `TENANT#${tenant}#WEBHOOKS`,
+  sk: 'ALLOCATION',
+});
 export const webhookDeliveryKey = (tenant: string, endpointId: string, eventId: string): TableKey => ({
   pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
   sk: `DELIVERY#${eventId}`,

@@ -74,26 +74,95 @@ const errorText = (error: Error & { code?: string }, timedOutAfterMs: number | u
   }
 };
 
+/** Bytes of an answer's body read at most; the rest is never read (the connection is closed). */
+export const MAX_ANSWER_BYTES = 4096;
+/** Sockets one sender holds open at once, and to one origin (an endpoint's scheme, host and port). */
+export const SENDER_LIMITS = { sockets: 64, socketsPerOrigin: 4 };
+
+/** Counts held places and queues the rest; a place is given back when its socket has closed. */
+class Places {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+
+  async take(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held--;
+  }
+
+  get inUse(): number {
+    return this.held;
+  }
+}
+
 /**
  * Sends deliveries with Node's http(s) client: a new connection per attempt (so each is checked),
- * redirects never followed (an answer is an answer: 3xx fails), one time limit for connection and
- * answer together, and the answer's body read and dropped.
+ * redirects never followed (an answer is an answer: 3xx fails). One time limit covers the whole
+ * exchange (connection, status line, headers and body); at most MAX_ANSWER_BYTES of the body are
+ * read, then the connection is closed; a body not complete in time fails the attempt with that
+ * reason. Sockets are capped per origin and in total, each place given back only once its socket
+ * has closed, so no receiver (trickling, or sending without end) holds more than its share. The
+ * same sender runs in both runtimes.
  */
 export class HttpWebhookSender implements WebhookSender {
-  constructor(private readonly options: { timeoutMs?: number; lookup?: Lookup; userAgent?: string } = {}) {}
+  private readonly total: Places;
+  private readonly perOrigin = new Map<string, Places>();
 
-  send(request: WebhookRequest): Promise<WebhookResponse> {
+  constructor(
+    private readonly options: {
+      timeoutMs?: number;
+      lookup?: Lookup;
+      userAgent?: string;
+      limits?: typeof SENDER_LIMITS;
+    } = {},
+  ) {
+    this.total = new Places((options.limits ?? SENDER_LIMITS).sockets);
+  }
+
+  /** Sockets open now, for the tests and the figures. */
+  get openSockets(): number {
+    return this.total.inUse;
+  }
+
+  private originPlaces(origin: string): Places {
+    let places = this.perOrigin.get(origin);
+    if (places === undefined) {
+      places = new Places((this.options.limits ?? SENDER_LIMITS).socketsPerOrigin);
+      this.perOrigin.set(origin, places);
+    }
+    return places;
+  }
+
+  async send(request: WebhookRequest): Promise<WebhookResponse> {
     const started = performance.now();
     const elapsed = () => performance.now() - started;
     const url = new URL(request.url);
     const literal = literalAddressOf(url.hostname);
     if (literal !== undefined && !isAllowedTarget(literal, request.allowLoopback)) {
-      return Promise.resolve({ error: new AddressNotAllowedError(literal).message, durationMs: elapsed() });
+      return { error: new AddressNotAllowedError(literal).message, durationMs: elapsed() };
     }
     const timeoutMs = this.options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
+    const origin = this.originPlaces(url.origin);
+    await origin.take();
+    await this.total.take();
+    const release = () => {
+      this.total.give();
+      origin.give();
+      if (origin.inUse === 0) this.perOrigin.delete(url.origin);
+    };
     return new Promise((resolve) => {
       let timedOut = false;
       let settled = false;
+      let status: number | undefined;
       const settle = (response: WebhookResponse) => {
         if (settled) return;
         settled = true;
@@ -114,18 +183,37 @@ export class HttpWebhookSender implements WebhookSender {
           },
         },
         (answer) => {
-          answer.resume();
+          status = answer.statusCode ?? 0;
+          let read = 0;
+          const done = () => {
+            const answered = status as number;
+            settle(
+              answered >= 100 && answered <= 599
+                ? { httpStatus: answered, durationMs: elapsed() }
+                : { error: `answered with status ${answered}`, durationMs: elapsed() },
+            );
+            outgoing.destroy();
+          };
+          answer.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            // Enough of the answer: the rest is discarded unread.
+            if (read >= MAX_ANSWER_BYTES) done();
+          });
+          answer.on('end', done);
           answer.on('error', () => undefined);
-          const status = answer.statusCode ?? 0;
-          settle(
-            status >= 100 && status <= 599
-              ? { httpStatus: status, durationMs: elapsed() }
-              : { error: `answered with status ${status}`, durationMs: elapsed() },
-          );
         },
       );
+      // The place is given back only once the socket is closed, whatever ended the attempt.
+      outgoing.on('close', release);
       const timer = setTimeout(() => {
         timedOut = true;
+        settle({
+          error:
+            status === undefined
+              ? errorText(new Error('timeout'), timeoutMs)
+              : `answer body not complete within ${timeoutMs / 1000} s (status ${status})`,
+          durationMs: elapsed(),
+        });
         outgoing.destroy(new Error('timeout'));
       }, timeoutMs);
       outgoing.on('error', (error: Error & { code?: string }) =>

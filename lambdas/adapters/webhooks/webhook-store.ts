@@ -22,6 +22,7 @@ import {
   webhookDeliveryKey,
   webhookDueShardKey,
   webhookDueShardOf,
+  webhookEndpointAllocationKey,
   webhookEndpointKey,
   webhookEventKey,
 } from '../table/keys.ts';
@@ -37,6 +38,14 @@ const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
 const MAX_EVENT_QUERIES = 5;
 
 const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/**
+ * An allocated id with no endpoint after this long was left by a creation or deletion that stopped
+ * between its two writes, and is released when the tenant is at its limit.
+ */
+const STRAY_ALLOCATION_MS = 60_000;
+/** Rounds of a creation: seeding the allocation, releasing strays, and a concurrent change each cost one. */
+const ALLOCATION_ROUNDS = 4;
 
 /**
  * Runs a table call with its deadline (the SDK aborts it then, see aws-clients.ts) at most
@@ -114,7 +123,7 @@ const attemptOfItem = (item: Item): DeliveryAttempt => ({
 export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryStore {
   /** The endpoints, beside the events and deliveries this object stores itself. */
   readonly endpoints: WebhookEndpointStore = {
-    create: (endpoint) => this.createEndpoint(endpoint),
+    create: (endpoint, maxPerTenant) => this.createEndpoint(endpoint, maxPerTenant),
     get: (tenant, id) => this.getEndpoint(tenant, id),
     page: (tenant, after, limit) => this.endpointPage(tenant, after, limit),
     all: (tenant) => this.allEndpoints(tenant),
@@ -132,12 +141,93 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
 
   // --- endpoints ------------------------------------------------------------------------------
 
-  private async createEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
-    await this.client.put({
+  /**
+   * The id is allocated first, by one conditional write on the tenant's allocation item that holds
+   * the limit; then the endpoint is written. A tenant without the item (endpoints from before it)
+   * gets one listing its endpoints.
+   */
+  private async createEndpoint(endpoint: WebhookEndpointRecord, maxPerTenant: number): Promise<boolean> {
+    const Key = webhookEndpointAllocationKey(endpoint.tenant);
+    for (let round = 0; round < ALLOCATION_ROUNDS; round++) {
+      try {
+        await this.client.update({
+          TableName: this.tableName,
+          Key,
+          UpdateExpression: 'SET #ids.#id = :createdAt',
+          ConditionExpression: 'attribute_exists(#ids) AND size(#ids) < :max',
+          ExpressionAttributeNames: { '#ids': 'endpointIds', '#id': endpoint.id },
+          ExpressionAttributeValues: { ':createdAt': endpoint.createdAt, ':max': maxPerTenant },
+        });
+        await this.client.put({
+          TableName: this.tableName,
+          Item: endpointItem(endpoint),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        });
+        return true;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      const allocated = await this.allocatedIds(endpoint.tenant);
+      if (allocated === undefined) {
+        await this.seedAllocation(endpoint.tenant);
+      } else if (Object.keys(allocated).length >= maxPerTenant) {
+        if (!(await this.releaseStrays(endpoint.tenant, allocated))) return false;
+      }
+    }
+    throw new Error('The webhook endpoints kept changing during the creation');
+  }
+
+  private async allocatedIds(tenant: string): Promise<Record<string, string> | undefined> {
+    const { Item } = await this.client.get({
       TableName: this.tableName,
-      Item: endpointItem(endpoint),
-      ConditionExpression: 'attribute_not_exists(pk)',
+      Key: webhookEndpointAllocationKey(tenant),
+      ConsistentRead: true,
     });
+    return Item?.endpointIds as Record<string, string> | undefined;
+  }
+
+  private async seedAllocation(tenant: string): Promise<void> {
+    const existing = await this.allEndpoints(tenant);
+    try {
+      await this.client.put({
+        TableName: this.tableName,
+        Item: {
+          ...webhookEndpointAllocationKey(tenant),
+          type: 'WebhookEndpointAllocation',
+          endpointIds: Object.fromEntries(existing.map((endpoint) => [endpoint.id, endpoint.createdAt])),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      });
+    } catch (error) {
+      // Another creation seeded it first.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /** Releases allocated ids whose endpoint is gone and is not being written now; true when any was. */
+  private async releaseStrays(tenant: string, allocated: Record<string, string>): Promise<boolean> {
+    const present = new Set((await this.allEndpoints(tenant)).map((endpoint) => endpoint.id));
+    const settled = Date.now() - STRAY_ALLOCATION_MS;
+    const strays = Object.entries(allocated).filter(
+      ([id, createdAt]) => !present.has(id) && Date.parse(createdAt) < settled,
+    );
+    for (const [id, createdAt] of strays) await this.releaseAllocation(tenant, id, createdAt);
+    return strays.length > 0;
+  }
+
+  private async releaseAllocation(tenant: string, id: string, createdAt?: string): Promise<void> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: webhookEndpointAllocationKey(tenant),
+        UpdateExpression: 'REMOVE #ids.#id',
+        ConditionExpression: createdAt === undefined ? 'attribute_exists(#ids.#id)' : '#ids.#id = :createdAt',
+        ExpressionAttributeNames: { '#ids': 'endpointIds', '#id': id },
+        ...(createdAt !== undefined && { ExpressionAttributeValues: { ':createdAt': createdAt } }),
+      });
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 
   private async getEndpoint(tenant: string, id: string): Promise<WebhookEndpointRecord | undefined> {
@@ -212,11 +302,13 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
         Key: webhookEndpointKey(tenant, id),
         ConditionExpression: 'attribute_exists(pk)',
       });
-      return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+    // A stop before this leaves a stray id, released once the tenant is at its limit.
+    await this.releaseAllocation(tenant, id);
+    return true;
   }
 
   private async markFailing(tenant: string, id: string, now: Date): Promise<string | undefined> {

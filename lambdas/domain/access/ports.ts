@@ -23,17 +23,27 @@ export interface AuthenticationCaller {
   sourceAddress: string;
 }
 
+/** A check that has its place in the caller's window: the failures counted then, and which window. */
+export interface AuthenticationCheck {
+  failures: number;
+  /** The window's end (epoch seconds): a success gives its place back in this window only. */
+  window: number;
+}
+
 /**
- * Failed client authentications per client id and source address, in a window that ends by itself.
- * Only a failure counts, once the secret is known to be wrong: a request in flight or a correct
- * secret never does, and failures from one address never refuse another.
+ * Secret checks per client id and source address, in a window that ends by itself. Each check
+ * claims its place atomically before the secret is checked, so parallel requests get no more
+ * checks than the limit; a wrong secret turns the place into a failure, a correct one gives it
+ * back. A check whose places are held by others in flight waits for them: a correct secret is
+ * refused only after the limit of failures from its own address, and failures from one address
+ * never refuse another.
  */
 export interface AuthenticationThrottle {
-  /** Before the secret is checked: refused once the caller has reached the limit in its window. */
-  check(caller: AuthenticationCaller, now: Date): Promise<AuthenticationAttempt & { failures: number }>;
+  /** Before the secret is checked: claims a check, or refuses once the caller's failures reach the limit. */
+  check(caller: AuthenticationCaller, now: Date): Promise<AuthenticationAttempt & AuthenticationCheck>;
   failed(caller: AuthenticationCaller, now: Date): Promise<void>;
-  /** After a correct secret, when `check` saw failures: the count starts again. */
-  succeeded(caller: AuthenticationCaller): Promise<void>;
+  /** After a correct secret: gives the check's place back, and the count starts again. */
+  succeeded(caller: AuthenticationCaller, check: AuthenticationCheck): Promise<void>;
 }
 
 /** A change an operator made to a client; never carries a secret or a hash. */

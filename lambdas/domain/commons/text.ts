@@ -24,6 +24,26 @@ export const WITHOUT_CONTROL_CHARACTERS = /^[^\u0000-\u001F\u007F-\u009F]*$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: naming control characters is the point
 export const FREE_TEXT_WITHOUT_CONTROL_CHARACTERS = /^[^\u0000-\u0008\u000B-\u001F\u007F-\u009F]*$/;
 
+/**
+ * Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) and the line and
+ * paragraph separators (U+2028, U+2029): an override makes text show otherwise than it reads
+ * ("Ali\u202Ecod.exe"), and the separators break lines where no line feed is allowed. Refused
+ * in all text; the marks a script needs (U+200E, U+200F, zero-width joiners) stay allowed.
+ */
+export const WITHOUT_BIDI_OVERRIDES = /^[^\u2028\u2029\u202A-\u202E\u2066-\u2069]*$/;
+const BIDI_REASON =
+  'must not contain bidirectional overrides (U+202A-U+202E, U+2066-U+2069) or line and paragraph separators (U+2028, U+2029)';
+
+/**
+ * An identifier shows every character it holds: no format character (Unicode category Cf: zero-width
+ * spaces and joiners, bidi marks, U+FEFF), no separator but the plain space (Z: U+00A0, U+2028,
+ * U+3000, ...), no private-use, unassigned or surrogate code point, so no two ids that differ look
+ * alike. (zod checks it with a Unicode-aware expression; the document states it in words.)
+ */
+const VISIBLE_IDENTIFIER = /^(?:[^\p{C}\p{Z}]| )*$/u;
+const IDENTIFIER_REASON =
+  'must not contain control, invisible or format characters (Unicode categories C and Z other than the space, e.g. U+0000, U+200B, U+202E, U+2028, U+00A0)';
+
 const lengthChecks = (minimum: number, maximum: number) =>
   minimum > 0 ? [z.minLength(minimum), atMostCharacters(maximum)] : [atMostCharacters(maximum)];
 
@@ -34,29 +54,48 @@ const lengthChecks = (minimum: number, maximum: number) =>
 export const lengthBoundedText = (minimum: number, maximum: number) =>
   z.string().check(...lengthChecks(minimum, maximum));
 
-/** A string of `minimum` to `maximum` characters (code points), without control characters. */
+/** A string of `minimum` to `maximum` characters (code points), without control characters or bidi overrides. */
 export const boundedText = (minimum: number, maximum: number) =>
+  z.string().check(
+    ...lengthChecks(minimum, maximum),
+    z.regex(WITHOUT_CONTROL_CHARACTERS, 'must not contain control characters (U+0000-U+001F, U+007F-U+009F)'),
+    z.refine((value) => WITHOUT_BIDI_OVERRIDES.test(value), BIDI_REASON),
+  );
+
+/** As boundedText, for what identifies something (an account, a payment, a servicer): only visible characters. */
+export const identifierText = (minimum: number, maximum: number) =>
+  z.string().check(
+    ...lengthChecks(minimum, maximum),
+    // Categories C and Z hold the control characters too: one reason per field.
+    z.refine((value) => VISIBLE_IDENTIFIER.test(value), IDENTIFIER_REASON),
+    // The document keeps the control-character pattern, which every regex dialect reads alike.
+    z.meta({ pattern: WITHOUT_CONTROL_CHARACTERS.source }),
+  );
+
+/**
+ * An idempotency key: 1 to `maximum` visible ASCII characters (U+0021-U+007E). A header is
+ * bytes, which Node and API Gateway read as Latin-1: anything beyond ASCII would be stored as
+ * other characters than were sent, and counted in bytes.
+ */
+export const visibleAsciiKey = (maximum: number) =>
   z
     .string()
     .check(
-      ...lengthChecks(minimum, maximum),
-      z.regex(
-        WITHOUT_CONTROL_CHARACTERS,
-        'must not contain control characters (U+0000-U+001F, U+007F-U+009F)',
-      ),
+      z.minLength(1),
+      z.maxLength(maximum),
+      z.regex(/^[\x21-\x7E]*$/, 'must be visible ASCII characters only (U+0021-U+007E), no space'),
     );
 
 /** As boundedText, for free text that may span lines: line feed and tab are allowed. */
 export const freeText = (minimum: number, maximum: number) =>
-  z
-    .string()
-    .check(
-      ...lengthChecks(minimum, maximum),
-      z.regex(
-        FREE_TEXT_WITHOUT_CONTROL_CHARACTERS,
-        'must not contain control characters other than line feed and tab (U+0000-U+001F, U+007F-U+009F)',
-      ),
-    );
+  z.string().check(
+    ...lengthChecks(minimum, maximum),
+    z.regex(
+      FREE_TEXT_WITHOUT_CONTROL_CHARACTERS,
+      'must not contain control characters other than line feed and tab (U+0000-U+001F, U+007F-U+009F)',
+    ),
+    z.refine((value) => WITHOUT_BIDI_OVERRIDES.test(value), BIDI_REASON),
+  );
 
 /**
  * States in the document the length a pattern already bounds (a country code is 2 letters),

@@ -3,7 +3,15 @@ import { CREDIT_TRANSFER_STATUSES } from './credit-transfer-status.ts';
 
 export { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
 
-import { atMostCharacters, boundedText, described, freeText, patternLength } from '../commons/text.ts';
+import {
+  atMostCharacters,
+  boundedText,
+  described,
+  freeText,
+  identifierText,
+  patternLength,
+  visibleAsciiKey,
+} from '../commons/text.ts';
 
 /**
  * The credit transfer of spec section 2, as zod schemas: the single source of request
@@ -24,6 +32,9 @@ const text = boundedText;
  */
 const NESTED_TEXT = text(1, 140);
 const nestedText = () => NESTED_TEXT;
+/** A nested field that identifies (a number of an identifier, an account or routing number). */
+const NESTED_IDENTIFIER = identifierText(1, 140);
+const nestedIdentifier = () => NESTED_IDENTIFIER;
 const isoDate = () => z.iso.date().check(patternLength('YYYY-MM-DD'.length));
 /** Nanosecond fraction plus offset fit in 35 characters. */
 const isoDateTime = () =>
@@ -88,11 +99,13 @@ export const countryCodeSchema = z.lazy(() =>
 
 export const accountIdSchema = z.lazy(() =>
   described(
-    text(1, 36),
+    identifierText(1, 36),
     'Account identifier assigned by the servicer: a UUID or a composite branch-type-subtype-number.',
   ),
 );
-export const paymentIdSchema = z.lazy(() => described(text(1, 36), 'Identification of the payment.'));
+export const paymentIdSchema = z.lazy(() =>
+  described(identifierText(1, 36), 'Identification of the payment.'),
+);
 /** Free text a person writes: the one kind of text where line feed and tab are allowed. */
 export const descriptionSchema = z.lazy(() => freeText(1, 1025));
 
@@ -129,7 +142,7 @@ export const creditTransferStatusSchema = z.lazy(() =>
  */
 function buildTransferSchemas() {
   const paymentIdentification = named(
-    partialObject({ number: nestedText(), schemeName: nestedText(), issuer: nestedText() }),
+    partialObject({ number: nestedIdentifier(), schemeName: nestedText(), issuer: nestedText() }),
     'PaymentIdentification',
   );
 
@@ -140,7 +153,7 @@ function buildTransferSchemas() {
 
   const partyIdentifier = named(
     partialObject({
-      number: nestedText(),
+      number: nestedIdentifier(),
       schemeName: nestedText(),
       issuer: nestedText(),
       issueDate: isoDate(),
@@ -151,7 +164,7 @@ function buildTransferSchemas() {
 
   const agentIdentifier = named(
     partialObject({
-      number: nestedText(),
+      number: nestedIdentifier(),
       issuer: nestedText(),
       country: countryCodeSchema,
       countrySubdivisionCode: nestedText(),
@@ -213,11 +226,11 @@ function buildTransferSchemas() {
     partialObject({
       name: nestedText(),
       currency: currencySchema,
-      accountBranchId: nestedText(),
+      accountBranchId: nestedIdentifier(),
       // Spec 2.2: an account number (BBAN) has at most 30 characters.
-      accountNumber: text(1, 30),
+      accountNumber: identifierText(1, 30),
       accountType: nestedText(),
-      routingNumber: nestedText(),
+      routingNumber: nestedIdentifier(),
       identifiers: list(paymentIdentification),
     }),
     'Account',
@@ -348,9 +361,9 @@ export type CreditTransfer = z.infer<typeof creditTransferSchema>;
 
 /** Optional headers common to every operation (spec section 4). */
 export const servicerHeadersSchema = z.strictObject({
-  servicerId: z.optional(text(1, 36)),
-  servicerBranchId: z.optional(text(1, 36)),
+  servicerId: z.optional(identifierText(1, 36)),
+  servicerBranchId: z.optional(identifierText(1, 36)),
 });
 export type ServicerHeaders = z.infer<typeof servicerHeadersSchema>;
 
-export const idempotencyKeySchema = text(1, 36);
+export const idempotencyKeySchema = visibleAsciiKey(36);

@@ -54,6 +54,11 @@ const initiationRuleViolations = (
 ): InvalidParam[] => {
   const violations: InvalidParam[] = [];
   if (!isAboveZero(transfer.amount)) violations.push({ name: 'amount', reason: 'must be greater than zero' });
+  // The check's amount follows the amount rules too: a check for -5 is never meant.
+  const checkAmount = transfer.check?.amount;
+  if (checkAmount !== undefined && !isAboveZero(checkAmount)) {
+    violations.push({ name: 'check.amount', reason: 'must be greater than zero' });
+  }
   violations.push(...moneyRuleViolations(transfer));
   const today = now.toISOString().slice(0, 10);
   const latest = new Date(Date.parse(today) + maxValueDateDays * DAY_MS).toISOString().slice(0, 10);

@@ -14,7 +14,11 @@ export interface PendingDelivery {
 
 /** A tenant's webhook endpoints. */
 export interface WebhookEndpointStore {
-  create(endpoint: WebhookEndpointRecord): Promise<void>;
+  /**
+   * Stores a new endpoint unless the tenant has `maxPerTenant` already (false then); the count is
+   * held by a conditional write, so parallel creations never pass it.
+   */
+  create(endpoint: WebhookEndpointRecord, maxPerTenant: number): Promise<boolean>;
   get(tenant: string, id: string): Promise<WebhookEndpointRecord | undefined>;
   /** Oldest first, after the endpoint id `after`; `next` when more may follow. */
   page(

@@ -54,12 +54,6 @@ export const createWebhookEndpoint = async (
 ): Promise<WebhookEndpoint & { secret: string }> => {
   const request = parseOrThrow(createWebhookEndpointRequestSchema, body, 'The webhook endpoint is not valid');
   const url = await checkWebhookUrl(request.url, deps.urlPolicy, deps.resolve);
-  if ((await deps.endpoints.all(tenant)).length >= MAX_ENDPOINTS_PER_TENANT) {
-    throw new WebhookConflictError(
-      'too_many_webhook_endpoints',
-      `A client registers at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one first`,
-    );
-  }
   const now = deps.clock.now();
   const secret = newSigningSecret();
   const record: WebhookEndpointRecord = {
@@ -73,7 +67,12 @@ export const createWebhookEndpoint = async (
     secrets: [{ value: secret, createdAt: now.toISOString() }],
     revision: 1,
   };
-  await deps.endpoints.create(record);
+  if (!(await deps.endpoints.create(record, MAX_ENDPOINTS_PER_TENANT))) {
+    throw new WebhookConflictError(
+      'too_many_webhook_endpoints',
+      `A client registers at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one first`,
+    );
+  }
   return { ...toWebhookEndpoint(record), secret };
 };
 

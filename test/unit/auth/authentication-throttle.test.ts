@@ -56,7 +56,7 @@ describe('failed client authentication throttle', () => {
 
     const refused = await throttle.check(caller, at(15));
 
-    expect(refused).toEqual({ allowed: false, failures: 10, retryAfterSeconds: 45 });
+    expect(refused).toMatchObject({ allowed: false, failures: 10, retryAfterSeconds: 45 });
   });
 
   it('never asks for more than 60 seconds, and lets the caller try again once that time has passed', async () => {
@@ -70,7 +70,7 @@ describe('failed client authentication throttle', () => {
     expect(wait).toBeLessThanOrEqual(60);
 
     expect((await throttle.check(caller, at(wait - 1))).allowed).toBe(false);
-    expect(await throttle.check(caller, at(wait))).toEqual({ allowed: true, failures: 0 });
+    expect(await throttle.check(caller, at(wait))).toMatchObject({ allowed: true, failures: 0 });
   });
 
   it('treats an ended window as absent although its item was never deleted (dynalite has no TTL)', async () => {
@@ -96,7 +96,9 @@ describe('failed client authentication throttle', () => {
     const caller = freshCaller();
     await fail(caller, 9);
 
-    await throttle.succeeded(caller);
+    const genuine = await throttle.check(caller, T0);
+    expect(genuine).toMatchObject({ allowed: true, failures: 9 });
+    await throttle.succeeded(caller, genuine);
 
     await fail(caller, 10);
     expect((await throttle.check(caller, T0)).allowed).toBe(false);
@@ -112,13 +114,39 @@ describe('failed client authentication throttle', () => {
     expect((await throttle.check(caller, at(60))).allowed).toBe(true);
   });
 
-  it('counts nothing for a check alone: any number of requests in flight refuse none', async () => {
+  it('lets any number of correct secrets in flight through: each waits for a place another gives back', async () => {
     const caller = freshCaller();
 
-    const checks = await Promise.all(Array.from({ length: 25 }, () => throttle.check(caller, T0)));
+    const checks = await Promise.all(
+      Array.from({ length: 25 }, async () => {
+        const check = await throttle.check(caller, T0);
+        if (check.allowed) await throttle.succeeded(caller, check);
+        return check;
+      }),
+    );
 
     expect(checks.every((check) => check.allowed)).toBe(true);
-    expect((await throttle.check(caller, T0)).failures).toBe(0);
+    expect(await throttle.check(caller, T0)).toMatchObject({ allowed: true, failures: 0 });
+  });
+
+  it('claims each check before the secret is checked: 20 wrong secrets at once get 10 checks, then 429', async () => {
+    const caller = freshCaller();
+    let checked = 0;
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const check = await throttle.check(caller, T0);
+        if (!check.allowed) return 429;
+        checked++;
+        // The derivation: a moment in which the other requests arrive.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await throttle.failed(caller, T0);
+        return 401;
+      }),
+    );
+
+    expect(checked).toBe(AUTHENTICATION_THROTTLE.maxFailures);
+    expect(answers.filter((status) => status === 429)).toHaveLength(20 - AUTHENTICATION_THROTTLE.maxFailures);
   });
 
   it('loses no failure when many are counted at once', async () => {
@@ -142,7 +170,7 @@ describe('failed client authentication throttle', () => {
     await fail(attacker, 10);
 
     expect((await throttle.check(attacker, T0)).allowed).toBe(false);
-    expect(await throttle.check(genuine, T0)).toEqual({ allowed: true, failures: 0 });
+    expect(await throttle.check(genuine, T0)).toMatchObject({ allowed: true, failures: 0 });
   });
 
   it('keeps the counts apart from the client record, under keys nothing sent can stretch or forge', async () => {
@@ -167,7 +195,11 @@ describe('failed client authentication throttle', () => {
     const caller = freshCaller();
     for (let attempt = 0; attempt < 10; attempt++) await short.failed(caller, T0);
 
-    expect(await short.check(caller, at(1))).toEqual({ allowed: false, failures: 10, retryAfterSeconds: 1 });
+    expect(await short.check(caller, at(1))).toMatchObject({
+      allowed: false,
+      failures: 10,
+      retryAfterSeconds: 1,
+    });
     expect((await short.check(caller, at(2))).allowed).toBe(true);
     for (const setting of ['0', '61', '3600', '1.5', '-1', 'sixty', ''.padEnd(3, ' ')]) {
       expect(() => authenticationThrottlePolicy(setting)).toThrow(/CLIENT_AUTH_THROTTLE_WINDOW_SECONDS/);

@@ -7,6 +7,7 @@ import type { ClientRecord } from '#domain/access/client';
 import type {
   AuthenticationAttempt,
   AuthenticationCaller,
+  AuthenticationCheck,
   AuthenticationThrottle,
   ClientAuditEvent,
   ClientAuditPublisher,
@@ -60,11 +61,11 @@ export class RecordingThrottle implements AuthenticationThrottle {
   /** What check() answers as the failures counted so far. */
   counted = 0;
 
-  async check(caller: AuthenticationCaller): Promise<AuthenticationAttempt & { failures: number }> {
+  async check(caller: AuthenticationCaller): Promise<AuthenticationAttempt & AuthenticationCheck> {
     this.checks.push(caller);
     return this.refusal === undefined
-      ? { allowed: true, failures: this.counted }
-      : { allowed: false, failures: this.counted, ...this.refusal };
+      ? { allowed: true, failures: this.counted, window: 0 }
+      : { allowed: false, failures: this.counted, window: 0, ...this.refusal };
   }
 
   async failed(caller: AuthenticationCaller): Promise<void> {

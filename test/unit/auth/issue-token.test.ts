@@ -344,8 +344,8 @@ describe('POST /oauth/token throttles failed client authentication', () => {
 
     expect(throttle.checks).toEqual([from('nobody'), from(CLIENT.clientId), from(CLIENT.clientId)]);
     expect(throttle.failures).toEqual([from('nobody'), from(CLIENT.clientId)]);
-    // No failure counted before it: nothing to start again.
-    expect(throttle.successes).toEqual([]);
+    // The correct secret gives its check's place back.
+    expect(throttle.successes).toEqual([from(CLIENT.clientId)]);
   });
 
   it('starts the count again on a success after failures', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { idempotencyKey } from '#api/request-headers';
 import { InvalidRequestError } from '#domain/commons/errors';
 import { parseOrThrow } from '#domain/commons/validation';
 import { cancellationRequestSchema } from '#domain/credit-transfers/cancel-credit-transfer';
@@ -105,6 +106,127 @@ describe('control characters are refused in every text field, the field named', 
       expect(
         refusedFields(creditTransferRequestSchema, minimalCreditTransfer({ paymentMethod: text })),
       ).toEqual([]);
+    }
+  });
+});
+
+/** Characters that make text show otherwise than it reads, or hide in an identifier. */
+const BIDI_OVERRIDES = [
+  '\u202a',
+  '\u202b',
+  '\u202c',
+  '\u202d',
+  '\u202e',
+  '\u2066',
+  '\u2067',
+  '\u2068',
+  '\u2069',
+];
+const SEPARATORS = ['\u2028', '\u2029'];
+const INVISIBLE = [
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\u200e',
+  '\u200f',
+  '\u2060',
+  '\ufeff',
+  '\u00a0',
+  '\u3000',
+  '\u00ad',
+  '\ue000',
+];
+
+describe('identifiers show every character they hold; no text hides its direction', () => {
+  const IDENTIFIERS: [string, (value: string) => Record<string, unknown>][] = [
+    ['debtorAccountId', (value) => minimalCreditTransfer({ debtorAccountId: `001${value}2` })],
+    ['creditorAccountId', (value) => minimalCreditTransfer({ creditorAccountId: `001${value}2` })],
+    [
+      'identifiers[0].number',
+      (value) => minimalCreditTransfer({ identifiers: [{ number: `E2E${value}1` }] }),
+    ],
+    [
+      'creditor.account.accountNumber',
+      (value) => minimalCreditTransfer({ creditor: { account: { accountNumber: `12${value}34` } } }),
+    ],
+  ];
+
+  it.each(IDENTIFIERS)('%s refuses format, invisible and separator characters', (name, bodyWith) => {
+    expect(refusedFields(creditTransferRequestSchema, bodyWith('-plain id'))).toEqual([]);
+    for (const character of [...BIDI_OVERRIDES, ...SEPARATORS, ...INVISIBLE]) {
+      expect(refusedFields(creditTransferRequestSchema, bodyWith(character)), hex(character)).toEqual([name]);
+    }
+  });
+
+  it('the headers and filters that identify refuse them too', () => {
+    for (const character of [...BIDI_OVERRIDES, ...SEPARATORS, ...INVISIBLE]) {
+      expect(refusedFields(servicerHeadersSchema, { servicerId: `S${character}1` }), hex(character)).toEqual([
+        'servicerId',
+      ]);
+      expect(
+        refusedFields(listCreditTransfersQuerySchema, { 'debtorAccountId.eq': `001${character}2` }),
+        hex(character),
+      ).toEqual(['debtorAccountId.eq']);
+    }
+  });
+
+  it('free text and names refuse bidi overrides and separators, and keep the marks a script needs', () => {
+    for (const character of [...BIDI_OVERRIDES, ...SEPARATORS]) {
+      expect(
+        refusedFields(
+          creditTransferRequestSchema,
+          minimalCreditTransfer({ purpose: `Invoice ${character}118` }),
+        ),
+        hex(character),
+      ).toEqual(['purpose']);
+      expect(
+        refusedFields(
+          creditTransferRequestSchema,
+          minimalCreditTransfer({ debtor: { name: `Ali${character}ce` } }),
+        ),
+        hex(character),
+      ).toEqual(['debtor.name']);
+      expect(refusedFields(cancellationRequestSchema, { cancellationReason: `a${character}b` })).toEqual([
+        'cancellationReason',
+      ]);
+    }
+    // Right-to-left and zero-width joining marks are part of writing some names.
+    for (const name of ['\u05e9\u05dc\u05d5\u05dd\u200f Ltd', 'क्\u200dष', 'Zürich Straße 5', '中文 😀']) {
+      expect(refusedFields(creditTransferRequestSchema, minimalCreditTransfer({ debtor: { name } }))).toEqual(
+        [],
+      );
+    }
+  });
+});
+
+describe('idempotency keys are visible ASCII', () => {
+  it('refuses anything else, and accepts every visible ASCII character', () => {
+    for (const key of ['café', 'caf\u00c3\u00a9', 'a b', 'key\u200b', '\u00a0key', 'ключ', '😀']) {
+      expect(refusedFields(idempotencyKeySchema, key), key).toEqual(['(body)']);
+    }
+    const visible = Array.from({ length: 0x7e - 0x21 + 1 }, (_, offset) =>
+      String.fromCharCode(0x21 + offset),
+    );
+    for (let start = 0; start < visible.length; start += 36) {
+      expect(refusedFields(idempotencyKeySchema, visible.slice(start, start + 36).join(''))).toEqual([]);
+    }
+  });
+});
+
+describe('an idempotency header that is not visible ASCII', () => {
+  it.each([
+    ['idempotencyId', 'caf\u00c3\u00a9'],
+    ['Idempotency-Key', 'caf\u00e9'],
+  ])('is a 400 naming %s (UTF-8 bytes read as Latin-1, or Latin-1 itself)', (header, value) => {
+    const event = { headers: { [header]: value }, multiValueHeaders: { [header]: [value] } };
+    try {
+      idempotencyKey(event as unknown as Parameters<typeof idempotencyKey>[0]);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidRequestError);
+      expect((error as InvalidRequestError).invalidParams).toEqual([
+        { name: header, reason: 'must be visible ASCII characters only (U+0021-U+007E), no space' },
+      ]);
     }
   });
 });

@@ -134,3 +134,17 @@ describe('valueDate is at most a year ahead (MAX_VALUE_DATE_DAYS)', () => {
     expect(await refusalOf(body, { maxValueDateDays: 10 })).toMatchObject([{ name: 'valueDate' }]);
   });
 });
+
+describe('check.amount follows the amount rules', () => {
+  it.each(['-5', '0', '0.00', '-0.01'])('refuses %s, naming check.amount', async (amount) => {
+    expect(await refusalOf(minimalCreditTransfer({ check: { checkType: 'BusinessCheck', amount } }))).toEqual(
+      [{ name: 'check.amount', reason: 'must be greater than zero' }],
+    );
+  });
+
+  it('accepts a positive one', async () => {
+    expect(
+      await refusalOf(minimalCreditTransfer({ check: { checkType: 'BusinessCheck', amount: '5' } })),
+    ).toEqual([]);
+  });
+});

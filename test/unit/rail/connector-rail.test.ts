@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ConnectorProtocolError,
   ConnectorRail,
@@ -155,5 +155,53 @@ describe('connector settings', () => {
     withEnv({ CONNECTOR_SECRET: undefined, CONNECTOR_SECRET_ARN: undefined }, () => {
       expect(() => connectorSigningKey()).toThrow(/CONNECTOR_SECRET_ARN/);
     });
+  });
+});
+
+describe('connector request signature: fixed vectors from docs/connector-openapi.json', () => {
+  // Computed outside the project from the contract's description (openssl dgst -sha256, then
+  // -hmac over "timestamp\nmethod\npath\nbodyDigest"), so a signature that leaves a line out fails.
+  const VECTOR = {
+    key: 'connector-test-key',
+    timestamp: 1767225600,
+    path: '/payments/p-1/submission',
+    body: '{"paymentId":"p-1","tenant":"t-1","clientId":"c-1","transfer":{"paymentMethod":"CreditTransfer","amount":"10.00","debtorAccountId":"acc-1"}}',
+    bodySha256: 'd1240d19b0555ac61f6194b99162a74ccd4614af0339cc789c56d84480194be3',
+    signature: 'v1=5b724fdeb3c1277f4d16aba385ab5c1350d56cfb7271169612aae4a1dd6005f4',
+  };
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a submission is sent signed over its body: amount and creditor cannot change unnoticed', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: VECTOR.timestamp * 1000 });
+    const sent: { path: string; method: string; headers: Headers; body: string }[] = [];
+    const fakeFetch = (async (url: URL, init: RequestInit) => {
+      sent.push({
+        path: url.pathname,
+        method: String(init.method),
+        headers: new Headers(init.headers),
+        body: String(init.body),
+      });
+      return new Response('{"accepted":true}', { headers: { 'content-type': 'application/json' } });
+    }) as typeof fetch;
+    const vectorRail = new ConnectorRail(
+      settings({ baseUrl: new URL('https://connector.example/') }),
+      async () => VECTOR.key,
+      fakeFetch,
+    );
+    await vectorRail.submit({
+      tenant: 't-1',
+      paymentId: 'p-1',
+      clientId: 'c-1',
+      transfer: { paymentMethod: 'CreditTransfer', amount: '10.00', debtorAccountId: 'acc-1' },
+    });
+    const [request] = sent;
+    expect(request?.method).toBe('PUT');
+    expect(request?.path).toBe(VECTOR.path);
+    expect(request?.body).toBe(VECTOR.body);
+    expect(request?.headers.get('x-connector-timestamp')).toBe(String(VECTOR.timestamp));
+    expect(request?.headers.get('x-connector-signature')).toBe(VECTOR.signature);
   });
 });

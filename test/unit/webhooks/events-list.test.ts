@@ -123,6 +123,25 @@ describe('the events list', () => {
     expect(follower.seen).toEqual([event.id]);
   });
 
+  it('refuses a cursor issued to another tenant', async () => {
+    const tenant = `tenant-${randomUUID()}`;
+    const other = `tenant-${randomUUID()}`;
+    for (const owner of [tenant, tenant, other, other]) await store.putIfAbsent(eventOf(owner, at(200_000)));
+    now = at(200_000 + EVENT_SETTLE_MS + 1);
+    const list = (as: string, cursor?: string) =>
+      listEvents({ events: store, cursorKey: async () => key, clock }, as, {
+        limit: ['1'],
+        ...(cursor !== undefined && { cursor: [cursor] }),
+      });
+    const { nextCursor } = await list(tenant);
+    expect(nextCursor).not.toBe('');
+    await expect(list(tenant, nextCursor)).resolves.toMatchObject({ bodies: [expect.any(String)] });
+    await expect(list(other, nextCursor)).rejects.toMatchObject({
+      name: 'InvalidRequestError',
+      invalidParams: [expect.objectContaining({ name: 'cursor' })],
+    });
+  });
+
   it('gives up an event write that is not done within the write limit, so none lands after the horizon', async () => {
     // A table that takes connections and never answers.
     const sockets: Socket[] = [];

@@ -30,8 +30,11 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
   readonly attemptLog: (DeliveryAttempt & { endpointId: string })[] = [];
 
   readonly endpoints: WebhookEndpointStore = {
-    create: async (endpoint) => {
+    create: async (endpoint, maxPerTenant) => {
+      const held = [...this.endpointRecords.values()].filter((e) => e.tenant === endpoint.tenant).length;
+      if (held >= maxPerTenant) return false;
       this.endpointRecords.set(`${endpoint.tenant}/${endpoint.id}`, structuredClone(endpoint));
+      return true;
     },
     get: async (tenant, id) => structuredClone(this.endpointRecords.get(`${tenant}/${id}`)),
     page: async () => ({ endpoints: [] }),

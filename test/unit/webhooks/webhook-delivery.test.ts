@@ -83,7 +83,7 @@ describe('delivery', () => {
   it('retries a failing delivery on the schedule with the same id, then gives it up', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const sender = new ScriptedSender();
     sender.answers.set(endpoint.url, failing);
     const deps = deliveryDeps(store, sender);
@@ -121,7 +121,7 @@ describe('delivery', () => {
   it('keeps each event on its own schedule: a backoff never holds a later event back', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const sender = new ScriptedSender();
     let calls = 0;
     sender.answers.set(endpoint.url, async () =>
@@ -160,7 +160,7 @@ describe('delivery', () => {
         },
       ],
     });
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const sender = new ScriptedSender();
     const deps = deliveryDeps(store, sender);
     const [queued] = await recordStatusChange(deps, change());
@@ -183,8 +183,8 @@ describe('delivery', () => {
     const store = new MemoryWebhookStore();
     const gone = endpointRecord({ url: 'https://gone.example.com/h' });
     const other = endpointRecord({ url: 'https://other.example.com/h' });
-    await store.endpoints.create(gone);
-    await store.endpoints.create(other);
+    await store.endpoints.create(gone, 100);
+    await store.endpoints.create(other, 100);
     const sender = new ScriptedSender();
     sender.answers.set(gone.url, async () => ({ httpStatus: 410, durationMs: 1 }));
     const deps = deliveryDeps(store, sender);
@@ -217,7 +217,7 @@ describe('delivery', () => {
   it('disables an endpoint that failed every attempt for three days, not before', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const sender = new ScriptedSender();
     sender.answers.set(endpoint.url, refused);
     const deps = deliveryDeps(store, sender);
@@ -244,7 +244,7 @@ describe('delivery', () => {
   it('a success ends the failing streak', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const sender = new ScriptedSender();
     sender.answers.set(endpoint.url, refused);
     const deps = deliveryDeps(store, sender);
@@ -261,7 +261,7 @@ describe('delivery', () => {
   it('loses nothing when a worker dies holding a delivery: it is due again once the claim ends, or at once after a restart', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const deps = deliveryDeps(store, new ScriptedSender());
     const [queued] = await recordStatusChange(deps, change());
     // A worker claims it and dies before any answer.
@@ -281,7 +281,7 @@ describe('recording a batch of events', () => {
   it("reads each tenant's endpoints once per batch, queues every event for them, and reads again after a failed read", async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
-    await store.endpoints.create(endpoint);
+    await store.endpoints.create(endpoint, 100);
     const deps = deliveryDeps(store, new ScriptedSender());
     const reads: string[] = [];
     let failNext = false;
@@ -317,8 +317,8 @@ describe('dispatcher', () => {
     const store = new MemoryWebhookStore();
     const slow = endpointRecord({ tenant: 't1', url: 'https://slow.example.com/h' });
     const quick = endpointRecord({ tenant: 't2', url: 'https://quick.example.com/h' });
-    await store.endpoints.create(slow);
-    await store.endpoints.create(quick);
+    await store.endpoints.create(slow, 100);
+    await store.endpoints.create(quick, 100);
     const sender = new ScriptedSender();
     const hanging: (() => void)[] = [];
     sender.answers.set(

@@ -98,3 +98,74 @@ describe('webhook sender', () => {
     expect(refused.error).toBe('connection refused');
   });
 });
+
+describe('webhook sender bounds', () => {
+  /** Counts the connections a receiver holds open now, and the most it held at once. */
+  const counting = (server: Server) => {
+    const figures = { open: 0, most: 0 };
+    server.on('connection', (socket) => {
+      figures.open++;
+      figures.most = Math.max(figures.most, figures.open);
+      socket.on('close', () => figures.open--);
+    });
+    return figures;
+  };
+
+  it('reads a few KB of an endless answer, closes the connection and counts the status', async () => {
+    let written = 0;
+    const { port } = await receiver((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = () => {
+        while (!response.destroyed && response.write(chunk)) written += chunk.length;
+        if (!response.destroyed) response.once('drain', pump);
+      };
+      pump();
+    });
+    const figures = counting(servers.at(-1) as Server);
+    const answer = await new HttpWebhookSender({ timeoutMs: 5000 }).send(
+      request(`http://127.0.0.1:${port}/endless`, true),
+    );
+    expect(answer).toMatchObject({ httpStatus: 200 });
+    expect(answer.error).toBeUndefined();
+    await eventuallyTrue(() => figures.open === 0);
+    // The receiver could write only what fits in the socket buffers before the close.
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('fails an answer whose body trickles past the time bound, with the reason, and closes it', async () => {
+    const { port } = await receiver((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const drip = setInterval(() => (response.destroyed ? clearInterval(drip) : response.write('x')), 50);
+    });
+    const figures = counting(servers.at(-1) as Server);
+    const answer = await new HttpWebhookSender({ timeoutMs: 300 }).send(
+      request(`http://127.0.0.1:${port}/trickle`, true),
+    );
+    expect(answer.error).toBe('answer body not complete within 0.3 s (status 200)');
+    await eventuallyTrue(() => figures.open === 0);
+  });
+
+  it('holds at most the cap of sockets to one origin and in total, whatever the receivers do', async () => {
+    const { port } = await receiver((_request, response) => {
+      response.writeHead(200);
+      const drip = setInterval(() => (response.destroyed ? clearInterval(drip) : response.write('x')), 20);
+    });
+    const figures = counting(servers.at(-1) as Server);
+    const sender = new HttpWebhookSender({ timeoutMs: 200, limits: { sockets: 6, socketsPerOrigin: 3 } });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => sender.send(request(`http://127.0.0.1:${port}/trickle`, true))),
+    );
+    expect(answers.every((answer) => answer.error?.startsWith('answer body not complete'))).toBe(true);
+    expect(figures.most).toBeLessThanOrEqual(3);
+    await eventuallyTrue(() => sender.openSockets === 0);
+  });
+});
+
+const eventuallyTrue = async (done: () => boolean) => {
+  const until = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > until) throw new Error('not done within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};

@@ -701,6 +701,32 @@ describe('the lifecycle store', () => {
     expect(await store.claimSubmission(TENANT, cancelledFirst, new Date())).toBeUndefined();
     expect((await cancelOutOfCustomerProfile(cancelledFirst))?.status).toBe('Cancelled');
   });
+
+  it('a step that read the transfer before the submission was claimed does not write Cancelled over the claim', async () => {
+    // The table as it is: claimed, then a cancellation recorded (clearing has the payment).
+    const paymentId = await atCustomerProfile('claimed-under-the-step');
+    await lifecycleStore().claimSubmission(TENANT, paymentId, new Date());
+    await cancel(paymentId, undefined);
+    // The step's first read is the one it made just before the claim landed.
+    const real = lifecycleStore();
+    let reads = 0;
+    const readBeforeTheClaim: typeof real = Object.assign(Object.create(real), {
+      get: async (tenant: string, id: string) => {
+        const record = await real.get(tenant, id);
+        if (reads++ > 0 || record === undefined) return record;
+        const { submittedAt: _claimedLater, ...unclaimed } = record;
+        return unclaimed;
+      },
+    });
+    const rail = new SandboxRail(documentClient(), TABLE, systemClock);
+    await validateCheckAndSubmit(
+      { store: readBeforeTheClaim, clock: systemClock, settings: lifecycleSettings(), rail },
+      { tenant: TENANT, paymentId, trigger: 'cancellation' },
+    );
+    // The guarded write was refused, the step read again and went on with the submission.
+    expect(reads).toBeGreaterThan(1);
+    expect((await stored(paymentId)).status).toBe('AcceptedSettlementInProcess');
+  });
 });
 
 describe('local workflow runner: fair between tenants', () => {
