@@ -221,8 +221,12 @@ const statementIds = (
     return `${policyId ?? 'resource-policy'}#${index}`;
   });
 
+/** Decisions kept for calls asked again exactly alike (a client's record, the key schedule): the answer cannot differ. */
+const MAX_REMEMBERED = 10_000;
+
 export class IamEnforcer {
   private readonly recorded = new Set<string>();
+  private readonly remembered = new Map<string, IamDecision>();
 
   constructor(
     readonly policies: StackPolicies,
@@ -239,6 +243,16 @@ export class IamEnforcer {
 
   /** IAM's answer for `functionName`'s request. */
   async decide(functionName: string, request: IamRequest): Promise<IamDecision> {
+    const key = JSON.stringify([functionName, request]);
+    const known = this.remembered.get(key);
+    if (known !== undefined) return known;
+    const decision = await this.evaluate(functionName, request);
+    if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+    this.remembered.set(key, decision);
+    return decision;
+  }
+
+  private async evaluate(functionName: string, request: IamRequest): Promise<IamDecision> {
     const fn = this.policies.functions[functionName];
     if (fn === undefined)
       throw new Error(`IAM: no function ${functionName} in the stack (lib/credit-transfer-stack.ts)`);
