@@ -43,6 +43,9 @@ export type PolicyEvaluator = (
   methodArn: string,
 ) => boolean;
 
+/** The authorizer's handler, as the stack names its function. */
+export const AUTHORIZER_ENTRY = 'lambdas/auth/authorizer.ts';
+
 export interface BoundRoute {
   route: Route;
   handler: ProxyHandler;
@@ -346,8 +349,10 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
       const context = lambdaContext('authorizer');
-      const result = await inOwnContext(context.awsRequestId, () =>
-        options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
+      const result = await inOwnContext(
+        context.awsRequestId,
+        () => options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
+        AUTHORIZER_ENTRY,
       );
       // Expired entries go once the cache grows, so a long-running local service stays small.
       if (authorizerCache.size >= 10_000) {
@@ -461,7 +466,7 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     let result: APIGatewayProxyResult;
     try {
       const context = lambdaContext(route.operationId);
-      result = await inOwnContext(context.awsRequestId, () => handler(event, context));
+      result = await inOwnContext(context.awsRequestId, () => handler(event, context), route.entry);
     } catch (error) {
       // A handler that throws past its middleware is a failed Lambda invocation.
       console.error(`${route.operationId} failed`, error);

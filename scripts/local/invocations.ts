@@ -1,5 +1,6 @@
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import { withoutInvocationDeadline } from '#shared/deadline';
+import { metered } from './invocation-meter.ts';
 
 /**
  * Locally every function runs in one process, many invocations at once: HTTP requests, the
@@ -20,10 +21,13 @@ export const useInvocationContexts = async (): Promise<void> => {
 /**
  * Runs `invocation` in a context of its own, under its Lambda request id, with no deadline but
  * its own (a workflow execution started by an HTTP request must not inherit the request's).
+ * `functionEntry`: the handler entry of the function invoked, for the benchmark's meter.
  */
-export const inOwnContext = <T>(requestId: string, invocation: () => T): T =>
+export const inOwnContext = <T>(requestId: string, invocation: () => T, functionEntry?: string): T =>
   withoutInvocationDeadline(() =>
-    store === undefined
-      ? invocation()
-      : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+    metered(functionEntry, () =>
+      store === undefined
+        ? invocation()
+        : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+    ),
   );

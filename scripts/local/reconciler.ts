@@ -4,6 +4,7 @@ import { useWorkflowStarter } from '#adapters/credit-transfers/workflow-starter'
 import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
+import { RECONCILER_ENTRY } from '#workflow/task-functions';
 import { inOwnContext } from './invocations.ts';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
@@ -34,7 +35,7 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
   let current: Promise<ReconcileReport | undefined> | undefined;
   const run = (event: ReconcileEvent): Promise<ReconcileReport | undefined> => {
     // One run at a time, as one scheduled invocation per period on AWS.
-    current ??= inOwnContext(`reconcile-${randomUUID()}`, () => reconcile(event))
+    current ??= inOwnContext(`reconcile-${randomUUID()}`, () => reconcile(event), RECONCILER_ENTRY)
       .catch((error: unknown) => {
         logger.warn('Reconciler run failed; the next run retries', { error: error as Error });
         return undefined;
