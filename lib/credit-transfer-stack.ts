@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { LogLevel } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { ROUTES } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
@@ -15,6 +16,7 @@ import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { TableBackup } from './constructs/table-backup.ts';
+import { TraceSampling } from './constructs/trace-sampling.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
 import { WebhookDelivery } from './constructs/webhook-delivery.ts';
 import {
@@ -87,6 +89,7 @@ export class CreditTransferStack extends Stack {
       name: `${this.stackName}-lifecycle`,
       logRetention: config.logRetention,
       reconcileEvery: RECONCILE_EVERY,
+      logLevel: LogLevel[config.workflowLogLevel],
     });
     this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
       eventBus: this.lifecycle.eventBus,
@@ -124,6 +127,13 @@ export class CreditTransferStack extends Stack {
         logRetention: config.logRetention,
       });
     }
+
+    new TraceSampling(this, 'TraceSampling', {
+      stage: config.stage,
+      apiStageArn: this.api.restApi.deploymentStage.stageArn,
+      stateMachineArn: this.lifecycle.stateMachine.stateMachineArn,
+      fixedRate: config.xraySamplingRate,
+    });
 
     const resources: ServiceResources = {
       table: this.table.table,
