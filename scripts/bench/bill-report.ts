@@ -55,7 +55,7 @@ export const benchBill = async (): Promise<void> => {
       `${stack.statusEventQueues} queues per status event) and the prices of docs/aws-prices.json (us-east-1, read ${read}). ` +
       `Each transfer: one initiation, the workflow to its final status, one status read, one token per ${transfers} transfers; ${transfers} transfers per case, each case on a fresh service. ` +
       "Table units are the service's items only (the sandbox's clearing record is not the bank connector's), as dynalite reports them with ReturnConsumedCapacity plus the index writes it does not report (table-call-counter.mjs). " +
-      "Lambda duration is each handler's local wall time rounded up to the millisecond, at the function's configured memory and architecture: an indication, since a Lambda's calls to DynamoDB take longer than dynalite's on a socket and its CPU share depends on its memory.",
+      "Lambda duration is each handler's local wall time rounded up to the millisecond (the fastest tenth's bound, for every invocation: locally invocations share a process and a CPU), at the function's configured memory and architecture: an indication, since a Lambda's calls to DynamoDB take longer than dynalite's on a socket and its CPU share depends on its memory.",
   ];
   const measured: { figures: CaseFigures; target?: number }[] = [];
   for (const options of cases) measured.push({ figures: await measureCase(options), target: options.target });
