@@ -520,10 +520,10 @@ export const billOf = (figures: CaseFigures, stack: StackFigures, prices: Prices
     usd: figures.events * p('eventBridgeCustomEvent'),
   });
   // Each status event: one SendMessage per queue its rules fill, one receive and one delete per queue a function reads.
-  const queueRequests = figures.events * (stack.statusEventQueues + 2 * stack.sqsEventSources);
+  const queueRequests = figures.events * (stack.statusEventQueues + 2 * stack.statusEventReaders);
   lines.push({
     item: 'SQS',
-    counted: `${fixed(queueRequests, 1)} requests (${stack.statusEventQueues} queues, ${stack.sqsEventSources} read here)`,
+    counted: `${fixed(queueRequests, 1)} requests (${stack.statusEventQueues} queues, ${stack.statusEventReaders} read here)`,
     usd: queueRequests * p('sqsRequest'),
   });
   lines.push({

@@ -56,6 +56,9 @@ export interface StackFigures {
   accessLogFormat?: string;
   /** Queues that receive every status event (EventBridge rules targeting SQS). */
   statusEventQueues: number;
+  /** Of those, the ones a function of the stack reads (each message received and deleted). */
+  statusEventReaders: number;
+  /** Every SQS event source of the stack: Lambda polls each of them, idle or not. */
   sqsEventSources: number;
   alarms: { name: string; metrics: number }[];
   dashboards: number;
@@ -157,11 +160,14 @@ export const readStackFigures = (context: Record<string, string> = PRODUCTION_CO
   })[0];
 
   const isQueue = (arn: unknown) => resources[getAttId(arn) ?? '']?.Type === 'AWS::SQS::Queue';
-  const statusEventQueues = ofType('AWS::Events::Rule')
+  const statusEventQueueIds = ofType('AWS::Events::Rule')
     .filter(([, rule]) => rule.Properties.EventPattern !== undefined)
-    .flatMap(([, rule]) =>
-      (rule.Properties.Targets as { Arn: unknown }[]).filter((t) => isQueue(t.Arn)),
-    ).length;
+    .flatMap(([, rule]) => (rule.Properties.Targets as { Arn: unknown }[]).filter((t) => isQueue(t.Arn)))
+    .map((target) => getAttId(target.Arn));
+  const eventSources = ofType('AWS::Lambda::EventSourceMapping');
+  const statusEventReaders = eventSources.filter(([, mapping]) =>
+    statusEventQueueIds.includes(getAttId(mapping.Properties.EventSourceArn)),
+  ).length;
 
   const schedules: StackSchedule[] = [
     ...ofType('AWS::Scheduler::Schedule').map(([name, schedule]) => {
@@ -211,8 +217,9 @@ export const readStackFigures = (context: Record<string, string> = PRODUCTION_CO
         .find((level) => typeof level === 'string')
         ?.toString() ?? 'INFO',
     ...(accessLogFormat !== undefined && { accessLogFormat }),
-    statusEventQueues,
-    sqsEventSources: ofType('AWS::Lambda::EventSourceMapping').length,
+    statusEventQueues: statusEventQueueIds.length,
+    statusEventReaders,
+    sqsEventSources: eventSources.length,
     alarms: ofType('AWS::CloudWatch::Alarm').map(([name, alarm]) => ({
       name,
       metrics: Array.isArray(alarm.Properties.Metrics)
