@@ -3,6 +3,7 @@ import { type IMetric, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { LogLevel } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { ROUTES } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
@@ -16,6 +17,7 @@ import { TokenSigningKeys } from './constructs/signing-key.ts';
 import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { TableBackup } from './constructs/table-backup.ts';
+import { TraceSampling } from './constructs/trace-sampling.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
 import { WebhookDelivery } from './constructs/webhook-delivery.ts';
 import {
@@ -91,6 +93,7 @@ export class CreditTransferStack extends Stack {
       name: `${this.stackName}-lifecycle`,
       logRetention: config.logRetention,
       reconcileEvery: RECONCILE_EVERY,
+      logLevel: LogLevel[config.workflowLogLevel],
     });
     if (config.exampleConsumer) {
       this.statusEventConsumer = new StatusEventConsumer(this, 'StatusEventConsumer', {
@@ -131,6 +134,13 @@ export class CreditTransferStack extends Stack {
         logRetention: config.logRetention,
       });
     }
+
+    new TraceSampling(this, 'TraceSampling', {
+      stage: config.stage,
+      apiStageArn: this.api.restApi.deploymentStage.stageArn,
+      stateMachineArn: this.lifecycle.stateMachine.stateMachineArn,
+      fixedRate: config.xraySamplingRate,
+    });
 
     const resources: ServiceResources = {
       table: this.table.table,

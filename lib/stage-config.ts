@@ -39,7 +39,14 @@ export interface StageConfig extends OperationsConfig {
   readonly provisionedConcurrency: ProvisionedConcurrency;
   /** A second region for copies (`-c backupRegion=...`): the signing keys are replicated there. */
   readonly backupRegion?: string;
+  /** Share of API requests and workflow executions X-Ray traces (`-c xraySamplingRate=0.05`). */
+  readonly xraySamplingRate: number;
+  /** What the workflow writes to its execution log (`-c workflowLogLevel=ALL|ERROR|FATAL|OFF`), never execution data. */
+  readonly workflowLogLevel: WorkflowLogLevel;
 }
+
+export const WORKFLOW_LOG_LEVELS = ['ALL', 'ERROR', 'FATAL', 'OFF'] as const;
+export type WorkflowLogLevel = (typeof WORKFLOW_LOG_LEVELS)[number];
 
 export interface AwsEndpointSettings {
   readonly fips: boolean;
@@ -190,6 +197,10 @@ export const stageConfig = (context: ContextReader): StageConfig => {
       }),
     ) as ProvisionedConcurrency,
     ...(backupRegion !== undefined && { backupRegion }),
+    // prod: one request or execution in twenty, and only failures in the execution log; other
+    // stages trace and log everything, where a developer wants every step.
+    xraySamplingRate: samplingRate(text('xraySamplingRate') ?? (production ? '0.05' : '1')),
+    workflowLogLevel: workflowLogLevel(text('workflowLogLevel') ?? (production ? 'ERROR' : 'ALL')),
     ...operationsConfig({ text, stage, production, alarmEmail, customDomain: domainName !== undefined }),
   };
 };
@@ -200,6 +211,23 @@ export const stageConfig = (context: ContextReader): StageConfig => {
  */
 export const defaultIssuer = (stage: string, domainName?: string): string =>
   `https://${domainName ?? `credit-transfers-${stage}.invalid`}`;
+
+const samplingRate = (value: string): number => {
+  const rate = Number(value);
+  if (!/^(0|1|0?\.\d+|1\.0+)$/.test(value) || rate < 0 || rate > 1) {
+    throw new Error(`Context xraySamplingRate must be a share from 0 to 1, such as 0.05; got ${value}`);
+  }
+  return rate;
+};
+
+const workflowLogLevel = (value: string): WorkflowLogLevel => {
+  if (!(WORKFLOW_LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new Error(
+      `Context workflowLogLevel must be one of ${WORKFLOW_LOG_LEVELS.join(', ')}; got ${value}`,
+    );
+  }
+  return value as WorkflowLogLevel;
+};
 
 /** 0 is off. */
 const instanceCount = (value: string, name: string): number =>

@@ -1,3 +1,5 @@
+import type { SQSEvent } from 'aws-lambda';
+import { delaySecondsUntil, type WakeUpMessage } from '#adapters/webhooks/delivery-waker';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { ATTEMPT_TIMEOUT_MS } from '#domain/webhooks/webhook-schedule';
 import { invocationDeadline } from '#shared/deadline';
@@ -6,26 +8,33 @@ import { countWebhookEndpointDisabled } from '#shared/metrics';
 import { observed } from '#shared/observability';
 import { deliveryDependencies } from './dependencies.ts';
 
-/** How long one run looks at the queue: a schedule starts a run every minute. */
-const RUN_MS = 50_000;
-const POLL_MS = 1000;
-/** What a run keeps of its invocation after it stops looking: the last attempts' time limit, and a margin. */
+/** What a run keeps of its invocation once it stops starting attempts: the last attempts' time limit, and a margin. */
 const FINISH_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 
-/** When a run stops looking at the queue: after RUN_MS, or sooner if its invocation ends sooner. */
-export const lookingEndsAt = (now: number, deadline: number | undefined): number =>
-  Math.min(now + RUN_MS, (deadline ?? Number.POSITIVE_INFINITY) - FINISH_MS);
+/** When a run stops starting attempts: when its invocation leaves only time to finish those started. */
+export const startingEndsAt = (deadline: number | undefined): number =>
+  (deadline ?? Number.POSITIVE_INFINITY) - FINISH_MS;
 
-const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+const isWakeUps = (event: unknown): event is SQSEvent =>
+  Array.isArray((event as { Records?: unknown } | undefined)?.Records);
 
 /**
  * Sends the deliveries that are due (retries, and anything a dead worker held) from the queue in
- * the table. Started every minute; each run looks every second for RUN_MS (less when the function's
- * timeout leaves less), so a 5-second retry goes out about on time, and a run that dies leaves its
- * claims to end and be taken again.
+ * the table, then stops. Woken by the wake-up queue when a retry falls due (the message held back
+ * until then), and started every minute to find what no wake-up announced (a claim a dead worker
+ * left, a wake-up that could not be sent). A wake-up for a retry more than 15 minutes ahead is sent
+ * on again for the rest of its wait. Nothing polls: an idle stage costs one short run a minute.
  */
-export const deliverDueWebhooks = async (): Promise<{ attempts: number }> => {
+export const deliverDueWebhooks = async (event?: unknown): Promise<{ attempts: number }> => {
   const deps = { ...deliveryDependencies(), onEndpointDisabled: () => countWebhookEndpointDisabled() };
+  if (isWakeUps(event) && deps.waker) {
+    const now = new Date();
+    for (const record of event.Records) {
+      const message = JSON.parse(record.body) as WakeUpMessage;
+      const dueAt = new Date(message.dueAt);
+      if (delaySecondsUntil(dueAt, now) > 0) await deps.waker.wakeAt(message, dueAt);
+    }
+  }
   let attempts = 0;
   const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
     onSettled: () => {
@@ -37,10 +46,14 @@ export const deliverDueWebhooks = async (): Promise<{ attempts: number }> => {
         error: error as Error,
       }),
   });
-  const ends = lookingEndsAt(Date.now(), invocationDeadline());
+  const ends = startingEndsAt(invocationDeadline());
+  // Until nothing due is left (or the invocation's time is): each pump starts what the pool has room for.
   while (Date.now() < ends) {
     const started = await dispatcher.pump();
-    if (started === 0) await sleep(POLL_MS);
+    if (started === 0) {
+      await dispatcher.idle();
+      if ((await dispatcher.pump()) === 0) break;
+    }
   }
   await dispatcher.idle();
   return { attempts };

@@ -1,9 +1,11 @@
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { SqsDeliveryWaker } from '#adapters/webhooks/delivery-waker';
 import { HttpWebhookSender } from '#adapters/webhooks/webhook-sender';
 import { webhookRetryPolicy, webhookUrlPolicy } from '#adapters/webhooks/webhook-settings';
 import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
 import { systemClock } from '#domain/commons/ports';
 import type { DeliveryDependencies } from '#domain/webhooks/webhook-delivery';
+import { optionalEnv } from '#shared/config';
 
 let wired: DeliveryDependencies | undefined;
 
@@ -20,6 +22,9 @@ export const deliveryDependencies = (): DeliveryDependencies => {
       policy: webhookRetryPolicy(),
       urlPolicy: webhookUrlPolicy(),
     };
+    // On AWS a queue wakes the retry sender; locally the delivery worker looks at the table itself.
+    const wakeUps = optionalEnv('WEBHOOK_WAKE_UP_QUEUE_URL');
+    if (wakeUps !== undefined) wired.waker = new SqsDeliveryWaker(wakeUps);
   }
   return wired;
 };

@@ -40,6 +40,8 @@ export interface CreditTransferLifecycleProps {
   readonly settings?: Readonly<Record<string, string>>;
   /** @default three months */
   readonly logRetention?: RetentionDays;
+  /** What the execution log records (never execution data). @default LogLevel.ALL */
+  readonly logLevel?: LogLevel;
 }
 
 /**
@@ -127,8 +129,13 @@ export class CreditTransferLifecycle extends Construct {
         ]),
       ),
       tracingEnabled: true,
-      // Every event, but no input or output: those stay identifiers only, still they are not logged.
-      logs: { destination: executionLogs, level: LogLevel.ALL, includeExecutionData: false },
+      // No input or output: those stay identifiers only, still they are not logged. On prod only
+      // failures (the execution history in the console still shows every step).
+      logs: {
+        destination: executionLogs,
+        level: props.logLevel ?? LogLevel.ALL,
+        includeExecutionData: false,
+      },
     });
     for (const fn of Object.values(this.taskFunctions)) {
       // The unqualified ARN is what the Task states name: no version or alias wildcard.

@@ -1,11 +1,12 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import { SERVICE_NAME } from '#shared/logger';
@@ -30,8 +31,10 @@ const INGEST_TIMEOUT = Duration.seconds(60);
  * ingest function records each (the event kept for the events API with a TTL, a delivery queued
  * per endpoint, in the table) before the message is acknowledged, reports failed messages alone
  * (partial batch failures) and tries the new deliveries at once. Retries wait in the table, not
- * in a function: a function started every minute sends what is due, every second for most of the
- * minute, so none is lost when a function dies (its claims end and are taken again).
+ * in a function: each retry also puts a wake-up on a queue, held back by SQS until the retry is due,
+ * and the wake-up starts the delivery function, which sends what is due and stops. The same
+ * function runs once a minute as well and finds what no wake-up announced (a claim a dead function
+ * left, a wake-up that could not be sent), so none is lost; nothing polls the table every second.
  */
 export class WebhookDelivery extends Construct {
   readonly queue: Queue;
@@ -41,6 +44,8 @@ export class WebhookDelivery extends Construct {
   readonly ingestFunction: ServiceFunction;
   readonly deliverFunction: ServiceFunction;
   readonly schedule: Rule;
+  /** Wake-ups of the delivery function, each held back until its retry is due. */
+  readonly wakeUps: Queue;
   /** Endpoints disabled (410 Gone, or failing for three days): alarmed by the stack's monitoring. */
   readonly endpointsDisabled: Metric;
 
@@ -89,8 +94,37 @@ export class WebhookDelivery extends Construct {
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
     bind(this.deliverFunction.function, webhookTable, metricsEnvironment);
+
+    // A wake-up only says "look now": losing one delays a retry to the next minute's run, so it
+    // needs no dead-letter queue of its own.
+    this.wakeUps = new Queue(this, 'WakeUps', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(1),
+      visibilityTimeout: Duration.seconds(75 * 6),
+    });
+    const wakeUpReason =
+      'Its messages only wake the retry sender when a retry is due; the retry itself waits in the table, and the sender runs every minute besides, so a message lost or dropped delays a retry by a minute at most.';
+    Validations.of(this.wakeUps).acknowledge(
+      { id: 'AwsSolutions-SQS3', reason: wakeUpReason },
+      { id: 'cdk-validator-cfnguard::sqs_dlq_check', reason: wakeUpReason },
+    );
+    const wakeUpBinding = {
+      environment: { WEBHOOK_WAKE_UP_QUEUE_URL: this.wakeUps.queueUrl },
+      grant: (grantee: IGrantable) => this.wakeUps.grantSendMessages(grantee),
+    };
+    // Both make attempts, so both may schedule a retry; the sender also sends on a wake-up still early.
+    bind(this.ingestFunction.function, wakeUpBinding);
+    bind(this.deliverFunction.function, wakeUpBinding);
+    this.deliverFunction.function.addEventSource(
+      new SqsEventSource(this.wakeUps, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(1),
+        maxConcurrency: 2,
+      }),
+    );
     this.schedule = new Rule(this, 'DeliverySchedule', {
-      description: 'Starts the webhook retry sender every minute',
+      description: 'Starts the webhook retry sender every minute, for what no wake-up announced',
       schedule: Schedule.rate(Duration.minutes(1)),
     });
     this.schedule.addTarget(new LambdaFunction(this.deliverFunction.function, { retryAttempts: 2 }));

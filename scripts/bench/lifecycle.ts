@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { LocalService } from '#local/service-process';
 import type { ExecutionSummary } from '#local/workflow-runner';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
+import { readPrices } from './bill.ts';
 import { type BenchClient, fixed, runConcurrently } from './support.ts';
 
 /**
@@ -12,8 +13,8 @@ import { type BenchClient, fixed, runConcurrently } from './support.ts';
  * in flight, from the status events.
  */
 
-/** Step Functions Standard: USD 0.025 per 1,000 state transitions (us-east-1, beyond the free tier). */
-const USD_PER_TRANSITION = 0.025 / 1000;
+/** Step Functions Standard's price per state transition, from the one price file. */
+const usdPerTransition = async () => (await readPrices()).prices.stepFunctionsStandardTransition.usd;
 
 const jsonLines = async <T>(file: string): Promise<T[]> =>
   (await readFile(file, 'utf8').catch(() => ''))
@@ -90,7 +91,7 @@ export const benchLifecycleTransitions = async (service: LocalService, api: Benc
     min: perTransfer[0] ?? 0,
     median,
     max: perTransfer.at(-1) ?? 0,
-    usdPerMillionTransfers: median * USD_PER_TRANSITION * 1_000_000,
+    usdPerMillionTransfers: median * (await usdPerTransition()) * 1_000_000,
     p50Ms: percentile(latencies, 0.5),
   };
 };
@@ -138,7 +139,7 @@ export const formatLifecycleReport = (
 ): string[] => [
   `\n## Lifecycle: state transitions per transfer (happy path, ${transitions.transfers} transfers, counted from executions.jsonl)`,
   `transitions per settled transfer: median ${transitions.median} (min ${transitions.min}, max ${transitions.max})` +
-    ` -> USD ${fixed(transitions.usdPerMillionTransfers, 0)} per million transfers at USD 0.025 per 1,000;` +
+    ` -> USD ${fixed(transitions.usdPerMillionTransfers, 0)} per million transfers at docs/aws-prices.json's price;` +
     ` Received -> Completed p50 ${fixed(transitions.p50Ms, 0)} ms unloaded`,
   `\n## Lifecycle: settlement throughput (${throughput.transfers} transfers initiated at concurrency, settlement delay 1 s)`,
   `settled ${throughput.settled} of ${throughput.transfers} in ${fixed(throughput.seconds)} s: ${fixed(throughput.settledPerSecond)} settled/s` +

@@ -49,6 +49,20 @@ const markers = (region: string) => ({
   end: `<!-- ${region}: end -->`,
 });
 
+/** A section's name without its figures: "Initiation throughput (3000 requests, ...)" is "Initiation throughput". */
+const sectionKey = (title: string): string => title.replace(/\s*[(:].*$/, '').trim();
+
+/** The `### ` sections of a region, each with its lines (the region's heading before them is left out). */
+const sectionsOf = (region: string): { key: string; lines: string[] }[] => {
+  const sections: { key: string; lines: string[] }[] = [];
+  for (const line of region.split('\n')) {
+    if (line.startsWith('### ')) sections.push({ key: sectionKey(line.slice(4)), lines: [line] });
+    else sections.at(-1)?.lines.push(line);
+  }
+  for (const section of sections) while (section.lines.at(-1) === '') section.lines.pop();
+  return sections;
+};
+
 const markdownTable = ({ columns, rows }: ReportTable): string[] => [
   `| ${columns.join(' | ')} |`,
   `| ${columns.map(() => '---').join(' | ')} |`,
@@ -81,11 +95,20 @@ export class BenchReport {
     for (const line of section.notes ?? []) console.log(line);
   }
 
-  /** Writes the charts and replaces this report's region of docs/benchmarks.md. */
+  /**
+   * Writes the charts and replaces, in this report's region of docs/benchmarks.md, the sections
+   * that ran; a section that did not run this time keeps its place and its figures.
+   */
   async write(): Promise<void> {
     await mkdir(CHART_DIR, { recursive: true });
+    const { start, end } = markers(this.region);
+    const existing = await readFile(REPORT_FILE, 'utf8').catch(() => HEADER);
+    const from = existing.indexOf(start);
+    const to = existing.indexOf(end);
+    const kept = from >= 0 && to > from ? sectionsOf(existing.slice(from + start.length, to)) : [];
     const body: string[] = [...this.intro];
-    for (const section of this.sections) {
+    const written = new Set<string>();
+    const renderSection = async (section: ReportSection) => {
       body.push('', `### ${section.title}`, '');
       if (section.lines?.length) body.push(...section.lines, '');
       if (section.table) body.push(...markdownTable(section.table), '');
@@ -95,12 +118,18 @@ export class BenchReport {
         await writeFile(file, await renderSvg(chart.spec));
         body.push(`![${chart.title}](${relative(dirname(REPORT_FILE), file)})`, '');
       }
+    };
+    // The sections kept in their order, each replaced by this run's when it ran; new ones after.
+    for (const old of kept) {
+      const fresh = this.sections.find((section) => sectionKey(section.title) === old.key);
+      if (fresh) {
+        await renderSection(fresh);
+        written.add(old.key);
+      } else body.push('', ...old.lines);
     }
-    const { start, end } = markers(this.region);
-    const existing = await readFile(REPORT_FILE, 'utf8').catch(() => HEADER);
+    for (const section of this.sections)
+      if (!written.has(sectionKey(section.title))) await renderSection(section);
     const region = `${start}\n${body.join('\n').trim()}\n${end}`;
-    const from = existing.indexOf(start);
-    const to = existing.indexOf(end);
     const next =
       from >= 0 && to > from
         ? `${existing.slice(0, from)}${region}${existing.slice(to + end.length)}`

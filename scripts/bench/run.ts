@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchAuthorizer } from './authorizer.ts';
+import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
 import { benchIamCheck } from './iam-check.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
@@ -43,12 +44,18 @@ const scaleReport = new BenchReport('bench-list-scale', ['## List at scale (`npm
 const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`npm run bench`)']);
 
 /**
- * BENCH_ONLY=list-scale (names: initiation, list, lifecycle, table-calls, authorizer, upload-memory,
- * iam-check, bundles, list-scale, webhooks; comma-separated) runs only those sections; a region is rewritten
- * only when one of its sections ran.
+ * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, table-calls, authorizer,
+ * upload-memory, iam-check, bundles, list-scale, webhooks; comma-separated), or the same names as arguments
+ * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
+ * sections ran, and keeps the sections that did not run.
  */
-const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
+const named = process.argv.slice(2).filter((name) => !name.startsWith('-'));
+const only = named.length > 0 ? named : process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const runs = (name: string) => only === undefined || only.includes(name);
+
+// The AWS bill per million settled transfers and of an idle prod stage: a region of its own, and
+// quick (a few fresh services, tens of transfers each), so it can be run alone: npm run bench -- bill.
+if (runs('bill')) await benchBill();
 
 // The API alone: on AWS the workflow runs in Step Functions, not beside the API's functions, so
 // here it is off, and its own cost is measured in the lifecycle section.

@@ -34,7 +34,7 @@ const OPERATIONS = {
   batchWriteItem: 'BatchWriteItem',
 };
 
-/** `service` or `sandbox clearing`, from the key of the item a call names (its first one for batches). */
+/** `service`, `sandbox clearing` or `local runtime`, from the key of the item a call names (its first one for batches). */
 const ownerOf = (data) => {
   const key =
     data.Key ??
@@ -42,7 +42,10 @@ const ownerOf = (data) => {
     Object.values(data.RequestItems ?? {})[0]?.Keys?.[0] ??
     Object.values(data.RequestItems ?? {})[0]?.[0]?.PutRequest?.Item ??
     Object.values(data.RequestItems ?? {})[0]?.[0]?.DeleteRequest?.Key;
-  return String(key?.pk?.S ?? '').startsWith('SANDBOX_CLEARING#') ? 'sandbox clearing' : 'service';
+  const pk = String(key?.pk?.S ?? '');
+  if (pk.startsWith('SANDBOX_CLEARING#')) return 'sandbox clearing';
+  // The local runtime's own bookkeeping (where it has read the events file to): no item on AWS.
+  return pk.startsWith('LOCAL_') ? 'local runtime' : 'service';
 };
 
 const hookDynalite = () => {

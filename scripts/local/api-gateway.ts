@@ -43,6 +43,9 @@ export type PolicyEvaluator = (
   methodArn: string,
 ) => boolean;
 
+/** The authorizer's handler, as the stack names its function. */
+export const AUTHORIZER_ENTRY = 'lambdas/auth/authorizer.ts';
+
 export interface BoundRoute {
   route: Route;
   handler: ProxyHandler;
@@ -390,8 +393,11 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
       const context = lambdaContext('authorizer');
-      const result = await inOwnContext('Authorizer', context.awsRequestId, () =>
-        options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
+      const result = await inOwnContext(
+        'Authorizer',
+        context.awsRequestId,
+        () => options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
+        AUTHORIZER_ENTRY,
       );
       // Expired entries go once the cache grows, so a long-running local service stays small.
       if (authorizerCache.size >= 10_000) {
@@ -508,8 +514,11 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     let result: APIGatewayProxyResult;
     try {
       const context = lambdaContext(route.operationId);
-      result = await inOwnContext(functionNameOf(route.operationId), context.awsRequestId, () =>
-        handler(event, context),
+      result = await inOwnContext(
+        functionNameOf(route.operationId),
+        context.awsRequestId,
+        () => handler(event, context),
+        route.entry,
       );
     } catch (error) {
       // A handler that throws past its middleware is a failed Lambda invocation.

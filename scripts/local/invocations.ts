@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import { withoutInvocationDeadline } from '#shared/deadline';
+import { metered } from './invocation-meter.ts';
 
 /**
  * Locally every function runs in one process, many invocations at once: HTTP requests, the
@@ -28,18 +29,22 @@ export const currentFunction = (): string | undefined => runningFunction.getStor
  * Runs `invocation` of the stack's function `functionName` in a context of its own, under its
  * Lambda request id, with no deadline but its own (a workflow execution started by an HTTP
  * request must not inherit the request's). A call that is no function's (an execution of the
- * state machine) passes `undefined`.
+ * state machine) passes `undefined`. `functionEntry`: the handler entry of the function invoked,
+ * for the benchmark's meter.
  */
 export const inOwnContext = <T>(
   functionName: string | undefined,
   requestId: string,
   invocation: () => T,
+  functionEntry?: string,
 ): T =>
   runningFunction.run(functionName as string, () =>
     withoutInvocationDeadline(() =>
-      store === undefined
-        ? invocation()
-        : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+      metered(functionEntry, () =>
+        store === undefined
+          ? invocation()
+          : store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invocation),
+      ),
     ),
   );
 

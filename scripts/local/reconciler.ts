@@ -4,6 +4,7 @@ import { useWorkflowStarter } from '#adapters/credit-transfers/workflow-starter'
 import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
+import { RECONCILER_ENTRY } from '#workflow/task-functions';
 import { inOwnContext } from './invocations.ts';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
@@ -37,7 +38,12 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
     // everything is the local runtime's own repair after the machine stopped (it scans the table,
     // which the Reconciler function may not, and never does on AWS): it runs as the runtime.
     const functionName = event.everything === true ? undefined : 'Reconciler';
-    current ??= inOwnContext(functionName, `reconcile-${randomUUID()}`, () => reconcile(event))
+    current ??= inOwnContext(
+      functionName,
+      `reconcile-${randomUUID()}`,
+      () => reconcile(event),
+      RECONCILER_ENTRY,
+    )
       .catch((error: unknown) => {
         logger.warn('Reconciler run failed; the next run retries', { error: error as Error });
         return undefined;

@@ -9,6 +9,7 @@ import { wholeNumberEnv } from '#shared/config';
 import { problemResponse } from '#shared/problem';
 import { markApiRequest } from './api-activity.ts';
 import {
+  AUTHORIZER_ENTRY,
   type BoundRoute,
   createApiGateway,
   createHttpServer,
@@ -237,7 +238,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const { isAllowed } = await import('#auth/policy');
     listener = createApiGateway({
       routes,
-      authorizer: await importHandler<TokenAuthorizer>('lambdas/auth/authorizer.ts'),
+      authorizer: await importHandler<TokenAuthorizer>(AUTHORIZER_ENTRY),
       isAllowed,
       authorizerCacheSeconds,
       ...(tenantRateLimit !== undefined && { tenantRateLimit }),

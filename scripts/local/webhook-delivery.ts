@@ -1,13 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { localEventBusOffsetKey } from '#adapters/table/keys';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
 import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
+import type { PendingDelivery } from '#domain/webhooks/ports';
 import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
+import { addBilledDuration } from './invocation-meter.ts';
 import { inOwnContext } from './invocations.ts';
 import { FairQueue } from './workflow-runner.ts';
+
+/** On AWS the queue's reader records each status change and makes its first attempts. */
+const INGEST_ENTRY = 'lambdas/webhooks/ingest-status-events.ts';
 
 /**
  * Webhook delivery in the local runtime: what an EventBridge rule, a queue and the delivery
@@ -110,10 +117,32 @@ export const startLocalWebhookDelivery = async (options: {
   /** True while workflow executions wait for a slot to run. */
   workflowBacklogged?: () => boolean;
 }): Promise<LocalWebhookDelivery> => {
-  const deps = deliveryDependencies();
+  const wired = deliveryDependencies();
+  // First attempts, and when each began (its claim): on AWS the reader that recorded the event makes
+  // it, so its time is that function's (benchmark meter).
+  const firstAttempts = new Map<string, number | undefined>();
+  const attemptKey = (delivery: { tenant: string; endpointId: string; eventId: string }) =>
+    `${delivery.tenant}/${delivery.endpointId}/${delivery.eventId}`;
+  const deliveries: typeof wired.deliveries = Object.create(wired.deliveries, {
+    claim: {
+      value: (delivery: PendingDelivery, until: Date) => {
+        const key = attemptKey(delivery);
+        if (firstAttempts.has(key)) firstAttempts.set(key, performance.now());
+        return wired.deliveries.claim(delivery, until);
+      },
+    },
+  });
+  const deps = { ...wired, deliveries };
   const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
     onError: (error, delivery) =>
       console.error(`Webhook delivery of event ${delivery.eventId} failed; it is due again later`, error),
+    onSettled: (_result, delivery) => {
+      const key = attemptKey(delivery);
+      const first = firstAttempts.get(key);
+      firstAttempts.delete(key);
+      // Begun (claimed) as a first attempt: billed from its claim to its end.
+      if (first !== undefined) addBilledDuration(INGEST_ENTRY, performance.now() - first);
+    },
   });
   // Each part runs as the function that does it on AWS, under its IAM policies; the bus offset is
   // the local bus's own bookkeeping (no function's: on AWS the queue keeps it).
@@ -137,12 +166,20 @@ export const startLocalWebhookDelivery = async (options: {
           : RECORD_CONCURRENCY;
         const chunk = transfers.slice(start, start + concurrency);
         start += chunk.length;
-        await inOwnContext('WebhookIngest', `ingest-${offset}-${start}`, () =>
-          Promise.all(
-            chunk.map(async (changes) => {
-              for (const change of changes) dispatcher.offer(await recordStatusChange(recording, change));
-            }),
-          ),
+        await Promise.all(
+          chunk.map(async (changes) => {
+            for (const change of changes) {
+              // One message of the queue's reader on AWS: one invocation.
+              const queued = await inOwnContext(
+                'WebhookIngest',
+                randomUUID(),
+                () => recordStatusChange(recording, change),
+                INGEST_ENTRY,
+              );
+              for (const delivery of queued) firstAttempts.set(attemptKey(delivery), undefined);
+              dispatcher.offer(queued);
+            }
+          }),
         );
       }
       offset = next;

@@ -47,6 +47,8 @@ export interface ExecutionSummary {
   /** States entered plus retries: what Step Functions bills as state transitions. */
   transitions: number;
   retries: number;
+  /** Task states entered, retries not counted (each one Lambda invocation or more). */
+  taskStates: number;
   startedAt: string;
   stoppedAt: string;
   error?: string;
@@ -192,6 +194,10 @@ export const substitutedDefinition = (definition: AslDefinition): StateMachineDe
 
 const LONGEST_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
+/** The handler entry of the function a Task state's Resource names. */
+const entryOf = (state: { Resource?: string }): string | undefined =>
+  Object.values(WORKFLOW_FUNCTIONS).find((fn) => fn.substitution === substitutionOf(state.Resource))?.entry;
+
 /** Task state name -> the handler its Resource names. */
 const boundHandlers = async (
   projectRoot: string,
@@ -267,6 +273,9 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const quietTasks = options.maxActiveTasksWhenQuiet ?? DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET;
     const taskSlots = new FairPermits(() => (apiQuiet() ? quietTasks : busyTasks));
     const startNumbers = new Map<string, number>();
+    const entries = Object.fromEntries(
+      Object.entries(definition.States).map(([name, state]) => [name, entryOf(state)]),
+    );
     const bounded = Object.fromEntries(
       Object.entries(handlers).map(([name, handler]) => [
         name,
@@ -274,7 +283,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
           const { tenant, transfer } = identifiersOf(input);
           // Each task a Lambda invocation of its own: its log lines carry its transfer only.
           return taskSlots.run(tenant, startNumbers.get(transfer) ?? 0, () =>
-            inOwnContext(undefined, randomUUID(), () => handler(input)),
+            inOwnContext(undefined, randomUUID(), () => handler(input), entries[name]),
           );
         },
       ]),
@@ -356,6 +365,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     this.runnable++;
 
     let entered = 0;
+    let taskStates = 0;
     let retries = 0;
     let aborted = false;
     let inWait = false;
@@ -363,6 +373,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       for await (const event of execution.eventLogs) {
         if (event.type === 'StateEntered') {
           entered += 1;
+          if (event.state.type === 'Task') taskStates += 1;
           if (event.state.type === 'Wait' && !inWait) {
             // Waiting needs no slot: another execution may run meanwhile.
             inWait = true;
@@ -395,6 +406,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
           status: aborted ? 'ABORTED' : outcome.status,
           transitions: entered + retries,
           retries,
+          taskStates,
           startedAt,
           stoppedAt: new Date().toISOString(),
           ...('error' in outcome && { error: outcome.error }),

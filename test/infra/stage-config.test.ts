@@ -24,6 +24,24 @@ describe('stage settings from context', () => {
     expect(configOf({ stage: 'test', waf: 'true' }).waf).toBe(true);
   });
 
+  it('samples traces and logs only workflow failures on prod, everything elsewhere, and refuses what it cannot use', () => {
+    const pager = { alarmEmail: 'oncall@bank.example' };
+    expect(configOf({ stage: 'prod', sandbox: 'true', ...pager })).toMatchObject({
+      xraySamplingRate: 0.05,
+      workflowLogLevel: 'ERROR',
+    });
+    expect(configOf({})).toMatchObject({ xraySamplingRate: 1, workflowLogLevel: 'ALL' });
+    expect(configOf({ xraySamplingRate: '0.2', workflowLogLevel: 'OFF' })).toMatchObject({
+      xraySamplingRate: 0.2,
+      workflowLogLevel: 'OFF',
+    });
+    expect(() => configOf({ xraySamplingRate: '5' })).toThrow(/xraySamplingRate must be a share from 0 to 1/);
+    expect(() => configOf({ xraySamplingRate: 'half' })).toThrow(/xraySamplingRate/);
+    expect(() => configOf({ workflowLogLevel: 'DEBUG' })).toThrow(
+      /workflowLogLevel must be one of ALL, ERROR/,
+    );
+  });
+
   it('runs the connector where a URL is given, and refuses prod with neither connector nor sandbox', () => {
     expect(configOf({ connectorUrl: 'https://c.example' }).rail).toEqual({
       kind: 'connector',

@@ -71,7 +71,7 @@ describe('webhook delivery on AWS', () => {
     }
   });
 
-  it('sends due retries from a function started every minute', () => {
+  it('sends due retries from a function woken by a wake-up queue, and started every minute for what none announced', () => {
     const [deliverId, deliver] = functionByEntry('sends the deliveries that are due');
     const schedule = [...resourcesOf(template, 'AWS::Events::Rule').values()].find((r) =>
       ((r.Properties.Targets ?? []) as { Arn: unknown }[]).some((t) =>
@@ -79,8 +79,22 @@ describe('webhook delivery on AWS', () => {
       ),
     );
     expect(schedule?.Properties.ScheduleExpression).toBe('rate(1 minute)');
-    // A run looks for 50 s and lets its last attempts (10 s at most) finish.
-    expect(deliver.Properties.Timeout).toBeGreaterThanOrEqual(61);
+    const mapping = [...resourcesOf(template, 'AWS::Lambda::EventSourceMapping').values()].find(
+      (m) => refOf(m.Properties.FunctionName) === deliverId,
+    );
+    const [wakeUpsId] = getAttTargets(mapping?.Properties.EventSourceArn);
+    expect(
+      resourcesOf(template, 'AWS::SQS::Queue').get(wakeUpsId as string)?.Properties.SqsManagedSseEnabled,
+    ).toBe(true);
+    // Both functions make attempts, so both put a wake-up on the queue for each retry.
+    for (const fragment of ['records status events', 'sends the deliveries that are due']) {
+      const [id, fn] = functionByEntry(fragment);
+      const environment = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(environment.WEBHOOK_WAKE_UP_QUEUE_URL)).toContain(wakeUpsId as string);
+      expect(allowedActions(statementsOfFunction(template, id)).has('sqs:SendMessage')).toBe(true);
+    }
+    // A run lets its last attempts (10 s at most) finish inside its invocation.
+    expect(deliver.Properties.Timeout).toBeGreaterThanOrEqual(12);
   });
 
   it('gives the delivery functions the table items and the webhook index only, and nothing of KMS', () => {

@@ -100,6 +100,15 @@ export interface WebhookDeliveryStore {
   attempts(tenant: string, endpointId: string, limit: number): Promise<DeliveryAttempt[]>;
 }
 
+/**
+ * Wakes the retry sender when a delivery falls due: a retry goes out about on time without a
+ * worker looking at the queue every second. A wake-up lost is no delivery lost: the delivery
+ * stays due in the queue, and the sender's periodic look finds it.
+ */
+export interface DeliveryWaker {
+  wakeAt(delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>, dueAt: Date): Promise<void>;
+}
+
 export interface WebhookRequest {
   url: string;
   headers: Record<string, string>;

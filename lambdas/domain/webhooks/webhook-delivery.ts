@@ -1,6 +1,7 @@
 import type { Clock } from '../commons/ports.ts';
 import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
 import type {
+  DeliveryWaker,
   PendingDelivery,
   WebhookDeliveryStore,
   WebhookEndpointStore,
@@ -38,6 +39,8 @@ export interface DeliveryDependencies {
   urlPolicy: WebhookUrlPolicy;
   /** Told when this worker disabled an endpoint (an alarm counts these on AWS). */
   onEndpointDisabled?: (endpoint: WebhookEndpointRecord, reason: 'gone' | 'failing') => void;
+  /** Wakes the retry sender at a retry's due time (on AWS; the local worker looks at the queue itself). */
+  waker?: DeliveryWaker;
 }
 
 /** What recording an event needs: of the endpoints, only the tenant's list. */
@@ -194,7 +197,10 @@ export const attemptDelivery = async (
   }
   const next = nextAttemptAt(deps.policy, attempts, now);
   if (next === undefined) await deps.deliveries.finish(claimed, attempts, 'failed');
-  else await deps.deliveries.retryAt(claimed, attempts, next);
+  else {
+    await deps.deliveries.retryAt(claimed, attempts, next);
+    await deps.waker?.wakeAt(delivery, next);
+  }
   const failingSince = await deps.endpoints.markFailing(endpoint.tenant, endpoint.id, now);
   if (failingSince !== undefined && failedTooLong(deps.policy, failingSince, now)) {
     await disableEndpoint(deps, endpoint, 'failing');

@@ -3,27 +3,35 @@ import type { AddressInfo, Server } from 'node:net';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTableInput } from '#adapters/table/table-definition';
+import { delaySecondsUntil, MAX_DELAY_SECONDS } from '#adapters/webhooks/delivery-waker';
 import { ATTEMPT_TIMEOUT_MS } from '#domain/webhooks/webhook-schedule';
 import { createDynamoDbClient } from '#local/table';
-import { lookingEndsAt } from '../../../lambdas/webhooks/deliver-due-webhooks.ts';
+import { startingEndsAt } from '../../../lambdas/webhooks/deliver-due-webhooks.ts';
 
-/** The minute poller stops looking at the queue in time to let its last attempts end inside the invocation. */
+/** A run stops starting attempts in time to let the last ones end inside the invocation. */
 describe('deliverDueWebhooks run length', () => {
   const now = 1_000_000;
 
-  it('looks for 50 s when its invocation has the time', () => {
-    expect(lookingEndsAt(now, now + 75_000)).toBe(now + 50_000);
-    expect(lookingEndsAt(now, undefined)).toBe(now + 50_000);
+  it('leaves an attempt its whole time limit before the invocation ends', () => {
+    expect(startingEndsAt(now + 30_000)).toBeLessThan(now + 30_000 - ATTEMPT_TIMEOUT_MS);
+    expect(startingEndsAt(undefined)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+/** A wake-up is held back until its retry is due, or as long as SQS allows and then sent on. */
+describe('wake-up delay', () => {
+  const now = new Date('2026-03-02T10:00:00.000Z');
+  const inMs = (ms: number) => new Date(now.getTime() + ms);
+
+  it('is the whole seconds until the retry is due, none for one already due', () => {
+    expect(delaySecondsUntil(inMs(5_000), now)).toBe(5);
+    expect(delaySecondsUntil(inMs(5_200), now)).toBe(6);
+    expect(delaySecondsUntil(inMs(-1_000), now)).toBe(0);
   });
 
-  it('stops sooner under a shorter timeout, leaving an attempt its whole time limit', () => {
-    const ends = lookingEndsAt(now, now + 30_000);
-    expect(ends).toBeLessThan(now + 30_000 - ATTEMPT_TIMEOUT_MS);
-    expect(ends).toBeGreaterThan(now);
-  });
-
-  it('does not look at all when the invocation has less left than an attempt needs', () => {
-    expect(lookingEndsAt(now, now + ATTEMPT_TIMEOUT_MS)).toBeLessThanOrEqual(now);
+  it('is at most 15 minutes, however far off the retry is', () => {
+    expect(delaySecondsUntil(inMs(10 * 3600_000), now)).toBe(MAX_DELAY_SECONDS);
+    expect(MAX_DELAY_SECONDS).toBe(900);
   });
 });
 

@@ -118,6 +118,37 @@ describe('delivery', () => {
     expect(store.attemptLog.map((attempt) => attempt.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  it("wakes the retry sender at each retry's due time, and not for a delivery that succeeded or was given up", async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint, 100);
+    const sender = new ScriptedSender();
+    sender.answers.set(endpoint.url, failing);
+    const wakeUps: { eventId: string; dueAt: string }[] = [];
+    const deps = {
+      ...deliveryDeps(store, sender),
+      waker: {
+        wakeAt: async (delivery: { eventId: string }, dueAt: Date) =>
+          void wakeUps.push({ eventId: delivery.eventId, dueAt: dueAt.toISOString() }),
+      },
+    };
+    const dispatcher = new DeliveryDispatcher(deps);
+    const event = change();
+    await recordStatusChange(deps, event);
+
+    await runDue(dispatcher);
+    expect(wakeUps).toEqual([
+      { eventId: event.eventId, dueAt: new Date(T0.getTime() + 5_000).toISOString() },
+    ]);
+    expect(store.stateOf('t1', endpoint.id, event.eventId)?.dueAt).toBe(wakeUps[0]?.dueAt);
+
+    sender.answers.set(endpoint.url, async () => ({ httpStatus: 204, durationMs: 2 }));
+    advanceSeconds(5);
+    await runDue(dispatcher);
+    expect(wakeUps).toHaveLength(1);
+    expect(store.stateOf('t1', endpoint.id, event.eventId)?.state).toBe('delivered');
+  });
+
   it('keeps each event on its own schedule: a backoff never holds a later event back', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
