@@ -11,6 +11,7 @@ import {
   AUDIENCE,
   CLIENT,
   type InMemoryClientStore,
+  issuerSettings,
   lambdaContext,
   muteLogger,
   proxyEvent,
@@ -34,6 +35,7 @@ const serverFor = (issuer: string): oauth.CustomFetch => {
     issuer,
     audience: AUDIENCE,
     throttle: new RecordingThrottle(),
+    ...issuerSettings(),
     clock: systemClock,
   }));
   return async (url, options) => {
