@@ -181,3 +181,10 @@ export const issuerSettings = () => ({
   clientSecretsAllowed: true,
   requireDpop: false,
 });
+
+/** What an authorizer needs beyond keys, clients and claims, as a stage sets it by default. */
+export const authorizerSettings = () => ({
+  replay: new InMemoryReplayGuard(),
+  publicUrl: ISSUER,
+  requireDpop: false,
+});

@@ -9,6 +9,7 @@ import { systemClock } from '#domain/commons/ports';
 import { ROUTES } from '#routes';
 import {
   AUDIENCE,
+  authorizerSettings,
   CLIENT,
   type InMemoryClientStore,
   issuerSettings,
@@ -83,6 +84,7 @@ describe('openid-client 6', () => {
       issuer,
       audience: AUDIENCE,
       routes: ROUTES,
+      ...authorizerSettings(),
     }));
     const policy = await authorize({
       type: 'TOKEN',
