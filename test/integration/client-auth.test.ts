@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { JWT_BEARER_ASSERTION_TYPE } from '#auth/client-assertion';
+import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi } from './support/local-service.ts';
 import { runScript } from './support/scripts.ts';
 import { useLocalService } from './support/use-local-service.ts';
@@ -189,7 +190,7 @@ describe('private_key_jwt (RFC 7523) with openid-client', () => {
     expect((await bySecret()).status).toBe(401);
     // The old key was replaced: its assertions stop too.
     expect((await tokenWithAssertion(await assertion(both))).status).toBe(401);
-  });
+  }, 180_000);
 
   it('refuses a key file holding a private key', async () => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -208,5 +209,92 @@ describe('private_key_jwt (RFC 7523) with openid-client', () => {
     );
     expect(reply.code).toBe(1);
     expect(reply.stderr).toMatch(/private key/);
+  });
+});
+
+describe('DPoP-bound tokens (RFC 9449) with openid-client', () => {
+  const boundSession = async () => {
+    const config = await discover(ps256);
+    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+    const tokens = await oidc.clientCredentialsGrant(config, {}, { DPoP });
+    const call = (path: string, method = 'GET', body?: unknown) =>
+      oidc.fetchProtectedResource(
+        config,
+        tokens.access_token,
+        new URL(`${service.baseUrl}${path}`),
+        method,
+        body === undefined ? undefined : JSON.stringify(body),
+        new Headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        { DPoP },
+      );
+    return { tokens, call };
+  };
+
+  it('binds the token to the proof key, and every operation takes it with a fresh proof', async () => {
+    const { tokens, call } = await boundSession();
+    expect(tokens.token_type).toBe('dpop');
+    const [, payload] = tokens.access_token.split('.');
+    expect(JSON.parse(Buffer.from(payload as string, 'base64url').toString()).cnf.jkt).toEqual(
+      expect.any(String),
+    );
+
+    const initiated = await call(TRANSFERS, 'POST', minimalCreditTransfer());
+    expect(initiated.status).toBe(202);
+    const { paymentId } = (await initiated.json()) as { paymentId: string };
+    expect((await call(`${TRANSFERS}/${paymentId}/status`)).status).toBe(200);
+    expect((await call(`${TRANSFERS}?limit=5`)).status).toBe(200);
+    const cancelled = await call(`${TRANSFERS}/${paymentId}/cancellation`, 'POST', {});
+    expect([200, 202, 409]).toContain(cancelled.status);
+  });
+
+  const dpopCall = (
+    token: string,
+    proof: string | undefined,
+    path = `${TRANSFERS}?limit=1`,
+    scheme = 'DPoP',
+  ) =>
+    callApi(service.baseUrl, path, {
+      headers: { Authorization: `${scheme} ${token}`, ...(proof !== undefined && { DPoP: proof }) },
+    });
+
+  /** A proof made by hand with the bound key, so a test can send it twice or bend it. */
+  const handMadeProof = async (
+    key: { publicKey: CryptoKey; privateKey: CryptoKey },
+    token: string,
+    url: string,
+  ) =>
+    new SignJWT({
+      htm: 'GET',
+      htu: url,
+      jti: randomUUID(),
+      ath: createHash('sha256').update(token).digest('base64url'),
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(key.publicKey) })
+      .setIssuedAt()
+      .sign(key.privateKey);
+
+  it('refuses a replayed proof, a proof for another URL, a missing proof and the bound token as Bearer', async () => {
+    const config = await discover(ps256);
+    const key = await oidc.randomDPoPKeyPair('ES256');
+    const tokens = await oidc.clientCredentialsGrant(config, {}, { DPoP: oidc.getDPoPHandle(config, key) });
+    const token = tokens.access_token;
+    const url = `${service.baseUrl}${TRANSFERS}`;
+
+    const proof = await handMadeProof(key, token, url);
+    expect((await dpopCall(token, proof)).status).toBe(200);
+    const replayed = await dpopCall(token, proof);
+    expect(replayed.status).toBe(401);
+    expect(replayed.headers.get('www-authenticate')).toMatch(/DPoP .*error="invalid_dpop_proof"/);
+    expect(replayed.body).toMatchObject({ status: 401 });
+
+    const elsewhere = await handMadeProof(key, token, `${service.baseUrl}/v1/webhooks/endpoints`);
+    expect((await dpopCall(token, elsewhere)).status).toBe(401);
+    expect((await dpopCall(token, undefined)).status).toBe(401);
+    expect(
+      (await dpopCall(token, await handMadeProof(key, token, url), `${TRANSFERS}?limit=1`, 'Bearer')).status,
+    ).toBe(401);
+    // Another key's proof, however fresh.
+    const other = await oidc.randomDPoPKeyPair('ES256');
+    expect((await dpopCall(token, await handMadeProof(other, token, url))).status).toBe(401);
   });
 });
