@@ -149,6 +149,8 @@ export class CreditTransferStack extends Stack {
       lifecycle: this.lifecycle.stateMachine,
       issuer: config.issuer,
       audience: config.audience,
+      clientSecrets: config.clientSecrets,
+      requireDpop: config.requireDpop,
     };
     for (const route of ROUTES) {
       bind(this.api.functionFor(route.operationId).function, ...routeBindings(route.operationId)(resources));

@@ -19,6 +19,9 @@ export interface ServiceResources {
   /** The `iss` and `aud` of the access tokens. */
   readonly issuer: string;
   readonly audience: string;
+  /** The stage's client authentication settings (lambdas/auth/client-authentication-settings.ts). */
+  readonly clientSecrets: boolean;
+  readonly requireDpop: boolean;
 }
 
 type TableAction =
@@ -46,6 +49,10 @@ export const KEY_PREFIXES = {
   recovery: 'RECOVERY#',
   /** The sandbox rail's clearing records. */
   sandboxClearing: 'SANDBOX_CLEARING#',
+  /** The jtis of client assertions (private_key_jwt) used already. */
+  assertionJtis: 'ASSERTION_JTI#',
+  /** The jtis of DPoP proofs used already. */
+  dpopJtis: 'DPOP_JTI#',
   /** The signing key schedule (one item, SIGNING_KEYS / SCHEDULE). */
   signingKeys: 'SIGNING_KEYS',
   /** The webhook deliveries waiting for an attempt, by due time (WEBHOOK_INDEX's shards). */
@@ -179,6 +186,14 @@ export const tokenClaims = (resources: ServiceResources): Binding => ({
   environment: { ISSUER: resources.issuer, AUDIENCE: resources.audience },
 });
 
+/** What the token function and the authorizer both apply: secrets allowed, DPoP required. */
+export const clientAuthentication = (resources: ServiceResources): Binding => ({
+  environment: {
+    CLIENT_SECRETS: String(resources.clientSecrets),
+    REQUIRE_DPOP: String(resources.requireDpop),
+  },
+});
+
 type Bindings = (resources: ServiceResources) => readonly Binding[];
 
 /**
@@ -192,13 +207,16 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   issueToken: (r) => [
     tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.clients, KEY_PREFIXES.authenticationThrottle]),
     tableAccess(r.table, ['UpdateItem'], [KEY_PREFIXES.authenticationThrottle]),
+    // One conditional put per client assertion and DPoP proof: its jti, used once.
+    tableAccess(r.table, ['PutItem'], [KEY_PREFIXES.assertionJtis, KEY_PREFIXES.dpopJtis]),
     ...signingKeyAccess(r.signingKey, r.table, ['Sign', 'GetPublicKey']),
     tokenClaims(r),
+    clientAuthentication(r),
   ],
   getJsonWebKeySet: (r) => [...signingKeyAccess(r.signingKey, r.table, ['GetPublicKey']), tokenClaims(r)],
   // The discovery document only names URLs under the issuer: no key.
-  getOpenIdConfiguration: (r) => [tokenClaims(r)],
-  getAuthorizationServerMetadata: (r) => [tokenClaims(r)],
+  getOpenIdConfiguration: (r) => [tokenClaims(r), clientAuthentication(r)],
+  getAuthorizationServerMetadata: (r) => [tokenClaims(r), clientAuthentication(r)],
   // Read only: the list indexes, the page's transfers by key, one by paymentId.eq.
   listCreditTransfers: (r) => [
     tableAccess(
@@ -258,7 +276,10 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
 export const AUTHORIZER_BINDINGS: Bindings = (r) => [
   ...signingKeyAccess(r.signingKey, r.table, ['GetPublicKey']),
   tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.clients]),
+  // The jti of each DPoP proof, used once (one conditional put per call with a bound token).
+  tableAccess(r.table, ['PutItem'], [KEY_PREFIXES.dpopJtis]),
   tokenClaims(r),
+  clientAuthentication(r),
 ];
 
 export const routeBindings = (operationId: string): Bindings => {

@@ -37,6 +37,10 @@ export interface StageConfig extends OperationsConfig {
   readonly awsEndpoints: AwsEndpointSettings;
   /** Warm instances per latency-critical function group; 0 (the default) is none (docs/aws-sdk.md). */
   readonly provisionedConcurrency: ProvisionedConcurrency;
+  /** Client secrets accepted at the token endpoint (`-c clientSecrets=false`: private_key_jwt only). */
+  readonly clientSecrets: boolean;
+  /** Every access token DPoP-bound (`-c requireDpop=true`). */
+  readonly requireDpop: boolean;
   /** A second region for copies (`-c backupRegion=...`): the signing keys are replicated there. */
   readonly backupRegion?: string;
   /** Share of API requests and workflow executions X-Ray traces (`-c xraySamplingRate=0.05`). */
@@ -189,6 +193,8 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
     signingKeyGeneration: contextCount(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
+    clientSecrets: flag('clientSecrets', true),
+    requireDpop: flag('requireDpop', false),
     awsEndpoints: { fips: flag('fipsEndpoints', false), dualStack: flag('dualStackEndpoints', false) },
     provisionedConcurrency: Object.fromEntries(
       PROVISIONED_CONCURRENCY_GROUPS.map((group) => {

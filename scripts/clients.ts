@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,9 +20,15 @@ import {
   disableClient,
   listClients,
   rotateClientSecret,
+  setClientKeys,
 } from '#auth/client-administration';
+import { InvalidClientKeysError, parseClientJwks } from '#auth/client-keys';
 import { InvalidClientRegistrationError } from '#auth/register-client';
-import { DEFAULT_ROTATION_GRACE_SECONDS } from '#domain/access/client';
+import {
+  type ClientJwkSet,
+  DEFAULT_ROTATION_GRACE_SECONDS,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from '#domain/access/client';
 import type { ClientAuditPublisher } from '#domain/access/ports';
 import { SCOPES } from '#domain/access/scopes';
 import { systemClock } from '#domain/commons/ports';
@@ -181,6 +188,22 @@ export const parseDuration = (value: string): number => {
 
 const splitScopeList = (value: string): string[] => value.split(/[\s,]+/).filter((scope) => scope !== '');
 
+/** A key file, checked before anything is changed: private keys and other algorithms are refused. */
+const readClientKeys = async (path: string): Promise<ClientJwkSet> => {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new OperatorError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  try {
+    return await parseClientJwks(text);
+  } catch (error) {
+    if (error instanceof InvalidClientKeysError) throw new OperatorError(`${path}: ${error.message}`);
+    throw error;
+  }
+};
+
 const printSecret = (secret: string) => {
   console.log(`  client_secret: ${secret}\n  (shown once: only its hash is stored)`);
 };
@@ -193,6 +216,8 @@ const describe = (client: ClientSummary): string =>
     client.createdAt,
     client.scopes.join(' '),
     client.previousSecretExpiresAt ? `(previous secret until ${client.previousSecretExpiresAt})` : '',
+    client.keyIds.length > 0 ? `[${client.authMethods.join(' ')}; keys ${client.keyIds.join(' ')}]` : '',
+    client.requireDpop ? '[DPoP]' : '',
   ]
     .join('  ')
     .trimEnd();
@@ -208,7 +233,7 @@ const targetOptions = (command: Command): Command =>
 
 export const clientsProgram = (): Command => {
   const program = new Command('clients')
-    .description('Administer API clients: create, list, disable, rotate-secret')
+    .description('Administer API clients: create, list, disable, rotate-secret, set-keys')
     .showSuggestionAfterError()
     .configureOutput({ outputError: (message, write) => write(message.replace(/^error: /, 'clients: ')) });
 
@@ -220,8 +245,26 @@ export const clientsProgram = (): Command => {
       .requiredOption('--scope <scopes>', `space- or comma-separated, of: ${SCOPES.join(' ')}`)
       .requiredOption('--tenant <tenant>', 'the tenant whose payments the client sees')
       .option('--client-secret <secret>', 'use this secret (16 to 256 characters) instead of a generated one')
+      .option(
+        '--jwks <file>',
+        "a JWK Set of the client's public keys (ES256, PS256 or EdDSA) for private_key_jwt",
+      )
+      .option(
+        '--auth-methods <methods>',
+        `space- or comma-separated, of: ${TOKEN_ENDPOINT_AUTH_METHODS.join(' ')} (default: private_key_jwt with --jwks, the secret methods without)`,
+      )
+      .option('--require-dpop', 'every token of this client must be DPoP-bound', false)
       .option('--replace', 'overwrite a client with the same id (secret, scopes, tenant, status)', false),
   ).action(async (options: TargetOptions & Record<string, string | boolean | undefined>) => {
+    const jwks = typeof options.jwks === 'string' ? await readClientKeys(options.jwks) : undefined;
+    const authMethods =
+      typeof options.authMethods === 'string'
+        ? splitScopeList(options.authMethods)
+        : jwks !== undefined
+          ? ['private_key_jwt']
+          : undefined;
+    const usesSecret =
+      authMethods === undefined || authMethods.some((method) => method.startsWith('client_secret'));
     await withTarget(options, true, async (administration, target) => {
       const { client, secret, replaced } = await createClient(
         administration,
@@ -230,6 +273,9 @@ export const clientsProgram = (): Command => {
           scopes: splitScopeList(options.scope as string),
           tenant: options.tenant as string,
           ...(typeof options.clientSecret === 'string' && { secret: options.clientSecret }),
+          ...(jwks !== undefined && { jwks }),
+          ...(authMethods !== undefined && { authMethods }),
+          ...(options.requireDpop === true && { requireDpop: true }),
         },
         { replace: options.replace === true },
       );
@@ -237,9 +283,55 @@ export const clientsProgram = (): Command => {
         `${replaced ? 'Replaced' : 'Registered'} client ${client.clientId} (tenant ${client.tenant}; scopes ${client.scopes.join(' ')})`,
       );
       console.log(`  in the ${target.description}`);
-      if (options.clientSecret === undefined) printSecret(secret);
+      if (client.authMethods !== undefined)
+        console.log(`  authenticates with: ${client.authMethods.join(' ')}`);
+      if (client.jwks !== undefined)
+        console.log(`  keys: ${client.jwks.keys.map((key) => `${key.kid} (${key.alg})`).join(', ')}`);
+      if (client.requireDpop) console.log('  its tokens must be DPoP-bound');
+      // A key-only client's secret is never usable: it is not shown.
+      if (options.clientSecret === undefined && usesSecret) printSecret(secret);
     });
   });
+
+  targetOptions(
+    program
+      .command('set-keys')
+      .description(
+        "Replace a client's public keys (rotation: publish the new key beside the old, then drop the old)",
+      )
+      .requiredOption('--client-id <id>', 'the client')
+      .requiredOption('--jwks <file>', "a JWK Set of the client's public keys (ES256, PS256 or EdDSA)")
+      .option(
+        '--auth-methods <methods>',
+        `space- or comma-separated, of: ${TOKEN_ENDPOINT_AUTH_METHODS.join(' ')}`,
+      )
+      .option('--require-dpop', 'every token of this client must be DPoP-bound')
+      .option('--no-require-dpop', 'tokens of this client may be Bearer tokens'),
+  ).action(
+    async (
+      options: TargetOptions & {
+        clientId: string;
+        jwks: string;
+        authMethods?: string;
+        requireDpop?: boolean;
+      },
+    ) => {
+      const jwks = await readClientKeys(options.jwks);
+      await withTarget(options, true, async (administration) => {
+        const client = await setClientKeys(administration, options.clientId, {
+          jwks,
+          ...(options.authMethods !== undefined && { authMethods: splitScopeList(options.authMethods) }),
+          ...(options.requireDpop !== undefined && { requireDpop: options.requireDpop }),
+        });
+        console.log(
+          `Client ${client.clientId} now has the keys ${jwks.keys.map((key) => `${key.kid} (${key.alg})`).join(', ')}`,
+        );
+        console.log(
+          `  authenticates with: ${(client.authMethods ?? ['client_secret_basic', 'client_secret_post']).join(' ')}`,
+        );
+      });
+    },
+  );
 
   targetOptions(
     program

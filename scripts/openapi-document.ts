@@ -132,6 +132,8 @@ const ERROR_CODES = [
   'invalid_grant',
   'unsupported_grant_type',
   'invalid_scope',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ] as const satisfies readonly ErrorCode[];
 
 /** The one error body (`#shared/problem`): RFC 9457 problem plus the spec's `error` fields. */
@@ -240,6 +242,14 @@ export const openIdConfigurationSchema = named(
     jwks_uri: text(1, 512),
     grant_types_supported: shortList(10),
     token_endpoint_auth_methods_supported: shortList(10),
+    token_endpoint_auth_signing_alg_values_supported: described(
+      shortList(10),
+      'What a private_key_jwt client assertion may be signed with (RFC 7523).',
+    ),
+    dpop_signing_alg_values_supported: described(
+      shortList(10),
+      'What a DPoP proof may be signed with (RFC 9449).',
+    ),
     scopes_supported: shortList(SCOPES.length),
     response_types_supported: described(shortList(10), 'Empty: there is no authorization endpoint.'),
     service_documentation: described(text(1, 512), 'This reference page.'),

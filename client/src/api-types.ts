@@ -1002,8 +1002,19 @@ export interface components {
      *         "client_credentials"
      *       ],
      *       "token_endpoint_auth_methods_supported": [
+     *         "private_key_jwt",
      *         "client_secret_basic",
      *         "client_secret_post"
+     *       ],
+     *       "token_endpoint_auth_signing_alg_values_supported": [
+     *         "ES256",
+     *         "PS256",
+     *         "EdDSA"
+     *       ],
+     *       "dpop_signing_alg_values_supported": [
+     *         "ES256",
+     *         "PS256",
+     *         "EdDSA"
      *       ],
      *       "scopes_supported": [
      *         "transactions:read",
@@ -1020,6 +1031,10 @@ export interface components {
       jwks_uri: string;
       grant_types_supported: string[];
       token_endpoint_auth_methods_supported: string[];
+      /** @description What a private_key_jwt client assertion may be signed with (RFC 7523). */
+      token_endpoint_auth_signing_alg_values_supported: string[];
+      /** @description What a DPoP proof may be signed with (RFC 9449). */
+      dpop_signing_alg_values_supported: string[];
       scopes_supported: string[];
       /** @description Empty: there is no authorization endpoint. */
       response_types_supported: string[];
@@ -1258,7 +1273,9 @@ export interface components {
         | 'invalid_client'
         | 'invalid_grant'
         | 'unsupported_grant_type'
-        | 'invalid_scope';
+        | 'invalid_scope'
+        | 'invalid_dpop_proof'
+        | 'use_dpop_nonce';
       /** @description Same text as `detail`, under the name the spec uses. */
       error_description: string;
       /** @description On a 400: every offending field. */
@@ -1341,6 +1358,10 @@ export interface components {
       client_secret?: string;
       /** @description Space-separated scopes; when absent, every scope the client is allowed is granted. */
       scope?: string;
+      /** @description private_key_jwt (RFC 7523): urn:ietf:params:oauth:client-assertion-type:jwt-bearer, with client_assertion. */
+      client_assertion_type?: string;
+      /** @description private_key_jwt: a JWT signed ES256, PS256 or EdDSA by a key of the client; iss and sub the client id, aud the issuer, exp at most 60 s ahead, a jti used once. */
+      client_assertion?: string;
     };
     /**
      * @example {
@@ -1351,10 +1372,13 @@ export interface components {
      *     }
      */
     TokenResponse: {
-      /** @description RS256-signed JWT; verify it with the keys at /.well-known/jwks.json. */
+      /** @description A signed JWT; verify it with the keys at /.well-known/jwks.json. */
       access_token: string;
-      /** @constant */
-      token_type: 'Bearer';
+      /**
+       * @description DPoP when the request carried a DPoP proof: the token is bound to its key (RFC 9449).
+       * @enum {string}
+       */
+      token_type: 'Bearer' | 'DPoP';
       /**
        * Format: int32
        * @description Lifetime in seconds (3600).
@@ -2018,8 +2042,19 @@ export interface operations {
            *         "client_credentials"
            *       ],
            *       "token_endpoint_auth_methods_supported": [
+           *         "private_key_jwt",
            *         "client_secret_basic",
            *         "client_secret_post"
+           *       ],
+           *       "token_endpoint_auth_signing_alg_values_supported": [
+           *         "ES256",
+           *         "PS256",
+           *         "EdDSA"
+           *       ],
+           *       "dpop_signing_alg_values_supported": [
+           *         "ES256",
+           *         "PS256",
+           *         "EdDSA"
            *       ],
            *       "scopes_supported": [
            *         "transactions:read",
@@ -2195,8 +2230,19 @@ export interface operations {
            *         "client_credentials"
            *       ],
            *       "token_endpoint_auth_methods_supported": [
+           *         "private_key_jwt",
            *         "client_secret_basic",
            *         "client_secret_post"
+           *       ],
+           *       "token_endpoint_auth_signing_alg_values_supported": [
+           *         "ES256",
+           *         "PS256",
+           *         "EdDSA"
+           *       ],
+           *       "dpop_signing_alg_values_supported": [
+           *         "ES256",
+           *         "PS256",
+           *         "EdDSA"
            *       ],
            *       "scopes_supported": [
            *         "transactions:read",

@@ -1,18 +1,26 @@
 import { JwtVerifier } from 'aws-jwt-verify';
 import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayRequestAuthorizerEvent,
+  APIGatewayTokenAuthorizerEvent,
+} from 'aws-lambda';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { DynamoDbReplayGuard } from '#adapters/access/replay-guard';
 import { tokenKeysFromEnvironment } from '#adapters/access/signer';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import { TOKEN_GENERATION_CLAIM, tokenRevocationReason } from '#domain/access/client';
-import type { ClientStore, TokenKeys } from '#domain/access/ports';
+import type { ClientStore, ReplayGuard, TokenKeys } from '#domain/access/ports';
 import { splitScopes } from '#domain/access/scopes';
 import type { JsonWebKeySet } from '#domain/access/token-signer';
 import { ROUTES, type Route } from '#routes';
-import { requiredEnv } from '#shared/config';
+import { publicUrl, requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
 import { observed } from '#shared/observability';
+import { clientAuthenticationSettings } from './client-authentication-settings.ts';
+import { InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from './issue-access-token.ts';
 import { routePolicy } from './policy.ts';
 
 export interface AuthorizerDependencies {
@@ -22,6 +30,14 @@ export interface AuthorizerDependencies {
   issuer: string;
   audience: string;
   routes: readonly Route[];
+  /** The jtis of DPoP proofs seen within their window. */
+  replay: ReplayGuard;
+  /** The public URL a DPoP proof's htu names (never an internal address). */
+  publicUrl: string;
+  /** Every token must be DPoP-bound (stage setting REQUIRE_DPOP). */
+  requireDpop: boolean;
+  dpopNonceSecret?: string;
+  now?: () => Date;
 }
 
 /** What the authorizer hands to the handlers (requestContext.authorizer); see callerOf(). */
@@ -37,12 +53,41 @@ export type AuthorizerResult = APIGatewayAuthorizerResult & { context: Authorize
 /** The one message API Gateway turns into its UNAUTHORIZED (401) response. */
 const unauthorized = () => new Error('Unauthorized');
 
-const BEARER = /^Bearer +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i;
+const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i;
+
+/** How far a token's iat may run ahead of this clock. */
+const CLOCK_SKEW_SECONDS = 10;
+
+/** Header parameters this service understands in a `crit` list: none (RFC 7515 4.1.11). */
+const UNDERSTOOD_CRITICAL: readonly string[] = [];
 
 /** Checks beyond signature, expiry, issuer and audience: the claims the handlers rely on. */
-const checkClaims = ({ header, payload }: { header: { alg?: string }; payload: JwtPayload }): void => {
+const checkClaims = ({
+  header,
+  payload,
+}: {
+  header: { alg?: string; crit?: unknown };
+  payload: JwtPayload;
+}): void => {
   if (header.alg !== 'RS256') throw new Error('Only RS256 tokens are accepted');
+  if (
+    header.crit !== undefined &&
+    (!Array.isArray(header.crit) || header.crit.some((name) => !UNDERSTOOD_CRITICAL.includes(String(name))))
+  ) {
+    throw new Error('The token names a critical header this service does not understand');
+  }
   if (typeof payload.exp !== 'number') throw new Error('The token has no exp claim');
+  // No token of this issuer is made ahead of time or lives longer than the token endpoint gives.
+  if (typeof payload.iat !== 'number') throw new Error('The token has no iat claim');
+  if (payload.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS)
+    throw new Error('The token was issued in the future');
+  if (payload.exp - payload.iat > ACCESS_TOKEN_LIFETIME_SECONDS) {
+    throw new Error(`The token lives longer than ${ACCESS_TOKEN_LIFETIME_SECONDS} s`);
+  }
+  const cnf = payload.cnf as { jkt?: unknown } | undefined;
+  if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string')) {
+    throw new Error('The token has a cnf claim without a key thumbprint');
+  }
   if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('The token has no sub claim');
   if (typeof payload.tenant !== 'string' || !TENANT_ID_PATTERN.test(payload.tenant)) {
     throw new Error('The token has no valid tenant claim');
@@ -61,7 +106,18 @@ const fromEnvironment = (): AuthorizerDependencies => ({
   issuer: requiredEnv('ISSUER'),
   audience: requiredEnv('AUDIENCE'),
   routes: ROUTES,
+  replay: new DynamoDbReplayGuard(documentClient(), tableName()),
+  publicUrl: publicUrl(),
+  ...clientAuthenticationSettings(),
 });
+
+/** The header, whatever its case, from a REQUEST authorizer event. */
+const headerOf = (event: APIGatewayRequestAuthorizerEvent, name: string): string | undefined => {
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === name && typeof value === 'string') return value;
+  }
+  return undefined;
+};
 
 /**
  * API Gateway REST TOKEN authorizer. The key set (KMS public keys or the local key files, the
@@ -93,14 +149,23 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
     return entry.verifier;
   };
 
-  return async (event: APIGatewayTokenAuthorizerEvent): Promise<AuthorizerResult> => {
-    const { keys, clients, issuer, audience, routes } = dependencies();
+  return async (
+    event: APIGatewayTokenAuthorizerEvent | APIGatewayRequestAuthorizerEvent,
+  ): Promise<AuthorizerResult> => {
+    const settings = dependencies();
+    const { keys, clients, issuer, audience, routes } = settings;
     // Outside the try: a key that cannot be read is a fault (500), not a bad token (401).
     const verifier = verifierFor(issuer, audience, await keys.publicJwks());
+    const authorization =
+      event.type === 'TOKEN' ? event.authorizationToken : headerOf(event, 'authorization');
     let payload: JwtPayload;
+    let scheme: string;
+    let token: string;
     try {
-      const token = BEARER.exec(event.authorizationToken?.trim() ?? '')?.[1];
-      if (token === undefined) throw new Error('The Authorization header is not Bearer <JWT>');
+      const match = AUTHORIZATION.exec(authorization?.trim() ?? '');
+      if (match === null) throw new Error('The Authorization header is not Bearer <JWT> or DPoP <JWT>');
+      scheme = (match[1] as string).toLowerCase();
+      token = match[2] as string;
       payload = verifier.verifySync(token);
     } catch (error) {
       logger.info('Access token refused', { reason: error instanceof Error ? error.message : String(error) });
@@ -109,10 +174,22 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
     const clientId = payload.sub as string;
     const scope = payload.scope as string;
     // Outside the try as well: a table that cannot be read is a fault, not a bad token.
-    const revoked = tokenRevocationReason(await clients.get(clientId), {
-      tenant: payload.tenant as string,
-      generation: (payload[TOKEN_GENERATION_CLAIM] as number | undefined) ?? 0,
-    });
+    const client = await clients.get(clientId);
+    const revoked =
+      tokenRevocationReason(client, {
+        tenant: payload.tenant as string,
+        generation: (payload[TOKEN_GENERATION_CLAIM] as number | undefined) ?? 0,
+      }) ??
+      // Scopes withdrawn from the client since the token was issued are withdrawn from the token too.
+      (splitScopes(scope).some((granted) => !(client?.scopes as string[] | undefined)?.includes(granted))
+        ? 'the token names a scope the client is no longer granted'
+        : undefined) ??
+      (await bindingRefusal(settings, event, {
+        scheme,
+        token,
+        payload,
+        requireDpop: client?.requireDpop === true,
+      }));
     if (revoked !== undefined) {
       logger.info('Access token refused', { reason: revoked, clientId });
       throw unauthorized();
@@ -123,6 +200,46 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
       context: { tenant: payload.tenant as string, clientId, scope },
     };
   };
+};
+
+/**
+ * RFC 9449 7: a bound token (cnf.jkt) is accepted only as `DPoP <token>` with a fresh proof of
+ * this request signed by the bound key, whose jti is recorded (a replay is refused); an unbound
+ * token only as Bearer, and not at all where DPoP is required. Undefined when accepted.
+ */
+const bindingRefusal = async (
+  settings: AuthorizerDependencies,
+  event: APIGatewayTokenAuthorizerEvent | APIGatewayRequestAuthorizerEvent,
+  presented: { scheme: string; token: string; payload: JwtPayload; requireDpop: boolean },
+): Promise<string | undefined> => {
+  const jkt = (presented.payload.cnf as { jkt?: string } | undefined)?.jkt;
+  if (jkt === undefined) {
+    if (presented.scheme === 'dpop') return 'an unbound token was sent as DPoP';
+    if (settings.requireDpop || presented.requireDpop) return 'this client must use DPoP-bound tokens';
+    return undefined;
+  }
+  if (presented.scheme !== 'dpop') return 'a DPoP-bound token was sent as Bearer';
+  // A TOKEN authorizer sees no proof: a bound token needs the REQUEST authorizer.
+  if (event.type !== 'REQUEST') return 'the DPoP proof cannot be checked here';
+  const now = settings.now?.() ?? new Date();
+  try {
+    const proof = await verifyDpopProof(headerOf(event, 'dpop'), {
+      method: event.httpMethod,
+      url: `${settings.publicUrl}${event.path}`,
+      accessToken: presented.token,
+      now,
+      ...(settings.dpopNonceSecret !== undefined && { nonceSecret: settings.dpopNonceSecret }),
+    });
+    if (proof.jkt !== jkt) return 'the DPoP proof is signed by another key than the token is bound to';
+    // Outside a try that turns faults into refusals: a table that cannot be written is a fault.
+    if (!(await settings.replay.firstUse('dpop', proof.jkt, proof.jti, proof.staleAt, now))) {
+      return 'the DPoP proof was used before';
+    }
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidDpopProofError) return error.message;
+    throw error;
+  }
 };
 
 // The token itself never reaches a log line: the caller is known only once it is verified.

@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
+  type ClientJwkSet,
   type ClientRecord,
   MAX_ROTATION_GRACE_SECONDS,
+  type TokenEndpointAuthMethod,
   withDisabled,
   withRotatedSecret,
 } from '#domain/access/client';
@@ -9,6 +11,7 @@ import type { ClientAuditEvent, ClientAuditPublisher, ClientStore } from '#domai
 import type { Clock } from '#domain/commons/ports';
 import { hashClientSecret } from './client-secret.ts';
 import {
+  authenticationProblems,
   type ClientRegistration,
   InvalidClientRegistrationError,
   registerClient,
@@ -49,6 +52,10 @@ export interface ClientSummary {
   disabledAt?: string;
   /** Until when the secret before the last rotation still works, while it does. */
   previousSecretExpiresAt?: string;
+  authMethods: string[];
+  /** The kids of the client's public keys (private_key_jwt). */
+  keyIds: string[];
+  requireDpop: boolean;
 }
 
 export const generateClientSecret = (): string => randomBytes(32).toString('base64url');
@@ -64,6 +71,9 @@ const summaryOf = (client: ClientRecord, now: Date): ClientSummary => ({
     Date.parse(client.previousSecretExpiresAt) > now.getTime() && {
       previousSecretExpiresAt: client.previousSecretExpiresAt,
     }),
+  authMethods: [...(client.authMethods ?? ['client_secret_basic', 'client_secret_post'])],
+  keyIds: (client.jwks?.keys ?? []).map((key) => key.kid),
+  requireDpop: client.requireDpop === true,
 });
 
 const publish = async (
@@ -192,4 +202,28 @@ export const rotateClientSecret = async (
   );
   await publish(administration, 'ClientSecretRotated', client, now);
   return { client, secret };
+};
+
+/**
+ * Replaces the client's public keys (a rotation: publish the new key beside the old one, then
+ * drop the old one), and with them, when given, its methods and DPoP requirement.
+ */
+export const setClientKeys = async (
+  administration: ClientAdministration,
+  clientId: string,
+  change: { jwks: ClientJwkSet; authMethods?: readonly string[]; requireDpop?: boolean },
+): Promise<ClientRecord> => {
+  const before = await existing(administration, clientId);
+  const authMethods = change.authMethods ?? before.authMethods;
+  const problems = authenticationProblems(authMethods, change.jwks);
+  if (problems.length > 0) throw new InvalidClientRegistrationError(problems);
+  const now = administration.clock.now();
+  const client = await save(administration, before, {
+    ...before,
+    jwks: change.jwks,
+    ...(authMethods !== undefined && { authMethods: [...new Set(authMethods)] as TokenEndpointAuthMethod[] }),
+    ...(change.requireDpop !== undefined && { requireDpop: change.requireDpop }),
+  });
+  await publish(administration, 'ClientKeysReplaced', client, now);
+  return client;
 };

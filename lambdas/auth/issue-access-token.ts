@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   acceptedSecretHashes,
+  allowedAuthMethods,
   CLIENT_ID_PATTERN,
+  type ClientJwkSet,
   type ClientRecord,
   TOKEN_GENERATION_CLAIM,
 } from '#domain/access/client';
@@ -9,13 +11,22 @@ import type {
   AuthenticationCaller,
   AuthenticationThrottle,
   ClientStore,
+  ReplayGuard,
   TokenKeys,
 } from '#domain/access/ports';
 import { isScope, type Scope, splitScopes } from '#domain/access/scopes';
 import type { Clock } from '#domain/commons/ports';
+import { logger } from '#shared/logger';
+import { InvalidAssertionError, type VerifiedAssertion, verifyClientAssertion } from './client-assertion.ts';
 import { verifyClientSecretAgainst } from './client-secret.ts';
+import { dpopNonce, InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
 import { signJwt } from './jwt.ts';
-import { ClientAuthenticationThrottledError, InvalidClientError, InvalidScopeError } from './token-errors.ts';
+import {
+  ClientAuthenticationThrottledError,
+  InvalidClientError,
+  InvalidDpopProofRequestError,
+  InvalidScopeError,
+} from './token-errors.ts';
 import type { ClientCredentials, TokenRequest, TokenResponse } from './token-request.ts';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
@@ -31,6 +42,16 @@ export interface TokenIssuerDependencies {
   lifetimeSeconds?: number;
   throttle: AuthenticationThrottle;
   clock: Clock;
+  /** Remembers the jti of each client assertion and DPoP proof. */
+  replay: ReplayGuard;
+  /** The token endpoint's public URL: an assertion's aud may name it, a DPoP proof's htu must. */
+  tokenEndpoint: string;
+  /** False on a stage that refuses client secrets (`-c clientSecrets=false`). */
+  clientSecretsAllowed: boolean;
+  /** Every client's tokens must be DPoP-bound (a stage setting). */
+  requireDpop: boolean;
+  /** When set, DPoP proofs must carry a server nonce made with this secret (RFC 9449 8). */
+  dpopNonceSecret?: string;
 }
 
 /** The claims of every access token; `sub` and `client_id` are both the client id. */
@@ -46,6 +67,8 @@ export interface AccessTokenClaims {
   client_id: string;
   /** The client's token generation when issued: the authorizer refuses the token once it has moved on. */
   [TOKEN_GENERATION_CLAIM]: number;
+  /** RFC 9449 6: the thumbprint of the key the token is bound to. */
+  cnf?: { jkt: string };
 }
 
 /**
@@ -58,7 +81,7 @@ export interface AccessTokenClaims {
  */
 const authenticateClient = async (
   { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
-  credentials: ClientCredentials,
+  credentials: Extract<ClientCredentials, { secret: string }>,
   caller: AuthenticationCaller,
 ): Promise<ClientRecord> => {
   const now = clock.now();
@@ -112,14 +135,105 @@ const grantedScopes = (client: ClientRecord, requested: string | undefined): Sco
   return asked as Scope[];
 };
 
+/**
+ * private_key_jwt (RFC 7523): the assertion is verified against the client's keys, and its jti is
+ * recorded once it is; an unknown client, a client without keys and every bad assertion get the
+ * same answer. Costs no derivation, so it spends nothing of the secret checks' throttle.
+ */
+const authenticateByAssertion = async (
+  { clients, clock, replay, issuer, tokenEndpoint }: TokenIssuerDependencies,
+  credentials: Extract<ClientCredentials, { method: 'private_key_jwt' }>,
+): Promise<ClientRecord> => {
+  const now = clock.now();
+  const client = CLIENT_ID_PATTERN.test(credentials.clientId)
+    ? await clients.get(credentials.clientId)
+    : undefined;
+  const refused = (reason: string) => {
+    logger.info('Client assertion refused', { clientId: credentials.clientId, reason });
+    return new InvalidClientError('Client authentication failed');
+  };
+  if (client === undefined || client.disabledAt !== undefined) throw refused('no such client');
+  if (!allowedAuthMethods(client, { clientSecretsAllowed: true }).includes('private_key_jwt')) {
+    throw refused('the client may not use private_key_jwt');
+  }
+  let verified: VerifiedAssertion;
+  try {
+    verified = await verifyClientAssertion(credentials.assertion, {
+      clientId: client.clientId,
+      jwks: client.jwks as ClientJwkSet,
+      audiences: [issuer, tokenEndpoint],
+      now,
+    });
+  } catch (error) {
+    if (error instanceof InvalidAssertionError) throw refused(error.message);
+    throw error;
+  }
+  if (!(await replay.firstUse('assertion', client.clientId, verified.jti, verified.exp, now))) {
+    throw refused('the assertion was used before (its jti is known)');
+  }
+  return client;
+};
+
+/** RFC 9449 5: a proof at the token endpoint binds the token to its key; some clients must send one. */
+const tokenBinding = async (
+  dependencies: TokenIssuerDependencies,
+  client: ClientRecord,
+  proof: string | undefined,
+): Promise<{ jkt: string } | undefined> => {
+  if (proof === undefined) {
+    if (dependencies.requireDpop || client.requireDpop === true) {
+      throw new InvalidDpopProofRequestError('This client must send a DPoP proof for a bound token');
+    }
+    return undefined;
+  }
+  const now = dependencies.clock.now();
+  try {
+    const verified = await verifyDpopProof(proof, {
+      method: 'POST',
+      url: dependencies.tokenEndpoint,
+      now,
+      ...(dependencies.dpopNonceSecret !== undefined && { nonceSecret: dependencies.dpopNonceSecret }),
+    });
+    if (!(await dependencies.replay.firstUse('dpop', verified.jkt, verified.jti, verified.staleAt, now))) {
+      throw new InvalidDpopProofError('the DPoP proof was used before');
+    }
+    return { jkt: verified.jkt };
+  } catch (error) {
+    if (error instanceof InvalidDpopProofError) {
+      const { dpopNonceSecret } = dependencies;
+      throw new InvalidDpopProofRequestError(
+        error.message,
+        error.error,
+        dpopNonceSecret === undefined ? undefined : dpopNonce(dpopNonceSecret, now),
+      );
+    }
+    throw error;
+  }
+};
+
 export const issueAccessToken = async (
   dependencies: TokenIssuerDependencies,
   request: TokenRequest,
 ): Promise<{ response: TokenResponse; claims: AccessTokenClaims }> => {
-  const client = await authenticateClient(dependencies, request.credentials, {
-    clientId: request.credentials.clientId,
-    sourceAddress: request.sourceAddress,
-  });
+  const { credentials } = request;
+  // Before any derivation: a stage without secrets spends nothing on one.
+  if (credentials.method !== 'private_key_jwt' && !dependencies.clientSecretsAllowed) {
+    throw new InvalidClientError(
+      'This service does not accept client secrets: authenticate with private_key_jwt',
+    );
+  }
+  const client =
+    credentials.method === 'private_key_jwt'
+      ? await authenticateByAssertion(dependencies, credentials)
+      : await authenticateClient(dependencies, credentials, {
+          clientId: credentials.clientId,
+          sourceAddress: request.sourceAddress,
+        });
+  // After the secret check, so a refusal here tells nothing a wrong secret would not.
+  if (!allowedAuthMethods(client, dependencies).includes(credentials.method)) {
+    throw new InvalidClientError(`This client may not authenticate with ${credentials.method}`);
+  }
+  const binding = await tokenBinding(dependencies, client, request.dpopProof);
   const scope = grantedScopes(client, request.scope).join(' ');
   const issuedAt = Math.floor(dependencies.clock.now().getTime() / 1000);
   const lifetime = dependencies.lifetimeSeconds ?? ACCESS_TOKEN_LIFETIME_SECONDS;
@@ -134,12 +248,13 @@ export const issueAccessToken = async (
     tenant: client.tenant,
     client_id: client.clientId,
     [TOKEN_GENERATION_CLAIM]: client.tokenGeneration ?? 0,
+    ...(binding !== undefined && { cnf: binding }),
   };
   const accessToken = await signJwt(claims, await dependencies.keys.signingKey());
   return {
     response: {
       access_token: accessToken,
-      token_type: 'Bearer',
+      token_type: binding === undefined ? 'Bearer' : 'DPoP',
       expires_in: lifetime,
       scope,
     },

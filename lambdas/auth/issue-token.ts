@@ -3,15 +3,18 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbAuthenticationThrottle } from '#adapters/access/authentication-throttle';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { DynamoDbReplayGuard } from '#adapters/access/replay-guard';
 import { tokenKeysFromEnvironment } from '#adapters/access/signer';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { authenticationThrottlePolicy } from '#domain/access/client';
 import { systemClock } from '#domain/commons/ports';
-import { optionalEnv, requiredEnv } from '#shared/config';
+import { optionalEnv, publicUrl, requiredEnv } from '#shared/config';
 import { deadlineBound } from '#shared/deadline';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
 import { problemResponses, unambiguousRequest } from '#shared/middleware';
+import { clientAuthenticationSettings } from './client-authentication-settings.ts';
+import { dpopNonce } from './dpop.ts';
 import {
   ACCESS_TOKEN_LIFETIME_SECONDS,
   issueAccessToken,
@@ -42,6 +45,9 @@ const tokenIssuerDependencies = (): TokenIssuerDependencies => {
     audience: requiredEnv('AUDIENCE'),
     throttle: new DynamoDbAuthenticationThrottle(documentClient(), tableName(), throttlePolicy),
     clock: systemClock,
+    replay: new DynamoDbReplayGuard(documentClient(), tableName()),
+    tokenEndpoint: `${publicUrl()}/oauth/token`,
+    ...clientAuthenticationSettings(),
     ...(lifetimeSeconds !== undefined && { lifetimeSeconds }),
   };
 };
@@ -51,17 +57,25 @@ export const issueToken =
   (dependencies: () => TokenIssuerDependencies) =>
   async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const request = parseTokenRequest(event);
-    const { response, claims } = await issueAccessToken(dependencies(), request);
+    const issuer = dependencies();
+    const { response, claims } = await issueAccessToken(issuer, request);
     logger.info('Access token issued', {
       clientId: claims.client_id,
       tenant: claims.tenant,
       scope: claims.scope,
       jti: claims.jti,
       authentication: request.credentials.method,
+      bound: claims.cnf !== undefined,
       sourceAddress: request.sourceAddress,
     });
     // RFC 6749 5.1: token responses are never cached.
-    return jsonResponse(200, response, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    return jsonResponse(200, response, {
+      'Cache-Control': 'no-store',
+      Pragma: 'no-cache',
+      ...(issuer.dpopNonceSecret !== undefined && {
+        'DPoP-Nonce': dpopNonce(issuer.dpopNonceSecret, issuer.clock.now()),
+      }),
+    });
   };
 
 export const createIssueTokenHandler = (dependencies: () => TokenIssuerDependencies) =>

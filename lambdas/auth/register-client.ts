@@ -1,5 +1,11 @@
 import { TENANT_ID_PATTERN } from '#adapters/table/keys';
-import { CLIENT_ID_PATTERN, type ClientRecord } from '#domain/access/client';
+import {
+  CLIENT_ID_PATTERN,
+  type ClientJwkSet,
+  type ClientRecord,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+  type TokenEndpointAuthMethod,
+} from '#domain/access/client';
 import type { ClientStore } from '#domain/access/ports';
 import { isScope, type Scope } from '#domain/access/scopes';
 import { hashClientSecret } from './client-secret.ts';
@@ -12,7 +18,34 @@ export interface ClientRegistration {
   secret: string;
   scopes: readonly string[];
   tenant: string;
+  /** Public keys for private_key_jwt, checked already (parseClientJwks). */
+  jwks?: ClientJwkSet;
+  /** Absent: client_secret_basic and client_secret_post, as before keys existed. */
+  authMethods?: readonly string[];
+  requireDpop?: boolean;
 }
+
+/** Why a client's methods and keys do not fit together, if they do not. */
+export const authenticationProblems = (
+  authMethods: readonly string[] | undefined,
+  jwks: ClientJwkSet | undefined,
+): string[] => {
+  if (authMethods === undefined) return [];
+  const problems: string[] = [];
+  const unknown = authMethods.filter(
+    (method) => !(TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(method),
+  );
+  if (unknown.length > 0) {
+    problems.push(
+      `unknown authentication method(s): ${unknown.join(', ')} (of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')})`,
+    );
+  }
+  if (authMethods.length === 0) problems.push('at least one authentication method is required');
+  if (authMethods.includes('private_key_jwt') && (jwks?.keys.length ?? 0) === 0) {
+    problems.push("private_key_jwt needs the client's public keys (--jwks FILE)");
+  }
+  return problems;
+};
 
 export class InvalidClientRegistrationError extends Error {
   constructor(readonly problems: string[]) {
@@ -38,6 +71,7 @@ const problemsOf = (registration: ClientRegistration): string[] => {
   if (registration.scopes.length === 0) problems.push('at least one scope is required');
   const unknown = registration.scopes.filter((scope) => !isScope(scope));
   if (unknown.length > 0) problems.push(`unknown scope(s): ${unknown.join(', ')}`);
+  problems.push(...authenticationProblems(registration.authMethods, registration.jwks));
   return problems;
 };
 
@@ -55,6 +89,11 @@ export const registerClient = async (
     scopes: [...new Set(registration.scopes)] as Scope[],
     tenant: registration.tenant,
     createdAt: now.toISOString(),
+    ...(registration.jwks !== undefined && { jwks: registration.jwks }),
+    ...(registration.authMethods !== undefined && {
+      authMethods: [...new Set(registration.authMethods)] as TokenEndpointAuthMethod[],
+    }),
+    ...(registration.requireDpop === true && { requireDpop: true }),
   };
   await store.put(record);
   return record;

@@ -43,6 +43,20 @@ export class InvalidScopeError extends TokenRequestError {
   readonly error = 'invalid_scope';
 }
 
+/** RFC 9449 5.2 / 8: the token request's DPoP proof is missing, bad, or needs a server nonce. */
+export class InvalidDpopProofRequestError extends TokenRequestError {
+  override name = 'InvalidDpopProofRequestError';
+  readonly status = 400;
+  constructor(
+    message: string,
+    readonly error: 'invalid_dpop_proof' | 'use_dpop_nonce' = 'invalid_dpop_proof',
+    /** The nonce to use next (DPoP-Nonce), when the server asks for one. */
+    readonly nonce?: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Too many failed authentications for one client id: 429 with Retry-After, before any secret is checked. */
 export class ClientAuthenticationThrottledError extends TokenRequestError {
   override name = 'ClientAuthenticationThrottledError';
@@ -75,7 +89,9 @@ export const tokenErrorResponses = (): MiddlewareObj<APIGatewayProxyEvent, APIGa
             ? { 'WWW-Authenticate': CLIENT_AUTHENTICATION_CHALLENGE }
             : error instanceof ClientAuthenticationThrottledError
               ? { 'Retry-After': String(error.retryAfterSeconds) }
-              : {},
+              : error instanceof InvalidDpopProofRequestError && error.nonce !== undefined
+                ? { 'DPoP-Nonce': error.nonce }
+                : {},
       });
     } else if (
       error instanceof PayloadTooLargeError ||

@@ -5,6 +5,7 @@ import { described, optionalField } from '#domain/commons/text';
 import { toInvalidParams } from '#domain/commons/validation';
 import { headerValue } from '#shared/http-event';
 import { boundedRawBody, parseJsonObjectText, UnsupportedMediaTypeError } from '#shared/middleware';
+import { assertionIssuer, JWT_BEARER_ASSERTION_TYPE } from './client-assertion.ts';
 import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';
 
 export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
@@ -24,21 +25,30 @@ export const tokenRequestSchema = z.object({
     z.string(),
     'Space-separated scopes; when absent, every scope the client is allowed is granted.',
   ),
+  client_assertion_type: optionalField(
+    z.string(),
+    `private_key_jwt (RFC 7523): ${JWT_BEARER_ASSERTION_TYPE}, with client_assertion.`,
+  ),
+  client_assertion: optionalField(
+    z.string(),
+    'private_key_jwt: a JWT signed ES256, PS256 or EdDSA by a key of the client; iss and sub the client id, aud the issuer, exp at most 60 s ahead, a jti used once.',
+  ),
 });
 
 export const tokenResponseSchema = z.object({
-  access_token: described(z.string(), 'RS256-signed JWT; verify it with the keys at /.well-known/jwks.json.'),
-  token_type: z.literal('Bearer'),
+  access_token: described(z.string(), 'A signed JWT; verify it with the keys at /.well-known/jwks.json.'),
+  token_type: described(
+    z.enum(['Bearer', 'DPoP']),
+    'DPoP when the request carried a DPoP proof: the token is bound to its key (RFC 9449).',
+  ),
   expires_in: described(z.int(), 'Lifetime in seconds (3600).'),
   scope: described(z.string(), 'Space-separated granted scopes.'),
 });
 export type TokenResponse = z.infer<typeof tokenResponseSchema>;
 
-export interface ClientCredentials {
-  clientId: string;
-  secret: string;
-  method: 'client_secret_basic' | 'client_secret_post';
-}
+export type ClientCredentials =
+  | { clientId: string; secret: string; method: 'client_secret_basic' | 'client_secret_post' }
+  | { clientId: string; assertion: string; method: 'private_key_jwt' };
 
 export interface TokenRequest {
   credentials: ClientCredentials;
@@ -46,6 +56,8 @@ export interface TokenRequest {
   scope: string | undefined;
   /** Where the request came from, as the gateway saw it (failed authentications are counted by it). */
   sourceAddress: string;
+  /** The DPoP header (RFC 9449), when the client asks for a bound token. */
+  dpopProof: string | undefined;
 }
 
 type Parameters = Record<string, unknown>;
@@ -121,11 +133,42 @@ const basicCredentials = (authorization: string): { clientId: string; secret: st
   }
 };
 
+/** RFC 7521 4.2 / RFC 7523 2.2: a JWT assertion, and no other client authentication beside it. */
+const assertionCredentials = (
+  authorization: string | undefined,
+  body: z.infer<typeof tokenRequestSchema>,
+): ClientCredentials => {
+  if (body.client_assertion_type !== JWT_BEARER_ASSERTION_TYPE) {
+    throw new InvalidClientError(`The client_assertion_type must be ${JWT_BEARER_ASSERTION_TYPE}`);
+  }
+  if (body.client_assertion === undefined) {
+    throw new InvalidTokenRequestError('The client_assertion is missing', [
+      { name: 'client_assertion', reason: 'is required with client_assertion_type' },
+    ]);
+  }
+  if ((authorization !== undefined && authorization.trim() !== '') || body.client_secret !== undefined) {
+    throw new InvalidTokenRequestError('A request authenticates the client one way only', [
+      { name: 'client_assertion', reason: 'must not be sent with a client secret' },
+    ]);
+  }
+  const issuer = assertionIssuer(body.client_assertion);
+  if (issuer === undefined)
+    throw new InvalidClientError('The client_assertion is not a JWT naming its client in iss');
+  // RFC 7521 4.2: a client_id sent beside the assertion names the same client.
+  if (body.client_id !== undefined && body.client_id !== issuer) {
+    throw new InvalidClientError('The client_id differs from the client the assertion names');
+  }
+  return { clientId: issuer, assertion: body.client_assertion, method: 'private_key_jwt' };
+};
+
 const credentialsOf = (
   event: APIGatewayProxyEvent,
   body: z.infer<typeof tokenRequestSchema>,
 ): ClientCredentials => {
   const authorization = headerValue(event, 'authorization');
+  if (body.client_assertion_type !== undefined || body.client_assertion !== undefined) {
+    return assertionCredentials(authorization, body);
+  }
   if (authorization !== undefined && authorization.trim() !== '') {
     const basic = basicCredentials(authorization);
     // RFC 6749 2.3: a client uses one authentication method per request.
@@ -174,5 +217,6 @@ export const parseTokenRequest = (event: APIGatewayProxyEvent): TokenRequest => 
     scope: result.data.scope,
     // Set by API Gateway (and the local gateway) from the connection, never from a header.
     sourceAddress: event.requestContext?.identity?.sourceIp ?? 'unknown',
+    dpopProof: headerValue(event, 'dpop'),
   };
 };

@@ -45,7 +45,10 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
     statusCode: 401,
     error: 'unauthorized',
     description: 'The access token is missing, malformed, expired or not valid for this API',
-    headers: { 'WWW-Authenticate': `Bearer realm="${BEARER_REALM}", error="invalid_token"` },
+    // Both schemes (RFC 9449 7.1): a refused DPoP proof is answered here too, with the same body.
+    headers: {
+      'WWW-Authenticate': `Bearer realm="${BEARER_REALM}", error="invalid_token", DPoP algs="ES256 PS256 EdDSA", error="invalid_dpop_proof"`,
+    },
   },
   {
     type: 'EXPIRED_TOKEN',

@@ -30,7 +30,10 @@ export type ErrorCode =
   | 'invalid_client'
   | 'invalid_grant'
   | 'unsupported_grant_type'
-  | 'invalid_scope';
+  | 'invalid_scope'
+  // RFC 9449 7.1 and 8, for DPoP proofs.
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',

@@ -9,10 +9,10 @@ import {
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
+  RequestAuthorizer,
   ResponseType,
   RestApi,
   SecurityPolicy,
-  TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -133,11 +133,13 @@ export class CreditTransferApi extends Construct {
       reason:
         "The authorizer's only invoke permission names API Gateway and, as SourceArn, this API's authorizer; the rule reads SourceArn only as a literal or a plain reference, not the Fn::Join an authorizer's ARN is.",
     });
-    const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
-      authorizerName: 'bearer-token',
+    // A REQUEST authorizer: a DPoP proof is checked against the method, path and headers. Its
+    // answers are not cached: API Gateway would key them by the Authorization header alone, and a
+    // cached Allow would let a replayed (or absent) proof through with a bound token.
+    const authorizer = new RequestAuthorizer(this, 'RequestAuthorizer', {
+      authorizerName: 'access-token',
       handler: this.authorizerFunction.invocable,
-      identitySource: IdentitySource.header('Authorization'),
-      // A cached Allow outlives the token's exp by at most this long.
+      identitySources: [IdentitySource.header('Authorization')],
       resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
     });
 
@@ -251,7 +253,8 @@ export class CreditTransferApi extends Construct {
  * How long API Gateway reuses an authorizer's answer for the same token: no token is accepted
  * more than this long after its `exp` (the local server keeps the same bound).
  */
-export const AUTHORIZER_CACHE_SECONDS = 30;
+/** 0: every call is authorized afresh (DPoP proofs are single-use); see docs/authentication.md. */
+export const AUTHORIZER_CACHE_SECONDS = 0;
 
 /** Stage method path of the token endpoint, as API Gateway names it in method settings. */
 export const TOKEN_METHOD_PATH = '/oauth/token/POST';

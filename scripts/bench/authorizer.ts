@@ -66,6 +66,10 @@ export const benchAuthorizer = async (
       issuer: ISSUER,
       audience: AUDIENCE,
       routes: ROUTES,
+      // Bearer tokens only here: no DPoP proof is checked, so no jti is recorded.
+      replay: { firstUse: async () => true },
+      publicUrl: ISSUER,
+      requireDpop: false,
     }));
     return (index: number) =>
       authorize({

@@ -11,7 +11,7 @@ import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
-  APIGatewayTokenAuthorizerEvent,
+  APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
 import { InvalidRequestError } from '#domain/commons/errors';
@@ -30,12 +30,12 @@ import { functionNameOf, inOwnContext } from './invocations.ts';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
- * runs the same TOKEN authorizer (with a result cache, as API Gateway keeps one), hands the
+ * runs the same REQUEST authorizer (with a result cache, as API Gateway keeps one), hands the
  * same handlers v1 proxy events and answers with the same Gateway Responses.
  */
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (
-  event: APIGatewayTokenAuthorizerEvent,
+  event: APIGatewayRequestAuthorizerEvent,
   context: Context,
 ) => Promise<APIGatewayAuthorizerResult>;
 export type PolicyEvaluator = (
@@ -388,17 +388,30 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
   const authorize = async (
     token: string,
     arn: string,
+    request: { method: string; path: string; headers: Record<string, string> },
   ): Promise<APIGatewayAuthorizerResult | 'failed' | undefined> => {
-    const cached = authorizerCache.get(token);
+    // A DPoP-bound token is checked on every call (its proof is new each time, and a proof seen
+    // before must be refused): only Bearer answers are cached, by the Authorization header.
+    const cacheable = !/^\s*dpop\s/i.test(token);
+    const cached = cacheable ? authorizerCache.get(token) : undefined;
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
       const context = lambdaContext('authorizer');
+      const event = {
+        type: 'REQUEST',
+        methodArn: arn,
+        httpMethod: request.method,
+        path: request.path,
+        resource: request.path,
+        headers: request.headers,
+      } as unknown as APIGatewayRequestAuthorizerEvent;
       const result = await inOwnContext(
         'Authorizer',
         context.awsRequestId,
-        () => options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn: arn }, context),
+        () => options.authorizer(event, context),
         AUTHORIZER_ENTRY,
       );
+      if (!cacheable) return result;
       // Expired entries go once the cache grows, so a long-running local service stays small.
       if (authorizerCache.size >= 10_000) {
         for (const [key, entry] of authorizerCache)
@@ -446,7 +459,11 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       const token = request.headers.authorization;
       if (!token) return sendGatewayResponse(response, 'UNAUTHORIZED');
       const arn = methodArn(stage, route, url.pathname);
-      const result = await authorize(token, arn);
+      const result = await authorize(token, arn, {
+        method: route.method,
+        path: url.pathname,
+        headers: Object.fromEntries(headerEntries(request)),
+      });
       if (!result) return sendGatewayResponse(response, 'UNAUTHORIZED');
       if (result === 'failed') return sendGatewayResponse(response, 'AUTHORIZER_FAILURE');
       if (!options.isAllowed(result.policyDocument, arn))

@@ -1,4 +1,9 @@
-import type { ClientRecord } from '#domain/access/client';
+import {
+  type ClientJwkSet,
+  type ClientRecord,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+  type TokenEndpointAuthMethod,
+} from '#domain/access/client';
 import type { ClientStore } from '#domain/access/ports';
 import { isScope } from '#domain/access/scopes';
 import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
@@ -37,6 +42,31 @@ const fromClientItem = (item: Record<string, unknown>): ClientRecord => {
     ...(disabledAt !== undefined && { disabledAt }),
     ...(revision !== undefined && { revision: revision as number }),
     ...(item.tokenGeneration !== undefined && { tokenGeneration: item.tokenGeneration as number }),
+    ...clientAuthenticationOf(item),
+  };
+};
+
+/** The key set, methods and DPoP requirement as stored; anything malformed is refused, never guessed. */
+const clientAuthenticationOf = (
+  item: Record<string, unknown>,
+): Pick<ClientRecord, 'jwks' | 'authMethods' | 'requireDpop'> => {
+  const { jwks, authMethods, requireDpop } = item;
+  const keys = (jwks as { keys?: unknown } | undefined)?.keys;
+  if (
+    (jwks !== undefined && (!Array.isArray(keys) || keys.some((key) => typeof key?.kid !== 'string'))) ||
+    (authMethods !== undefined &&
+      (!Array.isArray(authMethods) ||
+        authMethods.some(
+          (method) => !(TOKEN_ENDPOINT_AUTH_METHODS as readonly unknown[]).includes(method),
+        ))) ||
+    (requireDpop !== undefined && typeof requireDpop !== 'boolean')
+  ) {
+    throw new Error(`The stored client ${String(item.clientId)} has malformed authentication settings`);
+  }
+  return {
+    ...(jwks !== undefined && { jwks: jwks as ClientJwkSet }),
+    ...(authMethods !== undefined && { authMethods: authMethods as TokenEndpointAuthMethod[] }),
+    ...(requireDpop !== undefined && { requireDpop: requireDpop as boolean }),
   };
 };
 

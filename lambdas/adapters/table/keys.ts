@@ -155,6 +155,17 @@ export const authenticationFailuresKey = (caller: { clientId: string; sourceAddr
   sk: `SOURCE#${SOURCE_ADDRESS_PATTERN.test(caller.sourceAddress) ? caller.sourceAddress : hashed(caller.sourceAddress)}`,
 });
 
+/**
+ * A used jti (RFC 7523 client assertions, RFC 9449 DPoP proofs), kept until the JWT it came from
+ * would expire. Each kind has its own prefix (the token function writes both, the authorizer only
+ * proofs'); the partition is a hash of the key's owner (client id or key thumbprint) and the jti,
+ * so any jti sent stays a short key and writes spread over partitions.
+ */
+export const usedJtiKey = (kind: 'assertion' | 'dpop', owner: string, jti: string): TableKey => ({
+  pk: `${kind === 'assertion' ? 'ASSERTION_JTI' : 'DPOP_JTI'}#${hashed(`${owner}\u0000${jti}`)}`,
+  sk: 'JTI',
+});
+
 /** The signing key schedule (AWS): which KMS key signs, and which the key set publishes. */
 export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 'SCHEDULE' });
 /**

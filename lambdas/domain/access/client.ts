@@ -22,7 +22,48 @@ export interface ClientRecord {
    * every live token of the client. Absent: 0.
    */
   tokenGeneration?: number;
+  /** The client's public keys (a JWK Set) for private_key_jwt; absent: the client has none. */
+  jwks?: ClientJwkSet;
+  /** How the client may authenticate at the token endpoint; absent: with its secret only. */
+  authMethods?: TokenEndpointAuthMethod[];
+  /** Every token of this client must be DPoP-bound (RFC 9449). */
+  requireDpop?: boolean;
 }
+
+export const TOKEN_ENDPOINT_AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+const SECRET_METHODS: readonly TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/** FAPI 2.0's signing algorithms: what client assertions and DPoP proofs may be signed with. */
+export const CLIENT_SIGNING_ALGORITHMS = ['ES256', 'PS256', 'EdDSA'] as const;
+export type ClientSigningAlgorithm = (typeof CLIENT_SIGNING_ALGORITHMS)[number];
+
+/** A public key of a client, as RFC 7517 gives it; `kid` and `alg` are always set once registered. */
+export interface ClientJwk {
+  kty: 'EC' | 'RSA' | 'OKP';
+  kid: string;
+  alg: ClientSigningAlgorithm;
+  [member: string]: unknown;
+}
+export interface ClientJwkSet {
+  keys: ClientJwk[];
+}
+
+/**
+ * The methods the client may use now: its own list (secrets only, when it has none), without the
+ * secret methods when the stage refuses secrets, and without private_key_jwt when it has no key.
+ */
+export const allowedAuthMethods = (
+  client: ClientRecord,
+  stage: { clientSecretsAllowed: boolean },
+): TokenEndpointAuthMethod[] =>
+  (client.authMethods ?? SECRET_METHODS).filter((method) =>
+    method === 'private_key_jwt' ? (client.jwks?.keys.length ?? 0) > 0 : stage.clientSecretsAllowed,
+  );
 
 /** The claim of an access token that names the client's token generation. */
 export const TOKEN_GENERATION_CLAIM = 'client_generation';

@@ -46,10 +46,30 @@ export interface AuthenticationThrottle {
   succeeded(caller: AuthenticationCaller, check: AuthenticationCheck): Promise<void>;
 }
 
+/**
+ * Remembers each jti of a client assertion or DPoP proof until the JWT would expire: the first use
+ * is recorded atomically (two requests racing with one jti: one wins), any later one is refused.
+ */
+export interface ReplayGuard {
+  /** `true` the first time `jti` is presented for `owner`; `false` when it was seen before. */
+  firstUse(
+    kind: 'assertion' | 'dpop',
+    owner: string,
+    jti: string,
+    expiresAt: number,
+    now: Date,
+  ): Promise<boolean>;
+}
+
 /** A change an operator made to a client; never carries a secret or a hash. */
 export interface ClientAuditEvent {
   eventId: string;
-  action: 'ClientCreated' | 'ClientReplaced' | 'ClientDisabled' | 'ClientSecretRotated';
+  action:
+    | 'ClientCreated'
+    | 'ClientReplaced'
+    | 'ClientDisabled'
+    | 'ClientSecretRotated'
+    | 'ClientKeysReplaced';
   clientId: string;
   tenant: string;
   scopes: string[];

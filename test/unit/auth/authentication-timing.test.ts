@@ -10,6 +10,7 @@ import {
   CLIENT,
   type InMemoryClientStore,
   ISSUER,
+  issuerSettings,
   RecordingThrottle,
   storeWithClient,
   testSigner,
@@ -34,6 +35,7 @@ const refusalMilliseconds = async (clientId: string, secret: string): Promise<nu
   const refusal = await issueAccessToken(dependencies, {
     credentials: { clientId, secret, method: 'client_secret_post' },
     scope: undefined,
+    dpopProof: undefined,
     sourceAddress: '203.0.113.7',
   }).catch((error: unknown) => error);
   const elapsed = performance.now() - started;
@@ -73,6 +75,7 @@ beforeAll(async () => {
     issuer: ISSUER,
     audience: AUDIENCE,
     throttle: new RecordingThrottle(),
+    ...issuerSettings(),
     clock: systemClock,
   };
 });

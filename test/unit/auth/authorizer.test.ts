@@ -5,11 +5,13 @@ import { privateKeySigner } from '#adapters/access/signer-local';
 import { type AuthorizerDependencies, createAuthorizer } from '#auth/authorizer';
 import { signJwt } from '#auth/jwt';
 import { isAllowed } from '#auth/policy';
+import type { ClientRecord } from '#domain/access/client';
 import { withDisabled, withRotatedSecret } from '#domain/access/client';
 import type { TokenKeys, TokenSigner } from '#domain/access/ports';
 import { ROUTES, type Route } from '#routes';
 import {
   AUDIENCE,
+  authorizerSettings,
   CLIENT,
   type InMemoryClientStore,
   ISSUER,
@@ -66,6 +68,7 @@ const dependencies = (routes: readonly Route[] = TEST_ROUTES): AuthorizerDepende
   issuer: ISSUER,
   audience: AUDIENCE,
   routes,
+  ...authorizerSettings(),
 });
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -112,6 +115,8 @@ describe('the authorizer accepts a valid token', () => {
   });
 
   it('allowing the routes of its scopes and denying every other protected route', async () => {
+    const granted = (await clients.get('acme-payments')) as ClientRecord;
+    await clients.put({ ...granted, scopes: [...granted.scopes, 'cards:read'] });
     const result = await authorize(event(await bearer({ scope: 'transactions:read cards:read' })));
 
     expect(result.policyDocument).toEqual({
@@ -160,6 +165,8 @@ describe('the authorizer accepts a valid token', () => {
   });
 
   it('with only Deny when its scopes open no route', async () => {
+    const granted = (await clients.get('acme-payments')) as ClientRecord;
+    await clients.put({ ...granted, scopes: [...granted.scopes, 'cards:read'] });
     const result = await authorize(event(await bearer({ scope: 'cards:read' })));
 
     expect(result.policyDocument.Statement.map((statement) => statement.Effect)).toEqual(['Deny']);
@@ -233,6 +240,32 @@ describe('the authorizer answers Unauthorized for', () => {
 
   it('an unknown kid', async () => {
     await rejects(await bearer({}, { ...signer, keyId: async () => 'another-key' }));
+  });
+
+  it('a token issued a day ahead', async () => {
+    await rejects(await bearer({ iat: nowSeconds() + 86_400, exp: nowSeconds() + 86_400 + 3600 }));
+  });
+
+  it('a token that lives ten years', async () => {
+    await rejects(await bearer({ exp: nowSeconds() + 10 * 365 * 86_400 }));
+  });
+
+  it('a token without iat', async () => {
+    await rejects(await bearer({ iat: undefined }));
+  });
+
+  it('a token naming a critical header this service does not understand', async () => {
+    const input = `${segment({ alg: 'RS256', typ: 'JWT', kid: await signer.keyId(), crit: ['exp-policy'], 'exp-policy': 1 })}.${segment(claims())}`;
+    const signature = (await signer.sign(Buffer.from(input))).toString('base64url');
+    await rejects(`Bearer ${input}.${signature}`);
+  });
+
+  it('a scope the client is no longer granted, once its grant was narrowed', async () => {
+    const token = await bearer({ scope: 'transactions:read transactions:write' });
+    await expect(authorize(event(token))).resolves.toBeDefined();
+    const client = (await clients.get('acme-payments')) as ClientRecord;
+    await clients.put({ ...client, scopes: client.scopes.filter((scope) => scope !== 'transactions:write') });
+    await rejects(token);
   });
 
   it('a header that is not Bearer <JWT>', async () => {

@@ -17,6 +17,7 @@ import {
   CLIENT,
   InMemoryClientStore,
   ISSUER,
+  issuerSettings,
   ManualClock,
   RecordingAuditPublisher,
   RecordingThrottle,
@@ -38,11 +39,13 @@ const authenticates = async (clientId: string, secret: string): Promise<boolean>
         issuer: ISSUER,
         audience: AUDIENCE,
         throttle: new RecordingThrottle(),
+        ...issuerSettings(),
         clock,
       },
       {
         credentials: { clientId, secret, method: 'client_secret_post' },
         scope: undefined,
+        dpopProof: undefined,
         sourceAddress: '203.0.113.7',
       },
     );
@@ -131,6 +134,9 @@ describe('listing clients', () => {
         scopes: CLIENT.scopes,
         createdAt: expect.any(String),
         status: 'active',
+        authMethods: ['client_secret_basic', 'client_secret_post'],
+        keyIds: [],
+        requireDpop: false,
       },
       expect.objectContaining({
         clientId: 'another',

@@ -12,6 +12,7 @@ import type {
   ClientAuditEvent,
   ClientAuditPublisher,
   ClientStore,
+  ReplayGuard,
   TokenKeys,
   TokenSigner,
 } from '#domain/access/ports';
@@ -161,3 +162,30 @@ export const muteLogger = (): void => {
   for (const level of ['debug', 'info', 'warn', 'error'] as const)
     vi.spyOn(logger, level).mockImplementation(() => {});
 };
+
+/** Remembers jtis in memory, as the table does: the first use of each is allowed. */
+export class InMemoryReplayGuard implements ReplayGuard {
+  readonly seen = new Map<string, number>();
+  async firstUse(kind: string, owner: string, jti: string, expiresAt: number, now: Date): Promise<boolean> {
+    const key = `${kind} ${owner} ${jti}`;
+    const known = this.seen.get(key);
+    if (known !== undefined && known > Math.floor(now.getTime() / 1000)) return false;
+    this.seen.set(key, expiresAt);
+    return true;
+  }
+}
+
+/** What a token issuer needs beyond the client store, keys and clock, as a stage sets it by default. */
+export const issuerSettings = () => ({
+  replay: new InMemoryReplayGuard(),
+  tokenEndpoint: `${ISSUER}/oauth/token`,
+  clientSecretsAllowed: true,
+  requireDpop: false,
+});
+
+/** What an authorizer needs beyond keys, clients and claims, as a stage sets it by default. */
+export const authorizerSettings = () => ({
+  replay: new InMemoryReplayGuard(),
+  publicUrl: ISSUER,
+  requireDpop: false,
+});

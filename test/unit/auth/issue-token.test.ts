@@ -11,6 +11,7 @@ import {
   decodeJwt,
   type InMemoryClientStore,
   ISSUER,
+  issuerSettings,
   lambdaContext,
   muteLogger,
   proxyEvent,
@@ -22,12 +23,16 @@ import {
 let store: InMemoryClientStore;
 let signer: TokenSigner & TokenKeys;
 let throttle: RecordingThrottle;
+/** The stage's setting: `-c clientSecrets=false` sets it false. */
+let clientSecretsAllowed = true;
 const handler = createIssueTokenHandler(() => ({
   clients: store,
   keys: signer,
   issuer: ISSUER,
   audience: AUDIENCE,
   throttle,
+  ...issuerSettings(),
+  clientSecretsAllowed,
   clock: systemClock,
 }));
 
@@ -68,6 +73,24 @@ beforeAll(() => {
 beforeEach(async () => {
   store = await storeWithClient();
   throttle = new RecordingThrottle();
+  clientSecretsAllowed = true;
+});
+
+describe('POST /oauth/token on a stage that refuses client secrets', () => {
+  it('refuses a correct secret, Basic or in the body, before any secret is checked', async () => {
+    clientSecretsAllowed = false;
+    const inBody = await postJson(jsonRequest());
+    const inBasic = await postForm(
+      { grant_type: 'client_credentials' },
+      { Authorization: basic(CLIENT.clientId, CLIENT.secret) },
+    );
+
+    for (const result of [inBody, inBasic]) {
+      expect(result.statusCode).toBe(401);
+      expect(bodyOf(result)).toMatchObject({ error: 'invalid_client' });
+    }
+    expect(throttle.checks).toEqual([]);
+  });
 });
 
 describe('POST /oauth/token refuses an ambiguous request', () => {

@@ -6,7 +6,7 @@ import { signJwt } from '#auth/jwt';
 import { isAllowed } from '#auth/policy';
 import { createApiGateway } from '#local/api-gateway';
 import type { Route } from '#routes';
-import { AUDIENCE, clientsOf, ISSUER, muteLogger, testSigner } from './fakes.ts';
+import { AUDIENCE, authorizerSettings, clientsOf, ISSUER, muteLogger, testSigner } from './fakes.ts';
 
 /**
  * The local server caches authorizer results per token, as API Gateway does; the cache must not
@@ -78,6 +78,7 @@ beforeAll(async () => {
       issuer: ISSUER,
       audience: AUDIENCE,
       routes: [ROUTE],
+      ...authorizerSettings(),
     })),
     isAllowed,
   });

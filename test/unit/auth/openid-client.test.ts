@@ -9,8 +9,10 @@ import { systemClock } from '#domain/commons/ports';
 import { ROUTES } from '#routes';
 import {
   AUDIENCE,
+  authorizerSettings,
   CLIENT,
   type InMemoryClientStore,
+  issuerSettings,
   lambdaContext,
   muteLogger,
   proxyEvent,
@@ -34,6 +36,7 @@ const serverFor = (issuer: string): oauth.CustomFetch => {
     issuer,
     audience: AUDIENCE,
     throttle: new RecordingThrottle(),
+    ...issuerSettings(),
     clock: systemClock,
   }));
   return async (url, options) => {
@@ -81,6 +84,7 @@ describe('openid-client 6', () => {
       issuer,
       audience: AUDIENCE,
       routes: ROUTES,
+      ...authorizerSettings(),
     }));
     const policy = await authorize({
       type: 'TOKEN',

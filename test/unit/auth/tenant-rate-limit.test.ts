@@ -30,7 +30,9 @@ beforeAll(async () => {
     authorizer: async (event) => ({
       principalId: 'client',
       policyDocument: { Version: '2012-10-17', Statement: [] },
-      context: { tenant: String(event.authorizationToken).replace(/^Bearer /, '') },
+      context: {
+        tenant: String(event.headers?.authorization ?? event.headers?.Authorization).replace(/^Bearer /, ''),
+      },
     }),
     isAllowed: () => true,
     tenantRateLimit: { ratePerSecond: RATE, burst: 2 * RATE },
