@@ -677,6 +677,8 @@ export interface components {
       status: components['schemas']['CreditTransferStatus'];
       /** @description Reason attached to the status, e.g. BlockedAccount. */
       statusReason?: string;
+      /** @description The reason's ISO 20022 ExternalStatusReason1Code, present whenever `statusReason` is: e.g. AM04 (InsufficientFunds), AC04, AC06, AG01, RR04, CUST (RequestedByCustomer). docs/iso20022.md lists them. */
+      statusReasonCode?: string;
       /**
        * Format: date-time
        * @description Timestamp of the status report.
@@ -889,6 +891,8 @@ export interface components {
           | 'Cancelled';
         /** @description Reason attached to the new status. */
         statusReason?: string;
+        /** @description The reason's ISO 20022 ExternalStatusReason1Code (e.g. AM04), present whenever `statusReason` is. */
+        statusReasonCode?: string;
         /**
          * Format: date-time
          * @description When the status changed.

@@ -9,6 +9,7 @@ import type {
   RecoveryQueue,
   StatusTransition,
 } from '#domain/credit-transfers/ports';
+import { statusReasonCodeOf } from '#domain/iso20022/status-codes';
 import { isConditionFailure } from '../aws/dynamodb-client.ts';
 import {
   creditTransferKey,
@@ -104,7 +105,9 @@ export class DynamoDbLifecycleStore
         publishedCount !== undefined ? ', publishedCount = :published' : '',
         // The status index's key moves with the status, in the same conditional write.
         ', #listStatus = :listStatus',
-        hasReason ? ', statusReason = :reason' : ' REMOVE statusReason',
+        hasReason
+          ? ', statusReason = :reason, statusReasonCode = :reasonCode'
+          : ' REMOVE statusReason, statusReasonCode',
       ].join(''),
       ConditionExpression: [
         '#status = :from',
@@ -121,7 +124,10 @@ export class DynamoDbLifecycleStore
         ':listStatus': listStatusKey(tenant, change.status),
         ':date': change.date,
         ':entry': [change],
-        ...(hasReason && { ':reason': change.statusReason }),
+        ...(change.statusReason !== undefined && {
+          ':reason': change.statusReason,
+          ':reasonCode': statusReasonCodeOf(change.statusReason, change.statusReasonCode),
+        }),
         ...(claimSubmissionAt !== undefined && { ':claimedAt': claimSubmissionAt.toISOString() }),
         ...(publishedCount !== undefined && { ':published': publishedCount }),
         ...this.recoveryValues(tenant, paymentId, nextCheckAt),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { KnownStatusReason } from '../iso20022/status-codes.ts';
 import { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
 
 /**
@@ -14,7 +15,7 @@ export const PROGRESSION: readonly CreditTransferStatus[] = [
   'AcceptedSettlementCompleted',
 ];
 
-/** ISO 20022 status reasons (long names) the service sets. */
+/** ISO 20022 status reasons (long names) the service sets; each has its code in the ISO table. */
 export const STATUS_REASONS = {
   requestedByCustomer: 'RequestedByCustomer',
   blockedAccount: 'BlockedAccount',
@@ -24,7 +25,7 @@ export const STATUS_REASONS = {
   regulatoryReason: 'RegulatoryReason',
   invalidFileFormat: 'InvalidFileFormat',
   zeroAmount: 'ZeroAmount',
-} as const;
+} as const satisfies Record<string, KnownStatusReason>;
 
 /** Who caused a status change when no client did. */
 export const ACTORS = { workflow: 'workflow', rail: 'rail' } as const;
