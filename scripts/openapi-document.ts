@@ -37,6 +37,8 @@ import {
   listCreditTransfersQuerySchema,
   MAX_LIMIT,
 } from '#domain/credit-transfers/list-filters';
+import { batchAcceptedSchema, batchPageSchema, batchRequestSchema } from '#domain/iso20022/batch-schemas';
+import { MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
 import { listEventsQuerySchema } from '#domain/webhooks/list-events';
 import {
   createdWebhookEndpointSchema,
@@ -125,6 +127,7 @@ const ERROR_CODES = [
   'request_header_fields_too_large',
   'unsupported_media_type',
   'idempotency_key_reused',
+  'message_id_reused',
   'rate_limited',
   'internal_error',
   'service_unavailable',
@@ -486,6 +489,11 @@ const json = (schema: z.ZodMiniType, example?: unknown) => ({
 
 export { CREDIT_TRANSFER_EXAMPLE, INITIATION_EXAMPLE };
 
+/** A pain document as text: its schema is ISO's XSD, named in the description. */
+const xml = (description: string) => ({
+  'application/xml': { schema: described(z.string(), description) },
+});
+
 // ---------------------------------------------------------------------------------------------
 // Webhook endpoints and events (issue 17).
 
@@ -820,6 +828,74 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       ...errors([400, 401, 403, 413, 415, 422]),
     },
   },
+  submitCreditTransferBatch: {
+    tags: ['Credit transfers'],
+    description:
+      'Many credit transfers in one request: JSON (`{"creditTransfers": [...]}`, each element exactly the body ' +
+      'of a single initiation) or a pain.001 message (`Content-Type: application/xml`, `pain.001.001.09` or ' +
+      "`pain.001.001.03`), validated against its version's official XSD, then `NbOfTxs` and `CtrlSum` of the " +
+      'group header and of each `PmtInf`, then every rule of a single initiation. Any fault refuses the whole ' +
+      'message with 400 naming each XML path (or JSON field), and nothing is stored. DTDs and entities are ' +
+      `refused. At most ${MAX_BATCH_TRANSACTIONS} transfers or 5 MB (413). docs/iso20022.md maps each element.\n\n` +
+      "Idempotency: `idempotencyId` as on a single initiation; a pain.001's `GrpHdr/MsgId` is unique per " +
+      'tenant as well: the same message again is a replay (202, `Idempotent-Replayed: true`), another message ' +
+      'with a used MsgId is refused with 422 `message_id_reused`.\n\n' +
+      'The answer is 202 with the batch and each paymentId in message order, or with `Accept: application/xml` ' +
+      'a pain.002.001.10 group status report (`GrpSts` ACCP).',
+    requestParams: {
+      header: z.strictObject({
+        ...idempotencyHeaders(
+          'A repeat with the same body answers with the same batch and `Idempotent-Replayed: true`; anything ' +
+            'different is refused with 422.',
+          IDEMPOTENCY_KEY_EXAMPLE,
+        ),
+        ...servicerHeaders,
+      }),
+    },
+    requestBody: {
+      description: 'The batch: JSON, or a pain.001.001.09 / pain.001.001.03 Document.',
+      required: true,
+      content: {
+        ...json(batchRequestSchema),
+        ...xml(
+          'A pain.001.001.09 or pain.001.001.03 Document (ISO 20022 customer credit transfer initiation).',
+        ),
+      },
+    },
+    responses: {
+      '202': {
+        description: "Accepted: the batch, and each transfer's paymentId in message order; or its pain.002.",
+        content: {
+          ...json(batchAcceptedSchema),
+          ...xml('A pain.002.001.10 group status report: OrgnlGrpInfAndSts with GrpSts ACCP.'),
+        },
+      },
+      ...errors([400, 401, 403, 413, 415, 422]),
+    },
+  },
+  getCreditTransferBatch: {
+    tags: ['Credit transfers'],
+    description:
+      "A batch with each transfer's paymentId and current status, in message order, a hundred at a time " +
+      '(`next` is the `cursor` of the following page); with `Accept: application/xml`, a pain.002.001.10 with ' +
+      "one `TxInfAndSts` per transfer (`OrgnlEndToEndId`, `TxSts`, reason code). Another tenant's batch answers " +
+      '404, exactly as an unknown one.',
+    requestParams: {
+      path: z.strictObject({ batchId: described(z.string(), 'The batchId the submission answered.') }),
+      query: z.strictObject({ cursor: optionalField(z.string(), 'The `next` of the previous page.') }),
+      header: z.strictObject(servicerHeaders),
+    },
+    responses: {
+      '200': {
+        description: 'The batch and a page of its transfers; or its pain.002.',
+        content: {
+          ...json(batchPageSchema),
+          ...xml('A pain.002.001.10 with one TxInfAndSts per transfer.'),
+        },
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
   getCreditTransferStatus: {
     tags: ['Credit transfers'],
     description:
@@ -841,8 +917,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     },
     responses: {
       '200': {
-        description: 'The status report.',
-        content: json(creditTransferSchema, SETTLED_EXAMPLE),
+        description: 'The status report; with `Accept: application/xml`, its pain.002.',
+        content: {
+          ...json(creditTransferSchema, SETTLED_EXAMPLE),
+          ...xml('A pain.002.001.10 of this transfer: TxSts, the reason code, OrgnlEndToEndId.'),
+        },
         headers: headersObject(statusCacheHeaders),
       },
       '304': {

@@ -242,7 +242,7 @@ export class CreditTransfersClient {
     const info = responseInfo(result.response);
     if (result.response.status === 304 && options.ifNoneMatch !== undefined)
       return { modified: false, report: undefined, etag: etag ?? options.ifNoneMatch, ...info };
-    return { modified: true, report: this.#unwrap(result), etag, ...info };
+    return { modified: true, report: this.#unwrap(result) as StatusReport, etag, ...info };
   }
 
   /** Requests a cancellation (202). Without `idempotencyId` a new one is made, so retries stay safe. */
