@@ -766,7 +766,7 @@ export interface components {
        */
       status: 'Accepted' | 'Incomplete';
       /**
-       * Format: int64
+       * Format: int32
        * @description How many credit transfers the batch holds.
        */
       count: number;
@@ -817,7 +817,7 @@ export interface components {
        */
       status: 'Accepted' | 'Incomplete';
       /**
-       * Format: int64
+       * Format: int32
        * @description How many credit transfers the batch holds.
        */
       count: number;
@@ -3582,6 +3582,11 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['CreditTransfer'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
           'application/xml': string;
         };
       };
@@ -4287,7 +4292,104 @@ export interface operations {
     /** @description The batch: JSON, or a pain.001.001.09 / pain.001.001.03 Document. */
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "creditTransfers": [
+         *         {
+         *           "identifiers": [
+         *             {
+         *               "number": "E2E-2026-000118",
+         *               "schemeName": "EndToEndId",
+         *               "issuer": "Acme Trading GmbH"
+         *             }
+         *           ],
+         *           "paymentMethod": "CreditTransfer",
+         *           "paymentType": "NotOnUs",
+         *           "amount": "1250.00",
+         *           "currency": "EUR",
+         *           "paymentReason": "InvoicePayment",
+         *           "debtorAccountId": "DE89370400440532013000",
+         *           "creditorAccountId": "FR1420041010050500013M02606",
+         *           "purpose": "Invoice 2026-118, office supplies",
+         *           "paymentProcessing": {
+         *             "instructionPriority": "Normal",
+         *             "serviceLevel": "SEPA",
+         *             "categoryPurpose": "SUPP"
+         *           },
+         *           "chargeBearerType": "Shared",
+         *           "creditor": {
+         *             "name": "Fournitures Dupont SARL",
+         *             "account": {
+         *               "name": "Fournitures Dupont SARL",
+         *               "currency": "EUR",
+         *               "accountType": "Current",
+         *               "identifiers": [
+         *                 {
+         *                   "number": "FR1420041010050500013M02606",
+         *                   "schemeName": "IBAN",
+         *                   "issuer": "FR"
+         *                 }
+         *               ]
+         *             },
+         *             "postalAddress": {
+         *               "addressType": "Business",
+         *               "streetName": "Rue de la Paix",
+         *               "buildingNumber": "12",
+         *               "postCode": "75002",
+         *               "townName": "Paris",
+         *               "country": "FR",
+         *               "addressLine": [
+         *                 "12 Rue de la Paix",
+         *                 "75002 Paris"
+         *               ],
+         *               "primaryIndicator": true
+         *             },
+         *             "agent": {
+         *               "identifiers": [
+         *                 {
+         *                   "number": "BNPAFRPPXXX",
+         *                   "schemeName": "BIC",
+         *                   "issuer": "SWIFT",
+         *                   "country": "FR",
+         *                   "issueDate": "2001-01-01",
+         *                   "foreingIDIndicator": false,
+         *                   "taxIDIndicator": false
+         *                 }
+         *               ],
+         *               "name": "BNP Paribas",
+         *               "postalAddress": {
+         *                 "streetName": "Boulevard des Italiens",
+         *                 "buildingNumber": "16",
+         *                 "postCode": "75009",
+         *                 "townName": "Paris",
+         *                 "country": "FR"
+         *               }
+         *             },
+         *             "identifiers": [
+         *               {
+         *                 "number": "FR40303265045",
+         *                 "schemeName": "VATRegistrationNumber",
+         *                 "issuer": "FR",
+         *                 "issueDate": "2019-03-01",
+         *                 "expirationDate": "2029-02-28"
+         *               }
+         *             ],
+         *             "countryOfResidence": "FR"
+         *           },
+         *           "remittanceInformation": {
+         *             "remittanceNumber": "INV-2026-118",
+         *             "documentType": "CommercialInvoice"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         'application/json': components['schemas']['CreditTransferBatchRequest'];
+        /**
+         * @example <?xml version="1.0" encoding="UTF-8"?>
+         *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+         *     </Document>
+         */
         'application/xml': string;
       };
     };
@@ -4298,7 +4400,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+           *       "status": "Accepted",
+           *       "count": 2,
+           *       "createdAt": "2026-11-26T09:30:01.118Z",
+           *       "messageId": "PAYROLL-2026-12-A",
+           *       "messageName": "pain.001.001.09",
+           *       "creditTransfers": [
+           *         {
+           *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20"
+           *         },
+           *         {
+           *           "paymentId": "c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['CreditTransferBatchAccepted'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
           'application/xml': string;
         };
       };
@@ -4591,7 +4716,36 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+           *       "status": "Accepted",
+           *       "count": 2,
+           *       "createdAt": "2026-11-26T09:30:01.118Z",
+           *       "messageId": "PAYROLL-2026-12-A",
+           *       "messageName": "pain.001.001.09",
+           *       "creditTransfers": [
+           *         {
+           *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
+           *           "status": "AcceptedSettlementCompleted",
+           *           "date": "2026-12-01T00:00:03.402Z"
+           *         },
+           *         {
+           *           "paymentId": "c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21",
+           *           "status": "Rejected",
+           *           "statusReason": "InsufficientFunds",
+           *           "statusReasonCode": "AM04",
+           *           "date": "2026-12-01T00:00:01.977Z"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['CreditTransferBatch'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
           'application/xml': string;
         };
       };

@@ -1,4 +1,7 @@
 import * as z from 'zod/mini';
+
+const bounded = (max: number) => z.string().check(z.maxLength(max));
+
 import { described, optionalField } from '../commons/text.ts';
 import {
   creditTransferRequestSchema,
@@ -21,16 +24,19 @@ export const batchRequestSchema = named(
 );
 
 const batchFields = {
-  batchId: described(z.string(), 'Identification of the batch (a UUID).'),
+  batchId: described(bounded(36), 'Identification of the batch (a UUID).'),
   status: described(
     z.enum(['Accepted', 'Incomplete']),
     '`Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.',
   ),
-  count: described(z.int(), 'How many credit transfers the batch holds.'),
-  createdAt: described(z.string(), 'When the batch was accepted (ISO 8601, UTC).'),
-  messageId: described(z.string(), "The message's GrpHdr/MsgId (for JSON, the batchId without hyphens)."),
+  count: described(
+    z.int().check(z.gte(0), z.lte(MAX_BATCH_TRANSACTIONS)),
+    'How many credit transfers the batch holds.',
+  ),
+  createdAt: described(bounded(35), 'When the batch was accepted (ISO 8601, UTC).'),
+  messageId: described(bounded(35), "The message's GrpHdr/MsgId (for JSON, the batchId without hyphens)."),
   messageName: described(
-    z.string(),
+    bounded(35),
     '`pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch.',
   ),
 };
@@ -39,7 +45,7 @@ export const batchAcceptedSchema = named(
   z.strictObject({
     ...batchFields,
     creditTransfers: described(
-      z.array(z.strictObject({ paymentId: z.string() })),
+      z.array(z.strictObject({ paymentId: bounded(36) })).check(z.maxLength(MAX_BATCH_TRANSACTIONS)),
       "Each transfer's paymentId, in message order.",
     ),
   }),
@@ -53,17 +59,17 @@ export const batchPageSchema = named(
       z
         .array(
           z.strictObject({
-            paymentId: z.string(),
+            paymentId: bounded(36),
             status: creditTransferStatusSchema,
-            statusReason: optionalField(z.string(), 'Reason attached to the status.'),
-            statusReasonCode: optionalField(z.string(), "The reason's ISO ExternalStatusReason1Code."),
-            date: described(z.string(), 'When the status was reached.'),
+            statusReason: optionalField(bounded(35), 'Reason attached to the status.'),
+            statusReasonCode: optionalField(bounded(4), "The reason's ISO ExternalStatusReason1Code."),
+            date: described(bounded(35), 'When the status was reached.'),
           }),
         )
         .check(z.maxLength(BATCH_PAGE_SIZE)),
       `Up to ${BATCH_PAGE_SIZE} transfers with their current statuses, in message order.`,
     ),
-    next: optionalField(z.string(), 'The `cursor` of the next page; absent on the last one.'),
+    next: optionalField(bounded(10), 'The `cursor` of the next page; absent on the last one.'),
   }),
   'CreditTransferBatch',
 );
