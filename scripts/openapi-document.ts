@@ -489,7 +489,7 @@ const json = (schema: z.ZodMiniType, example?: unknown) => ({
 
 export { CREDIT_TRANSFER_EXAMPLE, INITIATION_EXAMPLE };
 
-/** A pain.002 as the service writes it (trimmed to one transaction), the example of every XML answer. */
+/** A pain.001 of one transaction, the example of the batch's XML body. */
 const PAIN_001_EXAMPLE =
   '<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn>' +
   '<GrpHdr><MsgId>PAYROLL-2026-12-A</MsgId><CreDtTm>2026-11-26T09:30:00Z</CreDtTm><NbOfTxs>1</NbOfTxs><InitgPty><Nm>Example Manufacturing Ltd</Nm></InitgPty></GrpHdr>' +
@@ -499,6 +499,7 @@ const PAIN_001_EXAMPLE =
   '<Amt><InstdAmt Ccy="EUR">3150.25</InstdAmt></Amt><Cdtr><Nm>Ana Ruiz</Nm></Cdtr><CdtrAcct><Id><IBAN>DE89370400440532013000</IBAN></Id></CdtrAcct>' +
   '</CdtTrfTxInf></PmtInf></CstmrCdtTrfInitn></Document>\n';
 
+/** A pain.002 as the service writes it (trimmed to one transaction), the example of every XML answer. */
 const PAIN_002_EXAMPLE =
   '<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10">' +
   '<CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr>' +
@@ -880,6 +881,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
         ...json(batchRequestSchema, COMPONENT_EXAMPLES.CreditTransferBatchRequest),
         ...xml(
           'A pain.001.001.09 or pain.001.001.03 Document (ISO 20022 customer credit transfer initiation).',
+          PAIN_001_EXAMPLE,
         ),
       },
     },

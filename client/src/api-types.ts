@@ -4387,8 +4387,7 @@ export interface operations {
         'application/json': components['schemas']['CreditTransferBatchRequest'];
         /**
          * @example <?xml version="1.0" encoding="UTF-8"?>
-         *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
-         *     </Document>
+         *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn><GrpHdr><MsgId>PAYROLL-2026-12-A</MsgId><CreDtTm>2026-11-26T09:30:00Z</CreDtTm><NbOfTxs>1</NbOfTxs><InitgPty><Nm>Example Manufacturing Ltd</Nm></InitgPty></GrpHdr><PmtInf><PmtInfId>SALARIES-DEC</PmtInfId><PmtMtd>TRF</PmtMtd><ReqdExctnDt><Dt>2026-12-01</Dt></ReqdExctnDt><Dbtr><Nm>Example Manufacturing Ltd</Nm></Dbtr><DbtrAcct><Id><Othr><Id>001-DDA-01-123456</Id></Othr></Id></DbtrAcct><DbtrAgt><FinInstnId><BICFI>EXMPNL2A</BICFI></FinInstnId></DbtrAgt><CdtTrfTxInf><PmtId><EndToEndId>E2E-SAL-DEC-0001</EndToEndId></PmtId><Amt><InstdAmt Ccy="EUR">3150.25</InstdAmt></Amt><Cdtr><Nm>Ana Ruiz</Nm></Cdtr><CdtrAcct><Id><IBAN>DE89370400440532013000</IBAN></Id></CdtrAcct></CdtTrfTxInf></PmtInf></CstmrCdtTrfInitn></Document>
          */
         'application/xml': string;
       };
