@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { validatePain002 } from '#adapters/iso20022/xml-schemas';
-import { callApi, createClient, requestToken } from './support/local-service.ts';
+import { CreditTransfersClient } from '../../client/src/index.ts';
+import { callApi, createClient, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
 
 const BATCHES = '/v1/payments/credit-transfer-batches';
@@ -245,5 +246,20 @@ describe('credit transfer batches (pain.001)', () => {
     });
     expect(reply.status).toBe(413);
     expect(reply.body.error_description).toContain('2000');
+  });
+
+  it('the SDK sends a pain.001 as bytes and reads the batch, typed', async () => {
+    const client = new CreditTransfersClient({
+      baseUrl: service.baseUrl,
+      clientId: LOCAL_CLIENT.clientId,
+      clientSecret: LOCAL_CLIENT.clientSecret,
+    });
+    const bytes = new TextEncoder().encode(await example('03', `IT-SDK-${Date.now()}`));
+    const accepted = await client.submitBatch(bytes);
+    expect(accepted).toMatchObject({ status: 'Accepted', count: 3, messageName: 'pain.001.001.03' });
+    const page = await client.batch(accepted.batchId);
+    expect(page.creditTransfers.map((item) => item.paymentId)).toEqual(
+      accepted.creditTransfers.map((item) => item.paymentId),
+    );
   });
 });
