@@ -15,9 +15,21 @@ export interface Route {
   entry: string;
   scope?: Scope;
   summary: string;
-  /** Files the handler serves as they are: copied beside its function's code, never bundled. */
+  /** Files the handler serves or reads as they are: copied beside its function's code, never bundled. */
   assets?: readonly StaticAsset[];
+  /** The most bytes its body may have, when more than the service's default (MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
 }
+
+/** The official pain.001 schemas the batch route validates with (lambdas/adapters/iso20022/xsd). */
+const PAIN_001_SCHEMAS: readonly StaticAsset[] = ['pain.001.001.09', 'pain.001.001.03'].map((name) => ({
+  file: `${name}.xsd`,
+  source: `lambdas/adapters/iso20022/xsd/${name}.xsd`,
+  contentType: 'application/xml',
+}));
+
+/** A batch of credit transfers: MAX_BATCH_BYTES of lambdas/domain/iso20022/submit-batch.ts. */
+const MAX_BATCH_BODY_BYTES = 5 * 1024 * 1024;
 
 export const ROUTES: readonly Route[] = [
   {
@@ -80,6 +92,24 @@ export const ROUTES: readonly Route[] = [
     entry: 'lambdas/api/cancel-credit-transfer.ts',
     scope: 'transactions:write',
     summary: 'Credit transfer cancellation',
+  },
+  {
+    operationId: 'submitCreditTransferBatch',
+    method: 'POST',
+    path: '/v1/payments/credit-transfer-batches',
+    entry: 'lambdas/api/submit-credit-transfer-batch.ts',
+    scope: 'transactions:write',
+    summary: 'Credit transfer batch: JSON, or a pain.001 (.001.09 or .001.03)',
+    assets: PAIN_001_SCHEMAS,
+    maxBodyBytes: MAX_BATCH_BODY_BYTES,
+  },
+  {
+    operationId: 'getCreditTransferBatch',
+    method: 'GET',
+    path: '/v1/payments/credit-transfer-batches/{batchId}',
+    entry: 'lambdas/api/get-credit-transfer-batch.ts',
+    scope: 'transactions:read',
+    summary: "A batch's transfers and their statuses, or its pain.002",
   },
   ...webhookRoutes(),
   {

@@ -57,6 +57,10 @@ export const KEY_PREFIXES = {
   signingKeys: 'SIGNING_KEYS',
   /** The webhook deliveries waiting for an attempt, by due time (WEBHOOK_INDEX's shards). */
   webhookDue: 'WEBHOOK_DUE#',
+  /** Credit transfer batches (pain.001 or JSON), per tenant. */
+  batches: 'BATCH#',
+  /** The pain.001 message ids each tenant has used. */
+  batchMessages: 'BATCH_MESSAGE#',
 } as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
 
@@ -237,6 +241,19 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     workflowAccess(r.lifecycle),
   ],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
+  // Claims the MsgId, stores the batch and each transfer (conditional puts), marks it stored, starts workflows.
+  submitCreditTransferBatch: (r) => [
+    tableAccess(
+      r.table,
+      ['PutItem', 'GetItem', 'UpdateItem'],
+      [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages],
+    ),
+    workflowAccess(r.lifecycle),
+  ],
+  // The batch, then its transfers a hundred at a time.
+  getCreditTransferBatch: (r) => [
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches]),
+  ],
   // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).
   // The tenant's endpoint allocation (Get, Update; see keys.ts) holds the limit of endpoints.
   createWebhookEndpoint: (r) => [

@@ -37,6 +37,8 @@ import {
   listCreditTransfersQuerySchema,
   MAX_LIMIT,
 } from '#domain/credit-transfers/list-filters';
+import { batchAcceptedSchema, batchPageSchema, batchRequestSchema } from '#domain/iso20022/batch-schemas';
+import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
 import { listEventsQuerySchema } from '#domain/webhooks/list-events';
 import {
   createdWebhookEndpointSchema,
@@ -125,6 +127,7 @@ const ERROR_CODES = [
   'request_header_fields_too_large',
   'unsupported_media_type',
   'idempotency_key_reused',
+  'message_id_reused',
   'rate_limited',
   'internal_error',
   'service_unavailable',
@@ -496,6 +499,33 @@ const json = (schema: z.ZodMiniType, example?: unknown) => ({
 
 export { CREDIT_TRANSFER_EXAMPLE, INITIATION_EXAMPLE };
 
+/** A pain.001 of one transaction, the example of the batch's XML body. */
+const PAIN_001_EXAMPLE =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn>' +
+  '<GrpHdr><MsgId>PAYROLL-2026-12-A</MsgId><CreDtTm>2026-11-26T09:30:00Z</CreDtTm><NbOfTxs>1</NbOfTxs><InitgPty><Nm>Example Manufacturing Ltd</Nm></InitgPty></GrpHdr>' +
+  '<PmtInf><PmtInfId>SALARIES-DEC</PmtInfId><PmtMtd>TRF</PmtMtd><ReqdExctnDt><Dt>2026-12-01</Dt></ReqdExctnDt>' +
+  '<Dbtr><Nm>Example Manufacturing Ltd</Nm></Dbtr><DbtrAcct><Id><Othr><Id>001-DDA-01-123456</Id></Othr></Id></DbtrAcct>' +
+  '<DbtrAgt><FinInstnId><BICFI>EXMPNL2A</BICFI></FinInstnId></DbtrAgt><CdtTrfTxInf><PmtId><EndToEndId>E2E-SAL-DEC-0001</EndToEndId></PmtId>' +
+  '<Amt><InstdAmt Ccy="EUR">3150.25</InstdAmt></Amt><Cdtr><Nm>Ana Ruiz</Nm></Cdtr><CdtrAcct><Id><IBAN>DE89370400440532013000</IBAN></Id></CdtrAcct>' +
+  '</CdtTrfTxInf></PmtInf></CstmrCdtTrfInitn></Document>\n';
+
+/** A pain.002 as the service writes it (trimmed to one transaction), the example of every XML answer. */
+const PAIN_002_EXAMPLE =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10">' +
+  '<CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr>' +
+  '<OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts>' +
+  '<OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId>' +
+  '<TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf>' +
+  '<AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>\n</Document>\n';
+
+/** A pain document as text: its schema is ISO's XSD, named in the description. */
+const xml = (description: string, example = PAIN_002_EXAMPLE) => ({
+  'application/xml': {
+    schema: described(z.string().check(z.maxLength(MAX_BATCH_BYTES)), description),
+    example,
+  },
+});
+
 // ---------------------------------------------------------------------------------------------
 // Webhook endpoints and events (issue 17).
 
@@ -830,6 +860,79 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       ...errors([400, 401, 403, 413, 415, 422]),
     },
   },
+  submitCreditTransferBatch: {
+    tags: ['Credit transfers'],
+    description:
+      'Many credit transfers in one request: JSON (`{"creditTransfers": [...]}`, each element exactly the body ' +
+      'of a single initiation) or a pain.001 message (`Content-Type: application/xml`, `pain.001.001.09` or ' +
+      "`pain.001.001.03`), validated against its version's official XSD, then `NbOfTxs` and `CtrlSum` of the " +
+      'group header and of each `PmtInf`, then every rule of a single initiation. Any fault refuses the whole ' +
+      'message with 400 naming each XML path (or JSON field), and nothing is stored. DTDs and entities are ' +
+      `refused. At most ${MAX_BATCH_TRANSACTIONS} transfers or 5 MB (413). docs/iso20022.md maps each element.\n\n` +
+      "Idempotency: `idempotencyId` as on a single initiation; a pain.001's `GrpHdr/MsgId` is unique per " +
+      'tenant as well: the same message again is a replay (202, `Idempotent-Replayed: true`), another message ' +
+      'with a used MsgId is refused with 422 `message_id_reused`.\n\n' +
+      'The answer is 202 with the batch and each paymentId in message order, or with `Accept: application/xml` ' +
+      'a pain.002.001.10 group status report (`GrpSts` ACCP).',
+    requestParams: {
+      header: z.strictObject({
+        ...idempotencyHeaders(
+          'A repeat with the same body answers with the same batch and `Idempotent-Replayed: true`; anything ' +
+            'different is refused with 422.',
+          IDEMPOTENCY_KEY_EXAMPLE,
+        ),
+        ...servicerHeaders,
+      }),
+    },
+    requestBody: {
+      description: 'The batch: JSON, or a pain.001.001.09 / pain.001.001.03 Document.',
+      required: true,
+      content: {
+        ...json(batchRequestSchema, COMPONENT_EXAMPLES.CreditTransferBatchRequest),
+        ...xml(
+          'A pain.001.001.09 or pain.001.001.03 Document (ISO 20022 customer credit transfer initiation).',
+          PAIN_001_EXAMPLE,
+        ),
+      },
+    },
+    responses: {
+      '202': {
+        description: "Accepted: the batch, and each transfer's paymentId in message order; or its pain.002.",
+        content: {
+          ...json(batchAcceptedSchema, COMPONENT_EXAMPLES.CreditTransferBatchAccepted),
+          ...xml('A pain.002.001.10 group status report: OrgnlGrpInfAndSts with GrpSts ACCP.'),
+        },
+      },
+      ...errors([400, 401, 403, 413, 415, 422]),
+    },
+  },
+  getCreditTransferBatch: {
+    tags: ['Credit transfers'],
+    description:
+      "A batch with each transfer's paymentId and current status, in message order, a hundred at a time " +
+      '(`next` is the `cursor` of the following page); with `Accept: application/xml`, a pain.002.001.10 with ' +
+      "one `TxInfAndSts` per transfer (`OrgnlEndToEndId`, `TxSts`, reason code). Another tenant's batch answers " +
+      '404, exactly as an unknown one.',
+    requestParams: {
+      path: z.strictObject({
+        batchId: described(z.string().check(z.maxLength(36)), 'The batchId the submission answered.'),
+      }),
+      query: z.strictObject({
+        cursor: optionalField(z.string().check(z.maxLength(10)), 'The `next` of the previous page.'),
+      }),
+      header: z.strictObject(servicerHeaders),
+    },
+    responses: {
+      '200': {
+        description: 'The batch and a page of its transfers; or its pain.002.',
+        content: {
+          ...json(batchPageSchema, COMPONENT_EXAMPLES.CreditTransferBatch),
+          ...xml('A pain.002.001.10 with one TxInfAndSts per transfer.'),
+        },
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
   getCreditTransferStatus: {
     tags: ['Credit transfers'],
     description:
@@ -851,8 +954,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     },
     responses: {
       '200': {
-        description: 'The status report.',
-        content: json(creditTransferSchema, SETTLED_EXAMPLE),
+        description: 'The status report; with `Accept: application/xml`, its pain.002.',
+        content: {
+          ...json(creditTransferSchema, SETTLED_EXAMPLE),
+          ...xml('A pain.002.001.10 of this transfer: TxSts, the reason code, OrgnlEndToEndId.'),
+        },
         headers: headersObject(statusCacheHeaders),
       },
       '304': {

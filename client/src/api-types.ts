@@ -167,6 +167,54 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/payments/credit-transfer-batches': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Credit transfer batch: JSON, or a pain.001 (.001.09 or .001.03)
+     * @description Many credit transfers in one request: JSON (`{"creditTransfers": [...]}`, each element exactly the body of a single initiation) or a pain.001 message (`Content-Type: application/xml`, `pain.001.001.09` or `pain.001.001.03`), validated against its version's official XSD, then `NbOfTxs` and `CtrlSum` of the group header and of each `PmtInf`, then every rule of a single initiation. Any fault refuses the whole message with 400 naming each XML path (or JSON field), and nothing is stored. DTDs and entities are refused. At most 2000 transfers or 5 MB (413). docs/iso20022.md maps each element.
+     *
+     *     Idempotency: `idempotencyId` as on a single initiation; a pain.001's `GrpHdr/MsgId` is unique per tenant as well: the same message again is a replay (202, `Idempotent-Replayed: true`), another message with a used MsgId is refused with 422 `message_id_reused`.
+     *
+     *     The answer is 202 with the batch and each paymentId in message order, or with `Accept: application/xml` a pain.002.001.10 group status report (`GrpSts` ACCP).
+     *
+     *     Requires scope `transactions:write`.
+     */
+    post: operations['submitCreditTransferBatch'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/payments/credit-transfer-batches/{batchId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A batch's transfers and their statuses, or its pain.002
+     * @description A batch with each transfer's paymentId and current status, in message order, a hundred at a time (`next` is the `cursor` of the following page); with `Accept: application/xml`, a pain.002.001.10 with one `TxInfAndSts` per transfer (`OrgnlEndToEndId`, `TxSts`, reason code). Another tenant's batch answers 404, exactly as an unknown one.
+     *
+     *     Requires scope `transactions:read`.
+     */
+    get: operations['getCreditTransferBatch'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhook-endpoints': {
     parameters: {
       query?: never;
@@ -677,11 +725,208 @@ export interface components {
       status: components['schemas']['CreditTransferStatus'];
       /** @description Reason attached to the status, e.g. BlockedAccount. */
       statusReason?: string;
+      /** @description The reason's ISO 20022 ExternalStatusReason1Code, present whenever `statusReason` is: e.g. AM04 (InsufficientFunds), AC04, AC06, AG01, RR04, CUST (RequestedByCustomer). docs/iso20022.md lists them. */
+      statusReasonCode?: string;
       /**
        * Format: date-time
        * @description Timestamp of the status report.
        */
       date: string;
+    };
+    /**
+     * @example {
+     *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+     *       "status": "Accepted",
+     *       "count": 2,
+     *       "createdAt": "2026-11-26T09:30:01.118Z",
+     *       "messageId": "PAYROLL-2026-12-A",
+     *       "messageName": "pain.001.001.09",
+     *       "creditTransfers": [
+     *         {
+     *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
+     *           "status": "AcceptedSettlementCompleted",
+     *           "date": "2026-12-01T00:00:03.402Z"
+     *         },
+     *         {
+     *           "paymentId": "c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21",
+     *           "status": "Rejected",
+     *           "statusReason": "InsufficientFunds",
+     *           "statusReasonCode": "AM04",
+     *           "date": "2026-12-01T00:00:01.977Z"
+     *         }
+     *       ]
+     *     }
+     */
+    CreditTransferBatch: {
+      /** @description Identification of the batch (a UUID). */
+      batchId: string;
+      /**
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.
+       * @enum {string}
+       */
+      status: 'Accepted' | 'Incomplete';
+      /**
+       * Format: int32
+       * @description How many credit transfers the batch holds.
+       */
+      count: number;
+      /** @description When the batch was accepted (ISO 8601, UTC). */
+      createdAt: string;
+      /** @description The message's GrpHdr/MsgId (for JSON, the batchId without hyphens). */
+      messageId: string;
+      /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
+      messageName: string;
+      /** @description Up to 100 transfers with their current statuses, in message order. */
+      creditTransfers: {
+        paymentId: string;
+        status: components['schemas']['CreditTransferStatus'];
+        /** @description Reason attached to the status. */
+        statusReason?: string;
+        /** @description The reason's ISO ExternalStatusReason1Code. */
+        statusReasonCode?: string;
+        /** @description When the status was reached. */
+        date: string;
+      }[];
+      /** @description The `cursor` of the next page; absent on the last one. */
+      next?: string;
+    };
+    /**
+     * @example {
+     *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+     *       "status": "Accepted",
+     *       "count": 2,
+     *       "createdAt": "2026-11-26T09:30:01.118Z",
+     *       "messageId": "PAYROLL-2026-12-A",
+     *       "messageName": "pain.001.001.09",
+     *       "creditTransfers": [
+     *         {
+     *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20"
+     *         },
+     *         {
+     *           "paymentId": "c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21"
+     *         }
+     *       ]
+     *     }
+     */
+    CreditTransferBatchAccepted: {
+      /** @description Identification of the batch (a UUID). */
+      batchId: string;
+      /**
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.
+       * @enum {string}
+       */
+      status: 'Accepted' | 'Incomplete';
+      /**
+       * Format: int32
+       * @description How many credit transfers the batch holds.
+       */
+      count: number;
+      /** @description When the batch was accepted (ISO 8601, UTC). */
+      createdAt: string;
+      /** @description The message's GrpHdr/MsgId (for JSON, the batchId without hyphens). */
+      messageId: string;
+      /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
+      messageName: string;
+      /** @description Each transfer's paymentId, in message order. */
+      creditTransfers: {
+        paymentId: string;
+      }[];
+    };
+    /**
+     * @example {
+     *       "creditTransfers": [
+     *         {
+     *           "identifiers": [
+     *             {
+     *               "number": "E2E-2026-000118",
+     *               "schemeName": "EndToEndId",
+     *               "issuer": "Acme Trading GmbH"
+     *             }
+     *           ],
+     *           "paymentMethod": "CreditTransfer",
+     *           "paymentType": "NotOnUs",
+     *           "amount": "1250.00",
+     *           "currency": "EUR",
+     *           "paymentReason": "InvoicePayment",
+     *           "debtorAccountId": "DE89370400440532013000",
+     *           "creditorAccountId": "FR1420041010050500013M02606",
+     *           "purpose": "Invoice 2026-118, office supplies",
+     *           "paymentProcessing": {
+     *             "instructionPriority": "Normal",
+     *             "serviceLevel": "SEPA",
+     *             "categoryPurpose": "SUPP"
+     *           },
+     *           "chargeBearerType": "Shared",
+     *           "creditor": {
+     *             "name": "Fournitures Dupont SARL",
+     *             "account": {
+     *               "name": "Fournitures Dupont SARL",
+     *               "currency": "EUR",
+     *               "accountType": "Current",
+     *               "identifiers": [
+     *                 {
+     *                   "number": "FR1420041010050500013M02606",
+     *                   "schemeName": "IBAN",
+     *                   "issuer": "FR"
+     *                 }
+     *               ]
+     *             },
+     *             "postalAddress": {
+     *               "addressType": "Business",
+     *               "streetName": "Rue de la Paix",
+     *               "buildingNumber": "12",
+     *               "postCode": "75002",
+     *               "townName": "Paris",
+     *               "country": "FR",
+     *               "addressLine": [
+     *                 "12 Rue de la Paix",
+     *                 "75002 Paris"
+     *               ],
+     *               "primaryIndicator": true
+     *             },
+     *             "agent": {
+     *               "identifiers": [
+     *                 {
+     *                   "number": "BNPAFRPPXXX",
+     *                   "schemeName": "BIC",
+     *                   "issuer": "SWIFT",
+     *                   "country": "FR",
+     *                   "issueDate": "2001-01-01",
+     *                   "foreingIDIndicator": false,
+     *                   "taxIDIndicator": false
+     *                 }
+     *               ],
+     *               "name": "BNP Paribas",
+     *               "postalAddress": {
+     *                 "streetName": "Boulevard des Italiens",
+     *                 "buildingNumber": "16",
+     *                 "postCode": "75009",
+     *                 "townName": "Paris",
+     *                 "country": "FR"
+     *               }
+     *             },
+     *             "identifiers": [
+     *               {
+     *                 "number": "FR40303265045",
+     *                 "schemeName": "VATRegistrationNumber",
+     *                 "issuer": "FR",
+     *                 "issueDate": "2019-03-01",
+     *                 "expirationDate": "2029-02-28"
+     *               }
+     *             ],
+     *             "countryOfResidence": "FR"
+     *           },
+     *           "remittanceInformation": {
+     *             "remittanceNumber": "INV-2026-118",
+     *             "documentType": "CommercialInvoice"
+     *           }
+     *         }
+     *       ]
+     *     }
+     */
+    CreditTransferBatchRequest: {
+      /** @description The credit transfers, each exactly the body of a single initiation; 1 to 2000. */
+      creditTransfers: components['schemas']['CreditTransferRequest'][];
     };
     /**
      * @example {
@@ -889,6 +1134,8 @@ export interface components {
           | 'Cancelled';
         /** @description Reason attached to the new status. */
         statusReason?: string;
+        /** @description The reason's ISO 20022 ExternalStatusReason1Code (e.g. AM04), present whenever `statusReason` is. */
+        statusReasonCode?: string;
         /**
          * Format: date-time
          * @description When the status changed.
@@ -1267,6 +1514,7 @@ export interface components {
         | 'request_header_fields_too_large'
         | 'unsupported_media_type'
         | 'idempotency_key_reused'
+        | 'message_id_reused'
         | 'rate_limited'
         | 'internal_error'
         | 'service_unavailable'
@@ -3276,7 +3524,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The status report. */
+      /** @description The status report; with `Accept: application/xml`, its pain.002. */
       200: {
         headers: {
           /** @description Strong entity tag of this status report; it changes whenever the report does. Send it as `If-None-Match` to ask whether anything changed. */
@@ -3380,6 +3628,12 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['CreditTransfer'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
+          'application/xml': string;
         };
       };
       /** @description Not modified: the report named by `If-None-Match` is current. No body. */
@@ -3937,6 +4191,709 @@ export interface operations {
            *       "detail": "This idempotency key was used with a different request",
            *       "error": "idempotency_key_reused",
            *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  submitCreditTransferBatch: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Identifier the client reuses when it repeats a call. A repeat with the same body answers with the same batch and `Idempotent-Replayed: true`; anything different is refused with 422.
+         * @example inv-2026-118-payment
+         */
+        idempotencyId?: string;
+        /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
+        'Idempotency-Key'?: string;
+        /** @description Account servicer identification: the bank. */
+        servicerId?: string;
+        /** @description Account servicer at branch or centre level. */
+        servicerBranchId?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The batch: JSON, or a pain.001.001.09 / pain.001.001.03 Document. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "creditTransfers": [
+         *         {
+         *           "identifiers": [
+         *             {
+         *               "number": "E2E-2026-000118",
+         *               "schemeName": "EndToEndId",
+         *               "issuer": "Acme Trading GmbH"
+         *             }
+         *           ],
+         *           "paymentMethod": "CreditTransfer",
+         *           "paymentType": "NotOnUs",
+         *           "amount": "1250.00",
+         *           "currency": "EUR",
+         *           "paymentReason": "InvoicePayment",
+         *           "debtorAccountId": "DE89370400440532013000",
+         *           "creditorAccountId": "FR1420041010050500013M02606",
+         *           "purpose": "Invoice 2026-118, office supplies",
+         *           "paymentProcessing": {
+         *             "instructionPriority": "Normal",
+         *             "serviceLevel": "SEPA",
+         *             "categoryPurpose": "SUPP"
+         *           },
+         *           "chargeBearerType": "Shared",
+         *           "creditor": {
+         *             "name": "Fournitures Dupont SARL",
+         *             "account": {
+         *               "name": "Fournitures Dupont SARL",
+         *               "currency": "EUR",
+         *               "accountType": "Current",
+         *               "identifiers": [
+         *                 {
+         *                   "number": "FR1420041010050500013M02606",
+         *                   "schemeName": "IBAN",
+         *                   "issuer": "FR"
+         *                 }
+         *               ]
+         *             },
+         *             "postalAddress": {
+         *               "addressType": "Business",
+         *               "streetName": "Rue de la Paix",
+         *               "buildingNumber": "12",
+         *               "postCode": "75002",
+         *               "townName": "Paris",
+         *               "country": "FR",
+         *               "addressLine": [
+         *                 "12 Rue de la Paix",
+         *                 "75002 Paris"
+         *               ],
+         *               "primaryIndicator": true
+         *             },
+         *             "agent": {
+         *               "identifiers": [
+         *                 {
+         *                   "number": "BNPAFRPPXXX",
+         *                   "schemeName": "BIC",
+         *                   "issuer": "SWIFT",
+         *                   "country": "FR",
+         *                   "issueDate": "2001-01-01",
+         *                   "foreingIDIndicator": false,
+         *                   "taxIDIndicator": false
+         *                 }
+         *               ],
+         *               "name": "BNP Paribas",
+         *               "postalAddress": {
+         *                 "streetName": "Boulevard des Italiens",
+         *                 "buildingNumber": "16",
+         *                 "postCode": "75009",
+         *                 "townName": "Paris",
+         *                 "country": "FR"
+         *               }
+         *             },
+         *             "identifiers": [
+         *               {
+         *                 "number": "FR40303265045",
+         *                 "schemeName": "VATRegistrationNumber",
+         *                 "issuer": "FR",
+         *                 "issueDate": "2019-03-01",
+         *                 "expirationDate": "2029-02-28"
+         *               }
+         *             ],
+         *             "countryOfResidence": "FR"
+         *           },
+         *           "remittanceInformation": {
+         *             "remittanceNumber": "INV-2026-118",
+         *             "documentType": "CommercialInvoice"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': components['schemas']['CreditTransferBatchRequest'];
+        /**
+         * @example <?xml version="1.0" encoding="UTF-8"?>
+         *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn><GrpHdr><MsgId>PAYROLL-2026-12-A</MsgId><CreDtTm>2026-11-26T09:30:00Z</CreDtTm><NbOfTxs>1</NbOfTxs><InitgPty><Nm>Example Manufacturing Ltd</Nm></InitgPty></GrpHdr><PmtInf><PmtInfId>SALARIES-DEC</PmtInfId><PmtMtd>TRF</PmtMtd><ReqdExctnDt><Dt>2026-12-01</Dt></ReqdExctnDt><Dbtr><Nm>Example Manufacturing Ltd</Nm></Dbtr><DbtrAcct><Id><Othr><Id>001-DDA-01-123456</Id></Othr></Id></DbtrAcct><DbtrAgt><FinInstnId><BICFI>EXMPNL2A</BICFI></FinInstnId></DbtrAgt><CdtTrfTxInf><PmtId><EndToEndId>E2E-SAL-DEC-0001</EndToEndId></PmtId><Amt><InstdAmt Ccy="EUR">3150.25</InstdAmt></Amt><Cdtr><Nm>Ana Ruiz</Nm></Cdtr><CdtrAcct><Id><IBAN>DE89370400440532013000</IBAN></Id></CdtrAcct></CdtTrfTxInf></PmtInf></CstmrCdtTrfInitn></Document>
+         */
+        'application/xml': string;
+      };
+    };
+    responses: {
+      /** @description Accepted: the batch, and each transfer's paymentId in message order; or its pain.002. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+           *       "status": "Accepted",
+           *       "count": 2,
+           *       "createdAt": "2026-11-26T09:30:01.118Z",
+           *       "messageId": "PAYROLL-2026-12-A",
+           *       "messageName": "pain.001.001.09",
+           *       "creditTransfers": [
+           *         {
+           *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20"
+           *         },
+           *         {
+           *           "paymentId": "c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['CreditTransferBatchAccepted'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
+          'application/xml': string;
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The idempotency key was used before with a different request body (`idempotency_key_reused`). */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getCreditTransferBatch: {
+    parameters: {
+      query?: {
+        /** @description The `next` of the previous page. */
+        cursor?: string;
+      };
+      header?: {
+        /** @description Account servicer identification: the bank. */
+        servicerId?: string;
+        /** @description Account servicer at branch or centre level. */
+        servicerBranchId?: string;
+      };
+      path: {
+        /** @description The batchId the submission answered. */
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch and a page of its transfers; or its pain.002. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+           *       "status": "Accepted",
+           *       "count": 2,
+           *       "createdAt": "2026-11-26T09:30:01.118Z",
+           *       "messageId": "PAYROLL-2026-12-A",
+           *       "messageName": "pain.001.001.09",
+           *       "creditTransfers": [
+           *         {
+           *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
+           *           "status": "AcceptedSettlementCompleted",
+           *           "date": "2026-12-01T00:00:03.402Z"
+           *         },
+           *         {
+           *           "paymentId": "c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21",
+           *           "status": "Rejected",
+           *           "statusReason": "InsufficientFunds",
+           *           "statusReasonCode": "AM04",
+           *           "date": "2026-12-01T00:00:01.977Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['CreditTransferBatch'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
+          'application/xml': string;
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
            *     }
            */
           'application/problem+json': components['schemas']['Problem'];

@@ -16,6 +16,9 @@ import type {
   CancellationRequest,
   CreditTransfer,
   CreditTransferAnswer,
+  CreditTransferBatch,
+  CreditTransferBatchAccepted,
+  CreditTransferBatchRequest,
   CreditTransferRequest,
   ListFilters,
   ListPage,
@@ -221,6 +224,45 @@ export class CreditTransfersClient {
     );
   }
 
+  /**
+   * Sends a batch (202): JSON credit transfers, or a pain.001 file (.001.09 or .001.03) as its
+   * bytes or text. Without `idempotencyId` one is made; a pain.001's MsgId makes a resend a replay too.
+   */
+  async submitBatch(
+    batch: CreditTransferBatchRequest | Uint8Array | string,
+    options: IdempotentCallOptions = {},
+  ): Promise<CreditTransferBatchAccepted> {
+    const xml = typeof batch === 'string' || batch instanceof Uint8Array;
+    const result = await this.#api.POST('/v1/payments/credit-transfer-batches', {
+      ...this.#init(options),
+      params: {
+        header: { idempotencyId: options.idempotencyId ?? randomUUID(), ...servicerHeaders(options) },
+      },
+      body: (xml ? (typeof batch === 'string' ? batch : new TextDecoder().decode(batch)) : batch) as never,
+      ...(xml && {
+        bodySerializer: (body: unknown) => body as string,
+        headers: { 'Content-Type': 'application/xml' },
+      }),
+    });
+    return this.#unwrap(result) as CreditTransferBatchAccepted;
+  }
+
+  /** A page of a batch's transfers with their statuses (`next` names the following page). */
+  async batch(
+    batchId: string,
+    options: CallOptions & { cursor?: string } = {},
+  ): Promise<CreditTransferBatch> {
+    const result = await this.#api.GET('/v1/payments/credit-transfer-batches/{batchId}', {
+      ...this.#init(options),
+      params: {
+        path: { batchId },
+        query: { ...(options.cursor !== undefined && { cursor: options.cursor }) },
+        header: servicerHeaders(options),
+      },
+    });
+    return this.#unwrap(result) as CreditTransferBatch;
+  }
+
   /** The status report, with its `etag`. */
   status(paymentId: string, options?: StatusOptions & { ifNoneMatch?: undefined }): Promise<StatusResult>;
   /** With `ifNoneMatch` (a previous `etag`): an unchanged report answers `modified: false` and no report. */
@@ -242,7 +284,7 @@ export class CreditTransfersClient {
     const info = responseInfo(result.response);
     if (result.response.status === 304 && options.ifNoneMatch !== undefined)
       return { modified: false, report: undefined, etag: etag ?? options.ifNoneMatch, ...info };
-    return { modified: true, report: this.#unwrap(result), etag, ...info };
+    return { modified: true, report: this.#unwrap(result) as StatusReport, etag, ...info };
   }
 
   /** Requests a cancellation (202). Without `idempotencyId` a new one is made, so retries stay safe. */

@@ -9,6 +9,7 @@ import type { CreditTransfer, PaymentStatus } from './types.ts';
 interface KnownTransfer {
   status: PaymentStatus;
   statusReason?: string;
+  statusReasonCode?: string;
   date: string;
   etag?: string;
 }
@@ -27,6 +28,8 @@ export interface StatusChange {
   previousStatus: PaymentStatus | null;
   status: PaymentStatus;
   statusReason: string | null;
+  /** The reason's ISO 20022 code (e.g. AM04), beside its name. */
+  statusReasonCode: string | null;
   date: string;
 }
 
@@ -36,6 +39,7 @@ export const CHANGE_FIELDS: readonly (keyof StatusChange)[] = [
   'previousStatus',
   'status',
   'statusReason',
+  'statusReasonCode',
   'date',
 ];
 
@@ -100,6 +104,7 @@ const changeId = (paymentId: string, status: string, date: string) =>
 const known = (report: CreditTransfer): KnownTransfer => ({
   status: report.status,
   ...(report.statusReason !== undefined && { statusReason: report.statusReason }),
+  ...(report.statusReasonCode !== undefined && { statusReasonCode: report.statusReasonCode }),
   date: report.date,
 });
 
@@ -150,6 +155,7 @@ const runLocked = async (options: PollOptions, lock: HeldLock): Promise<PollResu
         previousStatus: previous?.status ?? null,
         status: next.status,
         statusReason: next.statusReason ?? null,
+        statusReasonCode: next.statusReasonCode ?? null,
         date: next.date,
       });
       changes++;

@@ -127,3 +127,10 @@ export interface EventPage extends ResponseInfo {
   /** `Pagination-Cursor`: give it back (with the same filters) for the next page; empty on the last page. */
   cursor: string;
 }
+
+/** A JSON batch: each element exactly the body of a single initiation. */
+export type CreditTransferBatchRequest = Schemas['CreditTransferBatchRequest'];
+/** The 202 of a batch: its id, status, count and each paymentId in message order. */
+export type CreditTransferBatchAccepted = Schemas['CreditTransferBatchAccepted'];
+/** A page of a batch's transfers with their current statuses and reason codes. */
+export type CreditTransferBatch = Schemas['CreditTransferBatch'];

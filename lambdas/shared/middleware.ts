@@ -1,8 +1,10 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
+  BatchTooLargeError,
   IdempotencyKeyReusedError,
   InvalidRequestError,
+  MessageIdReusedError,
   NotFoundError,
   PaymentNotCancellableError,
   PaymentNotFoundError,
@@ -17,8 +19,12 @@ import { RETRY_AFTER_SECONDS, ServiceUnavailableError } from './service-unavaila
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export class PayloadTooLargeError extends Error {
-  constructor() {
-    super(`The request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
+  constructor(limit = MAX_BODY_BYTES) {
+    super(
+      limit >= 1024 * 1024
+        ? `The request body is larger than ${limit / (1024 * 1024)} MB`
+        : `The request body is larger than ${limit / 1024} KiB`,
+    );
     this.name = 'PayloadTooLargeError';
   }
 }
@@ -43,7 +49,9 @@ export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
   }
   if (error instanceof IdempotencyKeyReusedError)
     return problemResponse(422, 'idempotency_key_reused', error.message);
-  if (error instanceof PayloadTooLargeError) return problemResponse(413, 'payload_too_large', error.message);
+  if (error instanceof MessageIdReusedError) return problemResponse(422, 'message_id_reused', error.message);
+  if (error instanceof PayloadTooLargeError || error instanceof BatchTooLargeError)
+    return problemResponse(413, 'payload_too_large', error.message);
   if (error instanceof UnsupportedMediaTypeError) {
     return problemResponse(415, 'unsupported_media_type', error.message);
   }
@@ -72,7 +80,7 @@ export const problemResponses = <E = APIGatewayProxyEvent>(): MiddlewareObj<E, A
 
 export type JsonEvent = APIGatewayProxyEvent & { jsonBody: unknown };
 
-const isJsonMediaType = (contentType: string): boolean => {
+export const isJsonMediaType = (contentType: string): boolean => {
   const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
   const isJson = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
   // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread.
@@ -176,11 +184,12 @@ const assertIdentityEncoding = (event: Pick<APIGatewayProxyEvent, 'headers'>): v
 export const boundedRawBody = (
   event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'> &
     Partial<Pick<APIGatewayProxyEvent, 'headers'>>,
+  limit = MAX_BODY_BYTES,
 ): string => {
   if (event.body == null || event.body === '') return '';
   assertIdentityEncoding({ headers: event.headers ?? {} });
   const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body);
-  if (bytes.length > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  if (bytes.length > limit) throw new PayloadTooLargeError(limit);
   let raw: string;
   try {
     raw = event.isBase64Encoded ? strictUtf8.decode(bytes) : event.body;

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'request_header_fields_too_large'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
+  | 'message_id_reused'
   | 'rate_limited'
   | 'internal_error'
   | 'service_unavailable'

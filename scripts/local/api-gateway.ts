@@ -319,7 +319,7 @@ const readBody = (
 
 /** The 413 the route's handler gives: the token endpoint answers its refusals as application/json (RFC 6749). */
 const tooLargeAnswer = (route: Route): APIGatewayProxyResult => {
-  const answer = toProblemResponse(new PayloadTooLargeError());
+  const answer = toProblemResponse(new PayloadTooLargeError(route.maxBodyBytes));
   if (route.path !== '/oauth/token') return answer;
   return {
     ...answer,
@@ -473,7 +473,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       const wait = rateLimiter && typeof tenant === 'string' ? rateLimiter.take(tenant) : 0;
       if (wait > 0) return sendGatewayResponse(response, 'THROTTLED', { 'Retry-After': String(wait) });
     }
-    const body = await bodySlots.run(() => readBody(request, response, MAX_ROUTE_BODY_BYTES, bodyTimeoutMs));
+    const body = await bodySlots.run(() =>
+      readBody(request, response, route.maxBodyBytes ?? MAX_ROUTE_BODY_BYTES, bodyTimeoutMs),
+    );
     if (body === 'timeout') return sendRequestTimeout(response);
     if (body === 'too-large') return send(response, tooLargeAnswer(route));
 

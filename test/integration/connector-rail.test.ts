@@ -74,8 +74,31 @@ describe('lifecycle through the bank connector', () => {
     stub.refusals.set('001-DDA-01-700002', 'InsufficientFunds');
     const paymentId = await initiate('001-DDA-01-700002');
     const body = await finalStatus(paymentId);
-    expect(body).toMatchObject({ status: 'Rejected', statusReason: 'InsufficientFunds' });
+    expect(body).toMatchObject({
+      status: 'Rejected',
+      statusReason: 'InsufficientFunds',
+      statusReasonCode: 'AM04',
+    });
     expect(stub.submissions.has(paymentId)).toBe(false);
+  });
+
+  it('passes the bank’s own ISO reason code through, with the name it gave or the code’s name', async () => {
+    stub.refusals.set('001-DDA-01-700004', { reason: 'CreditorBankNotRegistered', reasonCode: 'DNOR' });
+    stub.refusals.set('001-DDA-01-700005', { reasonCode: 'DUPL' });
+    const [named, coded] = await Promise.all([
+      initiate('001-DDA-01-700004').then(finalStatus),
+      initiate('001-DDA-01-700005').then(finalStatus),
+    ]);
+    expect(named).toMatchObject({
+      status: 'Rejected',
+      statusReason: 'CreditorBankNotRegistered',
+      statusReasonCode: 'DNOR',
+    });
+    expect(coded).toMatchObject({
+      status: 'Rejected',
+      statusReason: 'DuplicatePayment',
+      statusReasonCode: 'DUPL',
+    });
   });
 
   it('keeps a transfer waiting while the connector is down, and settles it once it is back', async () => {

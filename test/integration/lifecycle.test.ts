@@ -133,7 +133,11 @@ describe('payment lifecycle on the local runtime', () => {
   it('rejects a transfer from a blocked account with statusReason BlockedAccount', async () => {
     const created = await initiate({ debtorAccountId: '001-DDA-01-blocked' });
     const rejected = await untilFinal(created.body.paymentId);
-    expect(rejected.body).toMatchObject({ status: 'Rejected', statusReason: 'BlockedAccount' });
+    expect(rejected.body).toMatchObject({
+      status: 'Rejected',
+      statusReason: 'BlockedAccount',
+      statusReasonCode: 'AC06',
+    });
   });
 });
 
@@ -154,7 +158,11 @@ describe('credit transfer cancellation', () => {
     // Clearing holds it for HOLD_SECONDS, far longer than untilFinal waits: only the recall ends it.
     const cancelled = await untilFinal(created.body.paymentId);
     expect(await clearingStateOf(created.body.paymentId)).toBe('recalled');
-    expect(cancelled.body).toMatchObject({ status: 'Cancelled', statusReason: 'RequestedByCustomer' });
+    expect(cancelled.body).toMatchObject({
+      status: 'Cancelled',
+      statusReason: 'RequestedByCustomer',
+      statusReasonCode: 'CUST',
+    });
 
     const item = await storedItem(created.body.paymentId);
     expect(item.cancellation).toMatchObject({ reason: 'Ordered twice', clientId: 'it-client' });

@@ -22,7 +22,8 @@ export interface ConnectorStub {
   calls: ReceivedCall[];
   mode: StubMode;
   /** Debtor account ids the customer-profile check refuses, with the reason. */
-  refusals: Map<string, string>;
+  /** Refusals by debtor account: a reason name, or the refusal's fields (`reason`, `reasonCode`). */
+  refusals: Map<string, string | { reason?: string; reasonCode?: string }>;
   /** Payments clearing rejects after submission, with the reason. */
   clearingRejections: Map<string, string>;
   /** Submitted payments, by paymentId, with how often each was submitted. */
@@ -99,8 +100,12 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
     const operation = match[2];
     const payment = body === '' ? undefined : (JSON.parse(body) as { transfer: { debtorAccountId: string } });
     if (operation === 'customer-profile-check' && request.method === 'POST' && payment) {
-      const reason = stub.refusals.get(payment.transfer.debtorAccountId);
-      return json(response, 200, reason === undefined ? { accepted: true } : { accepted: false, reason });
+      const refusal = stub.refusals.get(payment.transfer.debtorAccountId);
+      if (refusal === undefined) return json(response, 200, { accepted: true });
+      return json(response, 200, {
+        accepted: false,
+        ...(typeof refusal === 'string' ? { reason: refusal } : refusal),
+      });
     }
     if (operation === 'submission' && request.method === 'PUT') {
       stub.submissions.set(paymentId, (stub.submissions.get(paymentId) ?? 0) + 1);

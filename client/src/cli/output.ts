@@ -8,6 +8,7 @@ export const TRANSFER_FIELDS = [
   'paymentId',
   'status',
   'statusReason',
+  'statusReasonCode',
   'date',
   'paymentMethod',
   'paymentType',
@@ -38,7 +39,16 @@ const everyFieldListed: [MissingField] extends [never] ? true : MissingField = t
 void everyFieldListed;
 
 /** The columns a table shows: enough to tell transfers apart, one line each. */
-const TABLE_FIELDS = ['paymentId', 'status', 'statusReason', 'amount', 'currency', 'debtorAccountId', 'date'];
+const TABLE_FIELDS = [
+  'paymentId',
+  'status',
+  'statusReason',
+  'statusReasonCode',
+  'amount',
+  'currency',
+  'debtorAccountId',
+  'date',
+];
 
 export type Row = Record<string, unknown>;
 
@@ -101,6 +111,7 @@ const STREAM_WIDTHS: Record<string, number> = {
   previousStatus: 27,
   status: 27,
   statusReason: 20,
+  statusReasonCode: 16,
   date: 24,
 };
 

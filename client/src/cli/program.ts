@@ -154,12 +154,16 @@ const waitOptions = (command: Command) =>
     )
     .option('--fail-unless-settled', 'exit 4 when the final status is Rejected or Cancelled');
 
+/** " (InsufficientFunds AM04)": a status's reason and its ISO code, or nothing. */
+const reasonText = (report: { statusReason?: string; statusReasonCode?: string }) =>
+  report.statusReason
+    ? ` (${report.statusReason}${report.statusReasonCode ? ` ${report.statusReasonCode}` : ''})`
+    : '';
+
 /** Exit 4 when asked to and the transfer ended other than settled. */
 const settledOrExit = (report: StatusReport | undefined, failUnlessSettled: boolean | undefined) => {
   if (failUnlessSettled && report !== undefined && report.status !== 'AcceptedSettlementCompleted') {
-    process.stderr.write(
-      `Not settled: ${report.paymentId} is ${report.status}${report.statusReason ? ` (${report.statusReason})` : ''}\n`,
-    );
+    process.stderr.write(`Not settled: ${report.paymentId} is ${report.status}${reasonText(report)}\n`);
     process.exitCode = EXIT.notSettled;
   }
 };
@@ -254,7 +258,10 @@ export const buildProgram = () => {
         if (isFinal(report.status)) settledOrExit(report, options.failUnlessSettled);
         return;
       }
-      const fields = format === 'csv' ? TRANSFER_FIELDS : ['date', 'paymentId', 'status', 'statusReason'];
+      const fields =
+        format === 'csv'
+          ? TRANSFER_FIELDS
+          : ['date', 'paymentId', 'status', 'statusReason', 'statusReasonCode'];
       const spinner = new Spinner(process.stdout);
       const writer = new LineWriter(format, fields, (text) => spinner.print(text));
       spinner.start(`waiting for ${paymentId}`);

@@ -76,8 +76,9 @@ const endpointRow = (endpoint: object): Row => {
 
 const summaryOf = (event: WebhookEvent): string => {
   if (event.type === 'credit-transfer.status-changed') {
-    const { paymentId, previousStatus, status, statusReason, sequence } = event.data;
-    return `${paymentId} ${previousStatus ?? '-'} -> ${status}${statusReason ? ` (${statusReason})` : ''} #${sequence}`;
+    const { paymentId, previousStatus, status, statusReason, statusReasonCode, sequence } = event.data;
+    const reason = statusReason ? ` (${statusReason}${statusReasonCode ? ` ${statusReasonCode}` : ''})` : '';
+    return `${paymentId} ${previousStatus ?? '-'} -> ${status}${reason} #${sequence}`;
   }
   return `endpoint ${event.data.endpointId} disabled (${event.data.reason})`;
 };

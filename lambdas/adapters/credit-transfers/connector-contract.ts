@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { STATUS_REASON_CODE_PATTERN, statusReasonNameOf } from '#domain/iso20022/status-codes';
 
 /**
  * The connector contract: the small HTTPS API a bank implements so the workflow can reach its
@@ -34,10 +35,37 @@ export const connectorPaymentSchema = z
   })
   .register(z.globalRegistry, { id: 'ConnectorPayment' });
 
+/** The bank's own ISO code for the refusal, passed through to clients as `statusReasonCode`. */
+export const connectorReasonCodeSchema = z
+  .string()
+  .check(z.regex(STATUS_REASON_CODE_PATTERN))
+  .register(z.globalRegistry, {
+    description:
+      'Why the bank refuses the payment, as an ISO 20022 ExternalStatusReason1Code (e.g. AM04); shown to the ' +
+      'client as given. Without it the service reports the code of `reason` (NARR for a reason it does not know).',
+    examples: ['AM04'],
+  });
+
+const refusalFields = {
+  reason: z.optional(connectorReasonSchema),
+  reasonCode: z.optional(connectorReasonCodeSchema),
+};
+
+/**
+ * A refusal names its reason, its code, or both; a code alone must be one whose name the service
+ * knows (docs/iso20022.md), since clients always see the long name too.
+ */
+const namesItsReason = z.refine<{ reason?: string | undefined; reasonCode?: string | undefined }>(
+  (value) =>
+    value.reason !== undefined ||
+    (value.reasonCode !== undefined && statusReasonNameOf(value.reasonCode) !== undefined),
+  'a refusal needs reason, or a reasonCode whose name docs/iso20022.md lists',
+);
+
 export const customerProfileCheckResultSchema = z
   .union([
     z.object({ accepted: z.literal(true) }),
-    z.object({ accepted: z.literal(false), reason: connectorReasonSchema }),
+    z.object({ accepted: z.literal(false), ...refusalFields }).check(namesItsReason),
   ])
   .register(z.globalRegistry, {
     id: 'CustomerProfileCheckResult',
@@ -52,7 +80,7 @@ export const submissionResultSchema = z.object({ accepted: z.literal(true) }).re
 export const clearingStatusResultSchema = z
   .union([
     z.object({ state: z.enum(['pending', 'settled', 'recalled']) }),
-    z.object({ state: z.literal('rejected'), reason: connectorReasonSchema }),
+    z.object({ state: z.literal('rejected'), ...refusalFields }).check(namesItsReason),
   ])
   .register(z.globalRegistry, {
     id: 'ClearingStatusResult',

@@ -1,5 +1,12 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { ClearingStatus, CustomerProfileCheck, Rail, RailPayment } from '#domain/credit-transfers/ports';
+import type {
+  ClearingStatus,
+  CustomerProfileCheck,
+  Rail,
+  RailPayment,
+  RailRefusal,
+} from '#domain/credit-transfers/ports';
+import { statusReasonNameOf } from '#domain/iso20022/status-codes';
 import { logger } from '#shared/logger';
 import {
   CONNECTOR_OPERATIONS,
@@ -69,6 +76,18 @@ const retryAfterMs = (header: string | null): number | undefined => {
   return Math.min(Number(header) * 1000, MAX_RETRY_AFTER_MS);
 };
 
+/** A refusal as the contract lets the connector word it: a reason, a code, or both. */
+interface ConnectorRefusal {
+  reason?: string;
+  reasonCode?: string;
+}
+
+/** The bank's code is passed through as given; a code alone takes its ISO name (the contract checked it has one). */
+const refusalOf = ({ reason, reasonCode }: ConnectorRefusal): RailRefusal => ({
+  reason: reason ?? (reasonCode === undefined ? undefined : statusReasonNameOf(reasonCode)) ?? 'Narrative',
+  ...(reasonCode !== undefined && { reasonCode }),
+});
+
 export class ConnectorRail implements Rail {
   constructor(
     private readonly settings: ConnectorSettings,
@@ -81,8 +100,8 @@ export class ConnectorRail implements Rail {
   async checkCustomerProfile(payment: RailPayment): Promise<CustomerProfileCheck> {
     const result = (await this.call('checkCustomerProfile', payment)) as
       | { accepted: true }
-      | { accepted: false; reason: string };
-    return result.accepted ? { accepted: true } : { accepted: false, reason: result.reason };
+      | ({ accepted: false } & ConnectorRefusal);
+    return result.accepted ? { accepted: true } : { accepted: false, ...refusalOf(result) };
   }
 
   async submit(payment: RailPayment): Promise<void> {
@@ -90,7 +109,12 @@ export class ConnectorRail implements Rail {
   }
 
   async clearingStatus(payment: RailPayment): Promise<ClearingStatus> {
-    return (await this.call('clearingStatus', payment)) as ClearingStatus;
+    const result = (await this.call('clearingStatus', payment)) as
+      | { state: 'pending' | 'settled' | 'recalled' }
+      | ({ state: 'rejected' } & ConnectorRefusal);
+    return result.state === 'rejected'
+      ? { state: 'rejected', ...refusalOf(result) }
+      : { state: result.state };
   }
 
   async recall(payment: RailPayment): Promise<'recalled' | 'settled'> {

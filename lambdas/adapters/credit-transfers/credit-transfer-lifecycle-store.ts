@@ -12,6 +12,7 @@ import type {
   RecoveryQueue,
   StatusTransition,
 } from '#domain/credit-transfers/ports';
+import { statusReasonCodeOf } from '#domain/iso20022/status-codes';
 import { isConditionFailure } from '../aws/dynamodb-client.ts';
 import {
   creditTransferKey,
@@ -115,9 +116,9 @@ export class DynamoDbLifecycleStore
         publishedCount !== undefined ? ', publishedCount = :published' : '',
         // The status index's key moves with the status, in the same conditional write.
         ', #listStatus = :listStatus',
-        hasReason ? ', statusReason = :reason' : '',
+        hasReason ? ', statusReason = :reason, statusReasonCode = :reasonCode' : '',
         // Moving on clears the count of stalled attempts, and ends a parking.
-        ` REMOVE stalledAttempts, parked${hasReason ? '' : ', statusReason'}`,
+        ` REMOVE stalledAttempts, parked${hasReason ? '' : ', statusReason, statusReasonCode'}`,
       ].join(''),
       ConditionExpression: [
         '#status = :from',
@@ -135,7 +136,10 @@ export class DynamoDbLifecycleStore
         ':listStatus': listStatusKey(tenant, change.status),
         ':date': change.date,
         ':entry': [change],
-        ...(hasReason && { ':reason': change.statusReason }),
+        ...(change.statusReason !== undefined && {
+          ':reason': change.statusReason,
+          ':reasonCode': statusReasonCodeOf(change.statusReason, change.statusReasonCode),
+        }),
         ...(claimSubmissionAt !== undefined && { ':claimedAt': claimSubmissionAt.toISOString() }),
         ...(publishedCount !== undefined && { ':published': publishedCount }),
         ...this.recoveryValues(tenant, paymentId, nextCheckAt),

@@ -21,6 +21,18 @@ export const creditTransferKey = (tenant: string, paymentId: string): TableKey =
   sk: 'CREDIT_TRANSFER',
 });
 
+/** A batch of credit transfers (a kind of its own, so its grant can name it apart). */
+export const batchKey = (tenant: string, batchId: string): TableKey => ({
+  pk: `BATCH#${tenant}#${batchId}`,
+  sk: 'BATCH',
+});
+
+/** The claim of a pain.001's GrpHdr/MsgId by a tenant: any text may follow the tenant, which has no '#'. */
+export const batchMessageKey = (tenant: string, messageId: string): TableKey => ({
+  pk: `BATCH_MESSAGE#${tenant}#${messageId}`,
+  sk: 'BATCH_MESSAGE',
+});
+
 export const clientKey = (clientId: string): TableKey => ({
   pk: `CLIENT#${clientId}`,
   sk: 'CLIENT',

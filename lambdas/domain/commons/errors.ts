@@ -57,3 +57,19 @@ export class WebhookConflictError extends Error {
     this.name = 'WebhookConflictError';
   }
 }
+
+/** A batch past a limit of its own (transactions per message), answered 413 naming the limit. */
+export class BatchTooLargeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BatchTooLargeError';
+  }
+}
+
+/** A pain.001 whose GrpHdr/MsgId the tenant already used for another message. */
+export class MessageIdReusedError extends Error {
+  constructor(readonly messageId: string) {
+    super(`The message id (GrpHdr/MsgId) '${messageId}' was already used with a different message`);
+    this.name = 'MessageIdReusedError';
+  }
+}

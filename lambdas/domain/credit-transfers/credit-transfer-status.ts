@@ -24,4 +24,10 @@ export const FINAL_STATUSES: ReadonlySet<CreditTransferStatus> = new Set([
  * Fields only the service sets; a request carrying one is refused. Kept here, apart from the
  * schemas, since every request's validation names them.
  */
-export const RESPONSE_ONLY_FIELDS = ['paymentId', 'status', 'statusReason', 'date'] as const;
+export const RESPONSE_ONLY_FIELDS = [
+  'paymentId',
+  'status',
+  'statusReason',
+  'statusReasonCode',
+  'date',
+] as const;

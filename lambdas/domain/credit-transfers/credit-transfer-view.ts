@@ -1,11 +1,15 @@
+import { statusReasonCodeOf } from '../iso20022/status-codes.ts';
 import type { CreditTransfer } from './credit-transfer.ts';
 import type { CreditTransferRecord } from './ports.ts';
 
-/** The credit transfer as a client sees it: its fields as sent, then the four the service sets. */
+/** The credit transfer as a client sees it: its fields as sent, then those the service sets. */
 export const toCreditTransfer = (record: CreditTransferRecord): CreditTransfer => ({
   ...record.transfer,
   paymentId: record.paymentId,
   status: record.status,
-  ...(record.statusReason !== undefined && { statusReason: record.statusReason }),
+  ...(record.statusReason !== undefined && {
+    statusReason: record.statusReason,
+    statusReasonCode: statusReasonCodeOf(record.statusReason, record.statusReasonCode),
+  }),
   date: record.statusDate,
 });

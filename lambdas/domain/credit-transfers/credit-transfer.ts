@@ -339,6 +339,11 @@ function buildTransferSchemas() {
       paymentId: paymentIdSchema,
       status: creditTransferStatusSchema,
       statusReason: optional(text(1, 35), 'Reason attached to the status, e.g. BlockedAccount.'),
+      statusReasonCode: optional(
+        text(1, 4),
+        "The reason's ISO 20022 ExternalStatusReason1Code, present whenever `statusReason` is: e.g. AM04 " +
+          '(InsufficientFunds), AC04, AC06, AG01, RR04, CUST (RequestedByCustomer). docs/iso20022.md lists them.',
+      ),
       date: described(isoDateTime(), 'Timestamp of the status report.'),
     }),
     'CreditTransfer',

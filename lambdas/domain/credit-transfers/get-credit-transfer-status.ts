@@ -14,13 +14,15 @@ export interface StatusQuery {
   paymentId: string | undefined;
   /** The `If-None-Match` header as sent (every value, comma-joined), or undefined. */
   ifNoneMatch?: string | undefined;
+  /** Another representation of the report than its JSON (the pain.002); the tag names what is sent. */
+  render?: (creditTransfer: CreditTransfer) => string;
 }
 
 export type StatusReport =
   | {
       changed: true;
       creditTransfer: CreditTransfer;
-      /** The JSON body the tag names: byte for byte what the client receives. */
+      /** The body the tag names (JSON, or what `render` made): byte for byte what the client receives. */
       body: string;
       etag: string;
       final: boolean;
@@ -60,7 +62,7 @@ export const getCreditTransferStatus = async (
   // Another tenant's payment is answered exactly like an unknown one, whatever tag is sent.
   if (record === undefined) throw new PaymentNotFoundError(paymentId);
   const creditTransfer = toCreditTransfer(record);
-  const body = JSON.stringify(creditTransfer);
+  const body = query.render ? query.render(creditTransfer) : JSON.stringify(creditTransfer);
   const etag = entityTagOf(body);
   const final = isFinal(record.status);
   if (matchesIfNoneMatch(query.ifNoneMatch, etag)) return { changed: false, etag, final };

@@ -47,7 +47,7 @@ export interface InitiationResult {
 const isAboveZero = (amount: string): boolean => !amount.startsWith('-') && /[1-9]/.test(amount);
 
 /** Rules of an initiation beyond the shape of the fields; some depend on the day it arrives. */
-const initiationRuleViolations = (
+export const initiationRuleViolations = (
   transfer: CreditTransferRequest,
   now: Date,
   maxValueDateDays: number,

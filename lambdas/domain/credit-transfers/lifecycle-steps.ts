@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import type { Clock } from '../commons/ports.ts';
+import { statusReasonCodeOf } from '../iso20022/status-codes.ts';
 import {
   type CreditTransferStatus,
   creditTransferRequestSchema,
@@ -20,6 +21,7 @@ import type {
   LifecycleStore,
   Rail,
   RailPayment,
+  RailRefusal,
   StatusChange,
   StatusChangedEvent,
   StatusEventPublisher,
@@ -46,6 +48,7 @@ const statusEventSchema = z.object({
   status: creditTransferStatusSchema,
   previousStatus: z.optional(creditTransferStatusSchema),
   statusReason: z.optional(z.string()),
+  statusReasonCode: z.optional(z.string()),
   date: z.string(),
   actor: z.string(),
 });
@@ -113,7 +116,10 @@ export const toStatusChangedEvent = (
     sequence,
     status: entry.status,
     ...(previous !== undefined && { previousStatus: previous.status }),
-    ...(entry.statusReason !== undefined && { statusReason: entry.statusReason }),
+    ...(entry.statusReason !== undefined && {
+      statusReason: entry.statusReason,
+      statusReasonCode: statusReasonCodeOf(entry.statusReason, entry.statusReasonCode),
+    }),
     date: entry.date,
     actor: entry.actor,
   };
@@ -174,17 +180,24 @@ function output(
   };
 }
 
+/** A status change; a reason is a name the service gives or the rail's refusal, with its ISO code. */
 const change = (
   status: CreditTransferStatus,
   now: Date,
   actor: string,
-  statusReason?: string,
-): StatusChange => ({
-  status,
-  ...(statusReason !== undefined && { statusReason }),
-  date: now.toISOString(),
-  actor,
-});
+  reason?: string | RailRefusal,
+): StatusChange => {
+  const refusal = typeof reason === 'string' ? { reason } : reason;
+  return {
+    status,
+    ...(refusal !== undefined && {
+      statusReason: refusal.reason,
+      statusReasonCode: statusReasonCodeOf(refusal.reason, refusal.reasonCode),
+    }),
+    date: now.toISOString(),
+    actor,
+  };
+};
 
 const load = async (store: LifecycleStore, state: LifecycleState): Promise<CreditTransferRecord> => {
   const record = await store.get(state.tenant, state.paymentId);
@@ -324,7 +337,7 @@ const checkCustomerProfile = async (
   if (!check.accepted) {
     const rejected = await deps.store.transition(state.tenant, state.paymentId, {
       from: 'AcceptedTechnicalValidation',
-      change: change('Rejected', now, ACTORS.rail, check.reason),
+      change: change('Rejected', now, ACTORS.rail, check),
       unlessCancellationRequested: true,
       nextCheckAt: secondsAfter(now, STALL_SECONDS),
       publishedCount: publishedToNote(state, record),
@@ -452,7 +465,7 @@ export const pollClearing = (deps: StepDependencies, state: LifecycleState): Pro
       clearing.state === 'settled'
         ? change('AcceptedSettlementCompleted', now, ACTORS.rail)
         : clearing.state === 'rejected'
-          ? change('Rejected', now, ACTORS.rail, clearing.reason)
+          ? change('Rejected', now, ACTORS.rail, clearing)
           : change(
               'Cancelled',
               now,

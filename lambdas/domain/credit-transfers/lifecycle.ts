@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { KnownStatusReason } from '../iso20022/status-codes.ts';
 import { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
 
 /**
@@ -14,7 +15,7 @@ export const PROGRESSION: readonly CreditTransferStatus[] = [
   'AcceptedSettlementCompleted',
 ];
 
-/** ISO 20022 status reasons (long names) the service sets. */
+/** ISO 20022 status reasons (long names) the service sets; each has its code in the ISO table. */
 export const STATUS_REASONS = {
   requestedByCustomer: 'RequestedByCustomer',
   blockedAccount: 'BlockedAccount',
@@ -26,7 +27,7 @@ export const STATUS_REASONS = {
   zeroAmount: 'ZeroAmount',
   /** An operator rejected a parked transfer (ISO 20022 MS03, reason not specified, agent generated). */
   notSpecifiedReasonAgentGenerated: 'NotSpecifiedReasonAgentGenerated',
-} as const;
+} as const satisfies Record<string, KnownStatusReason>;
 
 /** Who caused a status change when no client did. */
 export const ACTORS = { workflow: 'workflow', rail: 'rail' } as const;

@@ -5,6 +5,8 @@ import type { LifecycleStart } from './lifecycle.ts';
 export interface StatusChange {
   status: CreditTransferStatus;
   statusReason?: string;
+  /** The reason's ISO ExternalStatusReason1Code, present whenever `statusReason` is. */
+  statusReasonCode?: string;
   date: string;
   /** The client id that caused the change, or `rail` / `workflow` for the service itself. */
   actor: string;
@@ -19,6 +21,8 @@ export interface CreditTransferRecord {
   createdAt: string;
   status: CreditTransferStatus;
   statusReason?: string;
+  /** The reason's ISO ExternalStatusReason1Code (absent on transfers stored before codes were kept). */
+  statusReasonCode?: string;
   /** Time of the current status (the `date` of the status report). */
   statusDate: string;
   /** Fingerprint of the initiation request, to tell a replay from a reused idempotency key. */
@@ -205,6 +209,7 @@ export interface StatusChangedEvent {
   /** The status the change left (none for Received). */
   previousStatus?: CreditTransferStatus;
   statusReason?: string;
+  statusReasonCode?: string;
   date: string;
   actor: string;
 }
@@ -222,12 +227,18 @@ export interface RailPayment {
   transfer: CreditTransferRequest;
 }
 
-export type CustomerProfileCheck = { accepted: true } | { accepted: false; reason: string };
+/** A refusal's reason: its ISO name, and the ISO code when the rail gives one (passed through as is). */
+export interface RailRefusal {
+  reason: string;
+  reasonCode?: string;
+}
+
+export type CustomerProfileCheck = { accepted: true } | ({ accepted: false } & RailRefusal);
 
 export type ClearingStatus =
   | { state: 'pending' }
   | { state: 'settled' }
-  | { state: 'rejected'; reason: string }
+  | ({ state: 'rejected' } & RailRefusal)
   | { state: 'recalled' };
 
 /**

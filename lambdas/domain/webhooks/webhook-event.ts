@@ -58,6 +58,10 @@ const statusChangedEventSchema = () =>
         paymentId: described(boundedText(1, 36), 'The credit transfer whose status changed.'),
         status: described(statusSchema(), 'The new status.'),
         statusReason: optionalField(boundedText(1, 35), 'Reason attached to the new status.'),
+        statusReasonCode: optionalField(
+          boundedText(1, 4),
+          "The reason's ISO 20022 ExternalStatusReason1Code (e.g. AM04), present whenever `statusReason` is.",
+        ),
         date: described(isoTimestamp(), 'When the status changed.'),
         previousStatus: optionalField(
           statusSchema(),
@@ -143,6 +147,7 @@ export const statusChangedEventRecord = (change: StatusChangedEvent, now: Date):
         paymentId: change.paymentId,
         status: change.status,
         ...(change.statusReason !== undefined && { statusReason: change.statusReason }),
+        ...(change.statusReasonCode !== undefined && { statusReasonCode: change.statusReasonCode }),
         date: change.date,
         ...(change.previousStatus !== undefined && { previousStatus: change.previousStatus }),
         sequence: change.sequence,

@@ -165,27 +165,39 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
   });
 
   it.each([
-    ['acc-blocked', 'BlockedAccount'],
-    ['acc-closed', 'ClosedAccountNumber'],
-    ['acc-nofunds', 'InsufficientFunds'],
-    ['acc-forbidden', 'TransactionForbidden'],
-    ['acc-sanctioned', 'RegulatoryReason'],
-  ])('rejects a transfer from %s at the customer profile with %s', async (debtorAccountId, reason) => {
-    const { runner, executions } = await startRunner();
-    const paymentId = await initiate(runner, { debtorAccountId });
-    await runner.idle();
+    ['acc-blocked', 'BlockedAccount', 'AC06'],
+    ['acc-closed', 'ClosedAccountNumber', 'AC04'],
+    ['acc-nofunds', 'InsufficientFunds', 'AM04'],
+    ['acc-forbidden', 'TransactionForbidden', 'AG01'],
+    ['acc-sanctioned', 'RegulatoryReason', 'RR04'],
+  ])(
+    'rejects a transfer from %s at the customer profile with %s (%s)',
+    async (debtorAccountId, reason, code) => {
+      const { runner, executions } = await startRunner();
+      const paymentId = await initiate(runner, { debtorAccountId });
+      await runner.idle();
 
-    const record = await stored(paymentId);
-    expect(record.status).toBe('Rejected');
-    expect(record.statusReason).toBe(reason);
-    expect(statusesOf(record)).toEqual(['Received', 'AcceptedTechnicalValidation', 'Rejected']);
-    expect(record.history.at(-1)).toMatchObject({ statusReason: reason, actor: 'rail' });
-    expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(
-      statusesOf(record),
-    );
-    expect(record.nextCheckAt).toBeUndefined();
-    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', transitions: 3 }]);
-  });
+      const record = await stored(paymentId);
+      expect(record.status).toBe('Rejected');
+      expect(record.statusReason).toBe(reason);
+      expect(record.statusReasonCode).toBe(code);
+      expect(statusesOf(record)).toEqual(['Received', 'AcceptedTechnicalValidation', 'Rejected']);
+      expect(record.history.at(-1)).toMatchObject({
+        statusReason: reason,
+        statusReasonCode: code,
+        actor: 'rail',
+      });
+      expect((await publishedEvents(paymentId)).at(-1)?.detail).toMatchObject({
+        statusReason: reason,
+        statusReasonCode: code,
+      });
+      expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(
+        statusesOf(record),
+      );
+      expect(record.nextCheckAt).toBeUndefined();
+      expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', transitions: 3 }]);
+    },
+  );
 
   it('rejects at technical validation a stored transfer that cannot be processed', async () => {
     const { runner } = await startRunner();
@@ -208,6 +220,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const record = await stored(paymentId);
     expect(record.status).toBe('Rejected');
     expect(record.statusReason).toBe('ZeroAmount');
+    expect(record.statusReasonCode).toBe('AM01');
     expect(record.history.at(-1)?.actor).toBe('workflow');
   });
 
@@ -230,6 +243,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect((await publishedEvents(paymentId)).at(-1)?.detail).toMatchObject({
       status: 'Cancelled',
       statusReason: 'RequestedByCustomer',
+      statusReasonCode: 'CUST',
     });
     // The cancellation ran an execution of its own; neither failed.
     expect(

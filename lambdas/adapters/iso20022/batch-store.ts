@@ -1,0 +1,104 @@
+import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
+import type { BatchRecord, BatchStore, ClaimResult } from '#domain/iso20022/ports';
+import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
+import { fromCreditTransferItem, holdsCreditTransfer } from '../credit-transfers/credit-transfer-store.ts';
+import { batchKey, batchMessageKey, creditTransferKey } from '../table/keys.ts';
+
+/** DynamoDB's limit of keys in one BatchGetItem. */
+const BATCH_GET_KEYS = 100;
+const UNPROCESSED_RETRIES = 8;
+
+export class DynamoDbBatchStore implements BatchStore {
+  constructor(
+    private readonly client: DocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async claimMessageId(
+    tenant: string,
+    messageId: string,
+    batchId: string,
+    requestHash: string,
+  ): Promise<ClaimResult> {
+    const key = batchMessageKey(tenant, messageId);
+    try {
+      await this.client.put({
+        TableName: this.tableName,
+        Item: { ...key, type: 'BatchMessage', tenant, messageId, batchId, requestHash },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      });
+      return { claimed: true };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    const { Item } = await this.client.get({ TableName: this.tableName, Key: key, ConsistentRead: true });
+    if (Item === undefined) throw new Error(`The claim of message id ${messageId} vanished`);
+    return {
+      claimed: false,
+      existing: { batchId: String(Item.batchId), requestHash: String(Item.requestHash) },
+    };
+  }
+
+  async create(batch: BatchRecord): Promise<boolean> {
+    try {
+      await this.client.put({
+        TableName: this.tableName,
+        Item: { ...batchKey(batch.tenant, batch.batchId), type: 'Batch', ...batch },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async get(tenant: string, batchId: string): Promise<BatchRecord | undefined> {
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: batchKey(tenant, batchId),
+      ConsistentRead: true,
+    });
+    if (Item === undefined) return undefined;
+    const { pk: _pk, sk: _sk, type: _type, ...batch } = Item;
+    return batch as BatchRecord;
+  }
+
+  async markStored(tenant: string, batchId: string): Promise<void> {
+    await this.client.update({
+      TableName: this.tableName,
+      Key: batchKey(tenant, batchId),
+      UpdateExpression: 'SET #state = :stored',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':stored': 'Stored' },
+    });
+  }
+
+  async transfers(
+    tenant: string,
+    paymentIds: readonly string[],
+  ): Promise<(CreditTransferRecord | undefined)[]> {
+    const found = new Map<string, CreditTransferRecord>();
+    for (let start = 0; start < paymentIds.length; start += BATCH_GET_KEYS) {
+      let keys: Record<string, unknown>[] = paymentIds
+        .slice(start, start + BATCH_GET_KEYS)
+        .map((paymentId) => creditTransferKey(tenant, paymentId) as unknown as Record<string, unknown>);
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt > UNPROCESSED_RETRIES) throw new Error('The table kept some batch reads unprocessed');
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const result = await this.client.batchGet({
+          RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
+        });
+        for (const item of result.Responses?.[this.tableName] ?? []) {
+          if (holdsCreditTransfer(item)) {
+            const record = fromCreditTransferItem(item);
+            found.set(record.paymentId, record);
+          }
+        }
+        keys =
+          (result.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      }
+    }
+    return paymentIds.map((paymentId) => found.get(paymentId));
+  }
+}

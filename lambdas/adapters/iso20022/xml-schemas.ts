@@ -1,0 +1,195 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type InvalidParam, InvalidRequestError } from '#domain/commons/errors';
+import {
+  PAIN_001_VERSIONS,
+  type Pain001Reader,
+  type Pain001Version,
+  type XmlTree,
+} from '#domain/iso20022/ports';
+
+/**
+ * The official XML schemas (xsd/SOURCES.md) and the one XML parser, libxml2 compiled to
+ * WebAssembly (libxml2-wasm): loaded at the first XML request, so JSON requests never pay for it.
+ */
+type Libxml = typeof import('libxml2-wasm');
+let libxml: Promise<Libxml> | undefined;
+const loadLibxml = (): Promise<Libxml> => {
+  libxml ??= import('libxml2-wasm');
+  return libxml;
+};
+
+export type SchemaName = Pain001Version | 'pain.002.001.10';
+
+export const namespaceOf = (name: SchemaName): string => `urn:iso:std:iso:20022:tech:xsd:${name}`;
+
+/** Beside the bundle on AWS (copied as assets), else in the project. */
+const schemaText = (name: SchemaName): string => {
+  const file = `${name}.xsd`;
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const candidate of [join(here, file), join(here, 'xsd', file)]) {
+    try {
+      return readFileSync(candidate, 'utf8');
+    } catch {
+      // Try the next place.
+    }
+  }
+  throw new Error(`The XML schema ${file} is missing beside the function`);
+};
+
+const validators = new Map<SchemaName, Promise<import('libxml2-wasm').XsdValidator>>();
+const validatorOf = (name: SchemaName) => {
+  let validator = validators.get(name);
+  if (validator === undefined) {
+    validator = loadLibxml().then(({ XmlDocument, XsdValidator }) => {
+      const schema = XmlDocument.fromString(schemaText(name));
+      try {
+        return XsdValidator.fromDoc(schema);
+      } finally {
+        schema.dispose();
+      }
+    });
+    validators.set(name, validator);
+  }
+  return validator;
+};
+
+/**
+ * Parse options: no entity substitution, no DTD loading, no external entity, no network. A DOCTYPE
+ * is refused before parsing anyway: a payment message has none, and refusing it stops entity
+ * expansion and external entities alike.
+ */
+const parseOptions = (lib: Libxml) =>
+  lib.ParseOption.XML_PARSE_NONET |
+  lib.ParseOption.XML_PARSE_NO_XXE |
+  lib.ParseOption.XML_PARSE_NOERROR |
+  lib.ParseOption.XML_PARSE_NOWARNING;
+
+const refuse = (reason: string, name = '(body)'): never => {
+  throw new InvalidRequestError('The XML message is not valid', [{ name, reason }]);
+};
+
+/** A path with positions where an element has siblings of its name: /Document/CstmrCdtTrfInitn/PmtInf[2]. */
+const treeOf = (element: import('libxml2-wasm').XmlElement, lib: Libxml, path: string): XmlTree => {
+  const children: XmlTree[] = [];
+  const seen = new Map<string, number>();
+  let text = '';
+  for (let child = element.firstChild; child !== null; child = child.next) {
+    if (child instanceof lib.XmlElement) {
+      const position = (seen.get(child.name) ?? 0) + 1;
+      seen.set(child.name, position);
+      children.push(treeOf(child, lib, `${path}/${child.name}[${position}]`));
+    } else if (child instanceof lib.XmlText || child instanceof lib.XmlCData) {
+      text += child.content;
+    }
+  }
+  const attributes = Object.fromEntries(element.attrs.map((attribute) => [attribute.name, attribute.value]));
+  return { name: element.name, path, text: text.trim(), attributes, children };
+};
+
+/** `[1]` only where ISO's paths need it: a position on an element that repeats. */
+const tidyPath = (path: string, counts: Map<string, number>): string =>
+  path.replace(/\[1\](?=\/|$)/g, (match, offset: number) => {
+    const prefix = path.slice(0, offset);
+    return (counts.get(prefix) ?? 0) > 1 ? match : '';
+  });
+
+const countSiblings = (tree: XmlTree, counts: Map<string, number>): void => {
+  for (const child of tree.children) {
+    const key = child.path.replace(/\[\d+\]$/, '');
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    countSiblings(child, counts);
+  }
+};
+
+const withTidyPaths = (tree: XmlTree, counts: Map<string, number>): XmlTree => ({
+  ...tree,
+  path: tidyPath(tree.path, counts),
+  children: tree.children.map((child) => withTidyPaths(child, counts)),
+});
+
+/**
+ * libxml2's path of a faulty node (every step a `*` with a position, as it writes nodes of a
+ * default namespace) as the API names XML paths: `/Document/CstmrCdtTrfInitn/PmtInf[1]/Cdtr`.
+ */
+const namedPath = (root: XmlTree, xpath: string | undefined): string | undefined => {
+  if (xpath === undefined) return undefined;
+  const steps = xpath.split('/').slice(2);
+  let node: XmlTree | undefined = root;
+  for (const step of steps) {
+    const position = /\[(\d+)\]$/.exec(step);
+    const named = step.replace(/\[\d+\]$/, '').replace(/^\w+:/, '');
+    const candidates: XmlTree[] = (node?.children ?? []).filter(
+      (child) => named === '*' || child.name === named,
+    );
+    node = candidates[position ? Number(position[1]) - 1 : 0];
+    if (node === undefined) return undefined;
+  }
+  return node?.path;
+};
+
+const validationFaults = (
+  root: XmlTree,
+  details: readonly { message: string; line: number; xpath?: string }[],
+): InvalidParam[] =>
+  details.slice(0, 50).map((detail) => ({
+    name: namedPath(root, detail.xpath) ?? `(line ${detail.line})`,
+    reason: detail.message.trim().replace(/\{urn:iso:std:iso:20022:tech:xsd:[^}]+\}/g, ''),
+  }));
+
+/** Parses `xml` and validates it against `expected` (or the schema its namespace names among them). */
+export const readValidXml = async (
+  xml: string,
+  expected: readonly SchemaName[],
+): Promise<{ schema: SchemaName; root: XmlTree }> => {
+  if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) refuse('must not declare a DTD or entities');
+  const lib = await loadLibxml();
+  let document: import('libxml2-wasm').XmlDocument;
+  try {
+    document = lib.XmlDocument.fromString(xml, { option: parseOptions(lib) });
+  } catch (error) {
+    const details = (error as { details?: { message: string; line: number }[] }).details ?? [];
+    const first = details[0];
+    return refuse(`is not well-formed XML${first ? ` (line ${first.line}: ${first.message.trim()})` : ''}`);
+  }
+  try {
+    if (document.dtd !== null) refuse('must not declare a DTD or entities');
+    const root = document.root;
+    const schema = expected.find((name) => namespaceOf(name) === root.namespaceUri);
+    if (root.name !== 'Document' || schema === undefined) {
+      return refuse(
+        `must be a Document in one of the namespaces ${expected.map(namespaceOf).join(', ')}`,
+        '/Document',
+      );
+    }
+    const tree = treeOf(root, lib, '/Document');
+    const counts = new Map<string, number>();
+    countSiblings(tree, counts);
+    const named = withTidyPaths(tree, counts);
+    const validator = await validatorOf(schema);
+    try {
+      validator.validate(document);
+    } catch (error) {
+      const details =
+        (error as { details?: { message: string; line: number; xpath?: string }[] }).details ?? [];
+      throw new InvalidRequestError(
+        `The XML message is not valid against the ${schema} schema`,
+        validationFaults(named, details),
+      );
+    }
+    return { schema, root: named };
+  } finally {
+    document.dispose();
+  }
+};
+
+export const pain001Reader: Pain001Reader = {
+  read: async (xml) => {
+    const { schema, root } = await readValidXml(xml, PAIN_001_VERSIONS);
+    return { version: schema as Pain001Version, root };
+  },
+};
+
+/** Validates a pain.002.001.10 the service wrote (tests, and the doc's example). */
+export const validatePain002 = (xml: string) => readValidXml(xml, ['pain.002.001.10']);

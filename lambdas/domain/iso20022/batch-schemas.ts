@@ -1,0 +1,75 @@
+import * as z from 'zod/mini';
+
+const bounded = (max: number) => z.string().check(z.maxLength(max));
+
+import { described, optionalField } from '../commons/text.ts';
+import {
+  creditTransferRequestSchema,
+  creditTransferStatusSchema,
+} from '../credit-transfers/credit-transfer.ts';
+import { BATCH_PAGE_SIZE } from './batch-view.ts';
+import { MAX_BATCH_TRANSACTIONS } from './submit-batch.ts';
+
+/** The API's batch shapes, for the OpenAPI document and the SDK's types (the use case checks the request itself). */
+const named = <T extends z.ZodMiniType>(schema: T, id: string): T => schema.check(z.meta({ id }));
+
+export const batchRequestSchema = named(
+  z.strictObject({
+    creditTransfers: described(
+      z.array(creditTransferRequestSchema).check(z.minLength(1), z.maxLength(MAX_BATCH_TRANSACTIONS)),
+      `The credit transfers, each exactly the body of a single initiation; 1 to ${MAX_BATCH_TRANSACTIONS}.`,
+    ),
+  }),
+  'CreditTransferBatchRequest',
+);
+
+const batchFields = {
+  batchId: described(bounded(36), 'Identification of the batch (a UUID).'),
+  status: described(
+    z.enum(['Accepted', 'Incomplete']),
+    '`Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.',
+  ),
+  count: described(
+    z.int().check(z.gte(0), z.lte(MAX_BATCH_TRANSACTIONS)),
+    'How many credit transfers the batch holds.',
+  ),
+  createdAt: described(bounded(35), 'When the batch was accepted (ISO 8601, UTC).'),
+  messageId: described(bounded(35), "The message's GrpHdr/MsgId (for JSON, the batchId without hyphens)."),
+  messageName: described(
+    bounded(35),
+    '`pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch.',
+  ),
+};
+
+export const batchAcceptedSchema = named(
+  z.strictObject({
+    ...batchFields,
+    creditTransfers: described(
+      z.array(z.strictObject({ paymentId: bounded(36) })).check(z.maxLength(MAX_BATCH_TRANSACTIONS)),
+      "Each transfer's paymentId, in message order.",
+    ),
+  }),
+  'CreditTransferBatchAccepted',
+);
+
+export const batchPageSchema = named(
+  z.strictObject({
+    ...batchFields,
+    creditTransfers: described(
+      z
+        .array(
+          z.strictObject({
+            paymentId: bounded(36),
+            status: creditTransferStatusSchema,
+            statusReason: optionalField(bounded(35), 'Reason attached to the status.'),
+            statusReasonCode: optionalField(bounded(4), "The reason's ISO ExternalStatusReason1Code."),
+            date: described(bounded(35), 'When the status was reached.'),
+          }),
+        )
+        .check(z.maxLength(BATCH_PAGE_SIZE)),
+      `Up to ${BATCH_PAGE_SIZE} transfers with their current statuses, in message order.`,
+    ),
+    next: optionalField(bounded(10), 'The `cursor` of the next page; absent on the last one.'),
+  }),
+  'CreditTransferBatch',
+);

@@ -1,0 +1,92 @@
+import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-status.ts';
+import { statusReasonCodeOf, transactionStatusCodeOf } from './status-codes.ts';
+import { leaf, node } from './xml-text.ts';
+
+export const PAIN_002_NAMESPACE = 'urn:iso:std:iso:20022:tech:xsd:pain.002.001.10';
+export const XML_MEDIA_TYPE = 'application/xml';
+
+/** One transfer as a report shows it. */
+export interface ReportedTransaction {
+  instructionId?: string;
+  endToEndId?: string;
+  status: CreditTransferStatus;
+  statusReason?: string;
+  statusReasonCode?: string;
+  /** When the status was reached (ISO 8601). */
+  date: string;
+}
+
+export interface ReportedPaymentGroup {
+  paymentInformationId: string;
+  transactions: readonly ReportedTransaction[];
+}
+
+/** What a pain.002.001.10 says: the message it answers, and each transfer's status. */
+export interface StatusReport {
+  messageId: string;
+  createdAt: Date;
+  original: {
+    messageId: string;
+    /** The original message's name: `pain.001.001.09`, `pain.001.001.03`, or the JSON request's (see docs/iso20022.md). */
+    messageName: string;
+    createdAt?: string;
+    numberOfTransactions?: number;
+    controlSum?: string;
+    /** `ACCP` when the whole message was accepted; absent on a report of the transfers' own statuses. */
+    groupStatus?: 'ACCP' | 'RJCT';
+  };
+  paymentGroups: readonly ReportedPaymentGroup[];
+}
+
+/** ISO DateTime without fractions beyond milliseconds, in UTC: what the schema's ISODateTime takes. */
+const isoDateTime = (date: Date | string): string => new Date(date).toISOString();
+
+const reasonOf = (transaction: ReportedTransaction): string =>
+  transaction.statusReason === undefined
+    ? ''
+    : node(
+        'StsRsnInf',
+        node('Rsn', leaf('Cd', statusReasonCodeOf(transaction.statusReason, transaction.statusReasonCode))),
+        leaf('AddtlInf', transaction.statusReason),
+      );
+
+const transactionOf = (transaction: ReportedTransaction): string =>
+  node(
+    'TxInfAndSts',
+    leaf('OrgnlInstrId', transaction.instructionId),
+    leaf('OrgnlEndToEndId', transaction.endToEndId ?? 'NOTPROVIDED'),
+    leaf('TxSts', transactionStatusCodeOf(transaction.status)),
+    reasonOf(transaction),
+    leaf('AccptncDtTm', isoDateTime(transaction.date)),
+  );
+
+/** The pain.002.001.10 document of a report, UTF-8 text. */
+export const pain002Document = (report: StatusReport): string => {
+  const { original } = report;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<Document xmlns="${PAIN_002_NAMESPACE}">`,
+    node(
+      'CstmrPmtStsRpt',
+      node('GrpHdr', leaf('MsgId', report.messageId), leaf('CreDtTm', isoDateTime(report.createdAt))),
+      node(
+        'OrgnlGrpInfAndSts',
+        leaf('OrgnlMsgId', original.messageId),
+        leaf('OrgnlMsgNmId', original.messageName),
+        leaf('OrgnlCreDtTm', original.createdAt),
+        leaf('OrgnlNbOfTxs', original.numberOfTransactions?.toString()),
+        leaf('OrgnlCtrlSum', original.controlSum),
+        leaf('GrpSts', original.groupStatus),
+      ),
+      ...report.paymentGroups.map((group) =>
+        node(
+          'OrgnlPmtInfAndSts',
+          leaf('OrgnlPmtInfId', group.paymentInformationId),
+          ...group.transactions.map(transactionOf),
+        ),
+      ),
+    ),
+    '</Document>',
+    '',
+  ].join('\n');
+};

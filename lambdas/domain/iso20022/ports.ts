@@ -1,0 +1,71 @@
+import type { CreditTransferRecord } from '../credit-transfers/ports.ts';
+
+/** An XML element as the domain reads it: no library's node types leak past the reader. */
+export interface XmlTree {
+  /** Local name, without namespace. */
+  name: string;
+  /** Where it is: `/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[2]`, positions from 1. */
+  path: string;
+  /** Its own text (trimmed), for a leaf. */
+  text: string;
+  attributes: Readonly<Record<string, string>>;
+  children: readonly XmlTree[];
+}
+
+export const PAIN_001_VERSIONS = ['pain.001.001.09', 'pain.001.001.03'] as const;
+export type Pain001Version = (typeof PAIN_001_VERSIONS)[number];
+
+/**
+ * Reads a pain.001: parsed without DTDs, entities or any fetch, and valid against the official
+ * schema of its version, or an InvalidRequestError naming the XML path of each fault.
+ */
+export interface Pain001Reader {
+  read(xml: string): Promise<{ version: Pain001Version; root: XmlTree }>;
+}
+
+/** A batch as the service keeps it: what the message said, and how far storing it got. */
+export interface BatchRecord {
+  tenant: string;
+  batchId: string;
+  clientId: string;
+  createdAt: string;
+  /** Fingerprint of the request: tells a replay from another request under the same key or MsgId. */
+  requestHash: string;
+  idempotencyKey?: string;
+  /** `Storing` until every transfer is stored: a repeat of the same request finishes it. */
+  state: 'Storing' | 'Stored';
+  count: number;
+  message: BatchMessageSummary;
+}
+
+/** The original message, as reports name it. */
+export interface BatchMessageSummary {
+  /** `GrpHdr/MsgId`, or the batchId's compact form for JSON. */
+  messageId: string;
+  /** `pain.001.001.09`, `pain.001.001.03`, or the JSON batch's name. */
+  messageName: string;
+  createdAt?: string;
+  controlSum?: string;
+  /** Each payment group (`PmtInf`) in message order, with how many transfers it holds. */
+  groups: { paymentInformationId: string; count: number }[];
+}
+
+export type ClaimResult =
+  | { claimed: true }
+  | { claimed: false; existing: { batchId: string; requestHash: string } };
+
+export interface BatchStore {
+  /** Claims a message's MsgId for the tenant, for this batch; or the batch that holds it. */
+  claimMessageId(
+    tenant: string,
+    messageId: string,
+    batchId: string,
+    requestHash: string,
+  ): Promise<ClaimResult>;
+  /** Stores the batch unless its id is taken; false when taken. */
+  create(batch: BatchRecord): Promise<boolean>;
+  get(tenant: string, batchId: string): Promise<BatchRecord | undefined>;
+  markStored(tenant: string, batchId: string): Promise<void>;
+  /** The transfers of the batch, by paymentId, in the order asked; a missing one is undefined. */
+  transfers(tenant: string, paymentIds: readonly string[]): Promise<(CreditTransferRecord | undefined)[]>;
+}

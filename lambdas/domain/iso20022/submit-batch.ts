@@ -1,0 +1,345 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod/mini';
+import { fingerprint } from '../commons/canonical-json.ts';
+import {
+  BatchTooLargeError,
+  IdempotencyKeyReusedError,
+  type InvalidParam,
+  InvalidRequestError,
+  MessageIdReusedError,
+} from '../commons/errors.ts';
+import type { Clock } from '../commons/ports.ts';
+import { toInvalidParams } from '../commons/validation.ts';
+import {
+  type CreditTransferRequest,
+  creditTransferRequestSchema,
+  type ServicerHeaders,
+} from '../credit-transfers/credit-transfer.ts';
+import {
+  DEFAULT_MAX_VALUE_DATE_DAYS,
+  initiationRuleViolations,
+} from '../credit-transfers/initiate-credit-transfer.ts';
+import { STALL_SECONDS, secondsAfter } from '../credit-transfers/lifecycle.ts';
+import { derivedPaymentId, randomPaymentId } from '../credit-transfers/payment-id.ts';
+import type {
+  CreditTransferRecord,
+  CreditTransferStore,
+  WorkflowStarter,
+} from '../credit-transfers/ports.ts';
+import { startLifecycle } from '../credit-transfers/start-lifecycle.ts';
+import { type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
+import type { BatchMessageSummary, BatchRecord, BatchStore, Pain001Reader } from './ports.ts';
+import { compactId } from './transfer-report.ts';
+
+/** At most this many transfers in one batch (413 above, naming the limit). */
+export const MAX_BATCH_TRANSACTIONS = 2000;
+/** At most this many bytes in one batch request (413 above). */
+export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
+/** The message name a report gives a JSON batch. */
+export const JSON_BATCH_MESSAGE_NAME = 'CreditTransferBatchJSON';
+/** Transfers written, or workflows started, at once: enough to keep the table busy, few enough to stay under its rate. */
+const CONCURRENCY = 16;
+
+export interface BatchDependencies {
+  store: CreditTransferStore;
+  batches: BatchStore;
+  reader: Pain001Reader;
+  clock: Clock;
+  workflow?: WorkflowStarter;
+  maxValueDateDays?: number;
+}
+
+export type BatchBody = { kind: 'json'; value: unknown } | { kind: 'xml'; text: string };
+
+export interface BatchCommand {
+  tenant: string;
+  clientId: string;
+  idempotencyKey?: string;
+  servicer: ServicerHeaders;
+  body: BatchBody;
+}
+
+export interface BatchAcceptance {
+  batch: BatchRecord;
+  /** Each transfer's paymentId, in message order. */
+  paymentIds: string[];
+  replayed: boolean;
+}
+
+const jsonBatchSchema = z.strictObject({
+  creditTransfers: z.array(z.unknown()).check(z.minLength(1, 'must hold at least one credit transfer')),
+});
+
+/** The paymentId of the transfer at `index` of a batch: the same on every repeat of the request. */
+export const batchPaymentId = (tenant: string, batchId: string, index: number): string =>
+  derivedPaymentId(tenant, 'batch-transfer', `${batchId}\u0000${index}`);
+
+export const batchPaymentIds = (batch: Pick<BatchRecord, 'tenant' | 'batchId' | 'count'>): string[] =>
+  Array.from({ length: batch.count }, (_, index) => batchPaymentId(batch.tenant, batch.batchId, index));
+
+/** A transfer to store, and how to name its fields in a refusal. */
+interface Candidate {
+  body: Record<string, unknown>;
+  /** `invalidParams` name of a field of this transfer. */
+  nameOf: (field: string) => string;
+}
+
+/** The XML path a field came from: its own source, else its nearest parent's, else the transaction's. */
+const xmlNameOf =
+  (transaction: MessageTransaction) =>
+  (field: string): string => {
+    for (let name = field; name !== ''; name = name.replace(/(\.[^.[]+|\[\d+\])$/, '')) {
+      const source = transaction.sources[name];
+      if (source !== undefined) return source;
+      if (!/(\.[^.[]+|\[\d+\])$/.test(name)) break;
+    }
+    return transaction.path;
+  };
+
+const checkTransfers = (
+  candidates: readonly Candidate[],
+  now: Date,
+  maxValueDateDays: number,
+): CreditTransferRequest[] => {
+  const violations: InvalidParam[] = [];
+  const transfers: CreditTransferRequest[] = [];
+  for (const candidate of candidates) {
+    const parsed = creditTransferRequestSchema.safeParse(candidate.body, {
+      error: (issue) => (issue.input === undefined ? 'is required' : undefined),
+    });
+    if (!parsed.success) {
+      for (const fault of toInvalidParams(parsed.error.issues))
+        violations.push({ name: candidate.nameOf(fault.name), reason: fault.reason });
+      continue;
+    }
+    for (const fault of initiationRuleViolations(parsed.data, now, maxValueDateDays))
+      violations.push({ name: candidate.nameOf(fault.name), reason: fault.reason });
+    transfers.push(candidate.body as CreditTransferRequest);
+  }
+  if (violations.length > 0)
+    throw new InvalidRequestError('The batch is not valid: nothing was stored', violations.slice(0, 100));
+  return transfers;
+};
+
+/** A decimal text as an integer of `scale` fractional digits, to add amounts exactly. */
+const scaled = (amount: string, scale: number): bigint => {
+  const [whole = '0', fraction = ''] = amount.split('.');
+  return BigInt(whole + fraction.padEnd(scale, '0'));
+};
+const SCALE = 8;
+const sumOf = (amounts: readonly string[]): bigint =>
+  amounts.reduce((sum, amount) => sum + scaled(amount, SCALE), 0n);
+const decimalOf = (value: bigint): string => {
+  const digits = value.toString().padStart(SCALE + 1, '0');
+  const fraction = digits.slice(-SCALE).replace(/0+$/, '');
+  return `${digits.slice(0, -SCALE)}${fraction === '' ? '' : `.${fraction}`}`;
+};
+
+/** NbOfTxs and CtrlSum of the group header and of each PmtInf, against the transactions. */
+export const groupRuleViolations = (message: Pain001Message): InvalidParam[] => {
+  const violations: InvalidParam[] = [];
+  const amountsOf = (transactions: readonly MessageTransaction[]) =>
+    transactions.map((transaction) => String(transaction.transfer.amount ?? '0'));
+  const check = (
+    count: { value: string; path: string } | undefined,
+    sum: { value: string; path: string } | undefined,
+    transactions: readonly MessageTransaction[],
+  ) => {
+    if (count !== undefined && count.value !== String(transactions.length))
+      violations.push({
+        name: count.path,
+        reason: `must be ${transactions.length}, the number of CdtTrfTxInf it covers`,
+      });
+    const total = sumOf(amountsOf(transactions));
+    if (sum !== undefined && scaled(sum.value, SCALE) !== total)
+      violations.push({
+        name: sum.path,
+        reason: `must be ${decimalOf(total)}, the sum of the InstdAmt it covers`,
+      });
+  };
+  const all = message.groups.flatMap((group) => group.transactions);
+  check(message.numberOfTransactions, message.controlSum, all);
+  for (const group of message.groups) check(group.numberOfTransactions, group.controlSum, group.transactions);
+  for (const unsupported of message.unsupported)
+    violations.push({ name: unsupported.path, reason: unsupported.reason });
+  return violations;
+};
+
+const tooMany = (count: number): never => {
+  throw new BatchTooLargeError(
+    `The batch holds ${count} credit transfers; at most ${MAX_BATCH_TRANSACTIONS} are taken in one request`,
+  );
+};
+
+interface ReadBatch {
+  candidates: Candidate[];
+  summary: Omit<BatchMessageSummary, 'messageId'> & { messageId?: string };
+  requestHash: string;
+}
+
+const readJsonBatch = (value: unknown, servicer: ServicerHeaders): ReadBatch => {
+  const parsed = jsonBatchSchema.safeParse(value, {
+    error: (issue) => (issue.input === undefined ? 'is required' : undefined),
+  });
+  if (!parsed.success)
+    throw new InvalidRequestError(
+      'The batch is not valid: nothing was stored',
+      toInvalidParams(parsed.error.issues),
+    );
+  const { creditTransfers } = parsed.data;
+  if (creditTransfers.length > MAX_BATCH_TRANSACTIONS) tooMany(creditTransfers.length);
+  const faults = creditTransfers.flatMap((item, index) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? []
+      : [{ name: `creditTransfers[${index}]`, reason: 'must be a credit transfer object' }],
+  );
+  if (faults.length > 0) throw new InvalidRequestError('The batch is not valid: nothing was stored', faults);
+  return {
+    candidates: creditTransfers.map((body, index) => ({
+      body: body as Record<string, unknown>,
+      nameOf: (field) => `creditTransfers[${index}].${field}`.replace(/\.\(body\)$/, ''),
+    })),
+    summary: { messageName: JSON_BATCH_MESSAGE_NAME, groups: [] },
+    requestHash: fingerprint({ batch: value, servicer }),
+  };
+};
+
+const readXmlBatch = async (
+  reader: Pain001Reader,
+  text: string,
+  servicer: ServicerHeaders,
+): Promise<ReadBatch> => {
+  const { version, root } = await reader.read(text);
+  const message = readPain001(version, root);
+  const count = message.groups.reduce((sum, group) => sum + group.transactions.length, 0);
+  if (count > MAX_BATCH_TRANSACTIONS) tooMany(count);
+  const violations = groupRuleViolations(message);
+  if (violations.length > 0)
+    throw new InvalidRequestError('The batch is not valid: nothing was stored', violations);
+  const transactions = message.groups.flatMap((group) => group.transactions);
+  return {
+    candidates: transactions.map((transaction) => ({
+      body: transaction.transfer,
+      nameOf: xmlNameOf(transaction),
+    })),
+    summary: {
+      messageId: message.messageId,
+      messageName: message.version,
+      createdAt: message.createdAt,
+      ...(message.controlSum !== undefined && { controlSum: message.controlSum.value }),
+      groups: message.groups.map((group) => ({
+        paymentInformationId: group.paymentInformationId,
+        count: group.transactions.length,
+      })),
+    },
+    requestHash: createHash('sha256')
+      .update(text)
+      .update('\u0000')
+      .update(fingerprint({ servicer }))
+      .digest('hex'),
+  };
+};
+
+/** Runs `task` over `items`, `CONCURRENCY` at a time. */
+const inPool = async <T>(
+  items: readonly T[],
+  task: (item: T, index: number) => Promise<void>,
+): Promise<void> => {
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) await task(items[index] as T, index);
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+};
+
+/**
+ * Takes a batch: every transfer checked first (any fault refuses the whole message, nothing
+ * stored), then the batch item, then one conditional write per transfer under a paymentId derived
+ * from the batch, then the batch marked stored. A crash anywhere leaves what a repeat of the same
+ * request finishes: the same batchId, the same paymentIds, writes that find their item there.
+ */
+export const submitBatch = async (
+  deps: BatchDependencies,
+  command: BatchCommand,
+): Promise<BatchAcceptance> => {
+  const { tenant, clientId, idempotencyKey, servicer } = command;
+  const read =
+    command.body.kind === 'json'
+      ? readJsonBatch(command.body.value, servicer)
+      : await readXmlBatch(deps.reader, command.body.text, servicer);
+  const now = deps.clock.now();
+  const transfers = checkTransfers(
+    read.candidates,
+    now,
+    deps.maxValueDateDays ?? DEFAULT_MAX_VALUE_DATE_DAYS,
+  );
+
+  let batchId =
+    idempotencyKey !== undefined
+      ? derivedPaymentId(tenant, 'batch', idempotencyKey)
+      : read.summary.messageId !== undefined
+        ? derivedPaymentId(tenant, 'batch-message', read.summary.messageId)
+        : randomPaymentId();
+  const { messageId } = read.summary;
+  if (messageId !== undefined) {
+    const claim = await deps.batches.claimMessageId(tenant, messageId, batchId, read.requestHash);
+    if (!claim.claimed) {
+      if (claim.existing.requestHash !== read.requestHash) throw new MessageIdReusedError(messageId);
+      batchId = claim.existing.batchId;
+    }
+  }
+
+  const candidate: BatchRecord = {
+    tenant,
+    batchId,
+    clientId,
+    createdAt: now.toISOString(),
+    requestHash: read.requestHash,
+    ...(idempotencyKey !== undefined && { idempotencyKey }),
+    state: 'Storing',
+    count: transfers.length,
+    message: { ...read.summary, messageId: messageId ?? compactId(batchId) },
+  };
+  let batch = candidate;
+  let replayed = false;
+  if (!(await deps.batches.create(candidate))) {
+    const existing = await deps.batches.get(tenant, batchId);
+    if (existing === undefined) throw new Error(`batch ${batchId} is taken and cannot be read`);
+    if (existing.requestHash !== read.requestHash) {
+      if (idempotencyKey !== undefined) throw new IdempotencyKeyReusedError();
+      throw new MessageIdReusedError(messageId ?? batchId);
+    }
+    batch = existing;
+    replayed = true;
+  }
+
+  const paymentIds = batchPaymentIds(batch);
+  if (batch.state === 'Storing') {
+    const date = batch.createdAt;
+    await inPool(transfers, async (transfer, index) => {
+      const paymentId = paymentIds[index] as string;
+      const record: CreditTransferRecord = {
+        tenant,
+        paymentId,
+        clientId,
+        createdAt: date,
+        status: 'Received',
+        statusDate: date,
+        requestHash: fingerprint({ transfer, servicer }),
+        servicer,
+        transfer,
+        history: [{ status: 'Received', date, actor: clientId }],
+        nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
+      };
+      // Taken already: stored by the attempt that crashed, under the same derived id.
+      await deps.store.create(record);
+    });
+    await deps.batches.markStored(tenant, batchId);
+    batch = { ...batch, state: 'Stored' };
+    // Started once stored; a start that fails is the reconciler's, as for a single initiation.
+    await inPool(paymentIds, (paymentId) =>
+      startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'initiation' }),
+    );
+  }
+  return { batch, paymentIds, replayed };
+};

@@ -1,0 +1,265 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { validatePain002 } from '#adapters/iso20022/xml-schemas';
+import { CreditTransfersClient } from '../../client/src/index.ts';
+import { callApi, createClient, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
+import { useLocalService } from './support/use-local-service.ts';
+
+const BATCHES = '/v1/payments/credit-transfer-batches';
+const TRANSFERS = '/v1/payments/credit-transfers';
+const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
+
+const service = useLocalService({ token: 'transactions:read transactions:write' });
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+/** An example message with today's execution date and its own MsgId, so every test sends a new one. */
+const example = async (version: '09' | '03', messageId: string) =>
+  (await readFile(`examples/pain.001.001.${version}.xml`, 'utf8'))
+    .replaceAll('2026-12-01', today())
+    .replace(/<MsgId>[^<]*<\/MsgId>/, `<MsgId>${messageId}</MsgId>`);
+
+const submitXml = (xml: string, headers: Record<string, string> = {}) =>
+  callApi(service.baseUrl, BATCHES, {
+    token: service.token,
+    rawBody: xml,
+    headers: { 'Content-Type': 'application/xml', ...headers },
+  });
+
+const getBatch = (batchId: string, headers: Record<string, string> = {}, token = service.token) =>
+  callApi(service.baseUrl, `${BATCHES}/${batchId}`, { token, headers });
+
+const statusOf = (paymentId: string) =>
+  callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token: service.token });
+
+const untilAllFinal = async (batchId: string, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reply = await getBatch(batchId);
+    const statuses = (reply.body.creditTransfers as { status: string }[]).map((transfer) => transfer.status);
+    if (statuses.every((status) => FINAL.has(status))) return reply.body;
+    if (Date.now() > deadline) throw new Error(`batch ${batchId} still has ${statuses.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+};
+
+const countStored = async () =>
+  (
+    await service.table.scan({
+      TableName: 'credit-transfers',
+      Select: 'COUNT',
+      FilterExpression: 'begins_with(pk, :batch) OR begins_with(pk, :tenant)',
+      ExpressionAttributeValues: { ':batch': 'BATCH', ':tenant': 'TENANT#local#CT#' },
+    })
+  ).Count ?? 0;
+
+describe('credit transfer batches (pain.001)', () => {
+  it.each(['09', '03'] as const)(
+    'takes a pain.001.001.%s with several payment groups: one transfer per CdtTrfTxInf, fields as in the message, pain.002 reports valid',
+    async (version) => {
+      const xml = await example(version, `IT-${version}-${Date.now()}`);
+      const accepted = await submitXml(xml);
+      expect(accepted.status).toBe(202);
+      expect(accepted.body).toMatchObject({
+        status: 'Accepted',
+        count: 3,
+        messageName: `pain.001.001.${version}`,
+      });
+      const paymentIds = (accepted.body.creditTransfers as { paymentId: string }[]).map(
+        (item) => item.paymentId,
+      );
+      expect(new Set(paymentIds).size).toBe(3);
+
+      const first = (await statusOf(paymentIds[0] as string)).body;
+      if (version === '09') {
+        expect(first).toMatchObject({
+          paymentMethod: 'CreditTransfer',
+          amount: '3150.25',
+          currency: 'EUR',
+          debtorAccountId: '001-DDA-01-123456',
+          creditorAccountId: 'DE89370400440532013000',
+          valueDate: today(),
+          chargeBearerType: 'FollowingServiceLevel',
+          paymentProcessing: { serviceLevel: 'SEPA', categoryPurpose: 'SALA' },
+          paymentReason: 'SALA',
+          purpose: 'Salary December 2026',
+          identifiers: [
+            { number: 'E2E-SAL-DEC-0001', schemeName: 'EndToEndId' },
+            { number: 'SAL-DEC-0001', schemeName: 'InstrId' },
+          ],
+          creditor: { name: 'Ana Ruiz', postalAddress: { townName: 'Berlin', country: 'DE' } },
+        });
+        const third = (await statusOf(paymentIds[2] as string)).body;
+        expect(third).toMatchObject({
+          amount: '750.00',
+          chargeBearerType: 'Shared',
+          remittanceInformation: { remittanceNumber: 'RF18539007547034' },
+        });
+      } else {
+        expect(first).toMatchObject({
+          amount: '400.00',
+          currency: 'EUR',
+          debtorAccountId: 'DE02120300000000202051',
+          creditorAccountId: 'DE89370400440532013000',
+          purpose: 'Rechnung RE-2026-0815',
+          debtor: { agent: { identifiers: [{ number: 'BYLADEM1001', schemeName: 'BIC' }] } },
+        });
+      }
+
+      const batch = await untilAllFinal(accepted.body.batchId);
+      expect(batch.creditTransfers.map((item: { paymentId: string }) => item.paymentId)).toEqual(paymentIds);
+      if (version === '09') {
+        expect(batch.creditTransfers[2]).toMatchObject({
+          status: 'Rejected',
+          statusReason: 'InsufficientFunds',
+          statusReasonCode: 'AM04',
+        });
+      }
+
+      const report = await getBatch(accepted.body.batchId, { Accept: 'application/xml' });
+      expect(report.status).toBe(200);
+      expect(report.headers.get('content-type')).toContain('application/xml');
+      await validatePain002(report.body);
+      expect(String(report.body).match(/<TxInfAndSts>/g)).toHaveLength(3);
+      expect(report.body).toContain('<OrgnlEndToEndId>');
+
+      const single = await callApi(service.baseUrl, `${TRANSFERS}/${paymentIds[0]}/status`, {
+        token: service.token,
+        headers: { Accept: 'application/xml' },
+      });
+      expect(single.headers.get('content-type')).toContain('application/xml');
+      await validatePain002(single.body);
+    },
+  );
+
+  it('answers the acceptance as a pain.002 group status report (ACCP) when asked for XML', async () => {
+    const reply = await submitXml(await example('09', `IT-ACCP-${Date.now()}`), {
+      Accept: 'application/xml',
+    });
+    expect(reply.status).toBe(202);
+    await validatePain002(reply.body);
+    expect(reply.body).toContain('<GrpSts>ACCP</GrpSts>');
+  });
+
+  it('replays the same message and makes nothing new; refuses another message under a used MsgId', async () => {
+    const xml = await example('09', `IT-REPLAY-${Date.now()}`);
+    const first = await submitXml(xml);
+    expect(first.status).toBe(202);
+    const stored = await countStored();
+    const again = await submitXml(xml);
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.creditTransfers).toEqual(first.body.creditTransfers);
+    expect(await countStored()).toBe(stored);
+
+    const other = await submitXml(
+      xml.replace('3150.25', '3150.26').replace('6150.75', '6150.76').replace('5400.75', '5400.76'),
+    );
+    expect(other.status).toBe(422);
+    expect(other.body.error).toBe('message_id_reused');
+    expect(await countStored()).toBe(stored);
+  });
+
+  it('refuses a message whose CtrlSum is off by one cent, naming the XML path, and stores nothing', async () => {
+    const stored = await countStored();
+    const reply = await submitXml(
+      (await example('09', `IT-CTRL-${Date.now()}`)).replace(
+        '<CtrlSum>750.00</CtrlSum>',
+        '<CtrlSum>750.01</CtrlSum>',
+      ),
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.invalidParams).toEqual([
+      {
+        name: '/Document/CstmrCdtTrfInitn/PmtInf[2]/CtrlSum',
+        reason: 'must be 750, the sum of the InstdAmt it covers',
+      },
+    ]);
+    expect(await countStored()).toBe(stored);
+  });
+
+  it('refuses a message invalid against its schema, and one with a DTD, naming where', async () => {
+    const xml = await example('09', `IT-XSD-${Date.now()}`);
+    const invalid = await submitXml(xml.replace('<InstdAmt Ccy="EUR">750.00', '<InstdAmt Ccy="EUR">-750.00'));
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.invalidParams[0].name).toBe(
+      '/Document/CstmrCdtTrfInitn/PmtInf[2]/CdtTrfTxInf/Amt/InstdAmt',
+    );
+    const dtd = await submitXml(xml.replace('<Document', '<!DOCTYPE Document [<!ENTITY x "y">]>\n<Document'));
+    expect(dtd.status).toBe(400);
+  });
+
+  it('takes a JSON batch, answers its transfers a hundred at a time, and hides it from another tenant', async () => {
+    const creditTransfers = Array.from({ length: 120 }, (_, index) => ({
+      paymentMethod: 'CreditTransfer',
+      amount: `${index + 1}.00`,
+      currency: 'EUR',
+      debtorAccountId: '001-DDA-01-123456',
+    }));
+    const reply = await callApi(service.baseUrl, BATCHES, {
+      token: service.token,
+      body: { creditTransfers },
+      headers: { idempotencyId: `json-batch-${Date.now()}` },
+    });
+    expect(reply.status).toBe(202);
+    expect(reply.body.count).toBe(120);
+    const page = await getBatch(reply.body.batchId);
+    expect(page.body.creditTransfers).toHaveLength(100);
+    expect(page.body.next).toBe('100');
+    const rest = await callApi(service.baseUrl, `${BATCHES}/${reply.body.batchId}?cursor=100`, {
+      token: service.token,
+    });
+    expect(rest.body.creditTransfers).toHaveLength(20);
+    expect(rest.body.next).toBeUndefined();
+
+    const other = { clientId: 'batches-other-tenant', clientSecret: 'batches-other-secret-0123456789' };
+    await createClient(service, { ...other, scope: 'transactions:read transactions:write', tenant: 'other' });
+    const otherToken = await requestToken(service.baseUrl, 'transactions:read', other);
+    expect((await getBatch(reply.body.batchId, {}, otherToken)).status).toBe(404);
+  });
+
+  it('refuses a JSON batch with one bad transfer, naming it, and stores nothing', async () => {
+    const stored = await countStored();
+    const reply = await callApi(service.baseUrl, BATCHES, {
+      token: service.token,
+      body: {
+        creditTransfers: [
+          { paymentMethod: 'CreditTransfer', amount: '1.00', currency: 'EUR', debtorAccountId: 'a-1' },
+          { paymentMethod: 'CreditTransfer', amount: '1.001', currency: 'EUR', debtorAccountId: 'a-1' },
+        ],
+      },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.invalidParams[0].name).toBe('creditTransfers[1].amount');
+    expect(await countStored()).toBe(stored);
+  });
+
+  it('refuses more than 2,000 transfers with 413 naming the limit', async () => {
+    const creditTransfers = Array.from({ length: 2001 }, () => ({
+      paymentMethod: 'CreditTransfer',
+      amount: '1.00',
+      debtorAccountId: 'a-1',
+    }));
+    const reply = await callApi(service.baseUrl, BATCHES, {
+      token: service.token,
+      body: { creditTransfers },
+    });
+    expect(reply.status).toBe(413);
+    expect(reply.body.error_description).toContain('2000');
+  });
+
+  it('the SDK sends a pain.001 as bytes and reads the batch, typed', async () => {
+    const client = new CreditTransfersClient({
+      baseUrl: service.baseUrl,
+      clientId: LOCAL_CLIENT.clientId,
+      clientSecret: LOCAL_CLIENT.clientSecret,
+    });
+    const bytes = new TextEncoder().encode(await example('03', `IT-SDK-${Date.now()}`));
+    const accepted = await client.submitBatch(bytes);
+    expect(accepted).toMatchObject({ status: 'Accepted', count: 3, messageName: 'pain.001.001.03' });
+    const page = await client.batch(accepted.batchId);
+    expect(page.creditTransfers.map((item) => item.paymentId)).toEqual(
+      accepted.creditTransfers.map((item) => item.paymentId),
+    );
+  });
+});
