@@ -9,6 +9,7 @@ import { assertionIssuer, JWT_BEARER_ASSERTION_TYPE } from './client-assertion.t
 import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';
 
 export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
+export const MAX_CLIENT_ASSERTION_LENGTH = 8192;
 
 /** Spec 4.5's request fields; RFC 6749 says unknown parameters are ignored, so they are. */
 export const tokenRequestSchema = z.object({
@@ -26,11 +27,12 @@ export const tokenRequestSchema = z.object({
     'Space-separated scopes; when absent, every scope the client is allowed is granted.',
   ),
   client_assertion_type: optionalField(
-    z.string(),
+    z.string().check(z.maxLength(JWT_BEARER_ASSERTION_TYPE.length)),
     `private_key_jwt (RFC 7523): ${JWT_BEARER_ASSERTION_TYPE}, with client_assertion.`,
   ),
   client_assertion: optionalField(
-    z.string(),
+    // Far above a signed assertion of the allowed algorithms (a PS256 one with a 4096-bit key is ~1 KB).
+    z.string().check(z.maxLength(MAX_CLIENT_ASSERTION_LENGTH)),
     'private_key_jwt: a JWT signed ES256, PS256 or EdDSA by a key of the client; iss and sub the client id, aud the issuer, exp at most 60 s ahead, a jti used once.',
   ),
 });

@@ -192,6 +192,7 @@ describe('business metrics (namespace CreditTransfers)', () => {
       markPublished: async () => undefined,
       claim: async () => 1,
       defer: async () => true,
+      countParked: async () => 0,
     };
     const run = reconcile(
       () =>

@@ -449,7 +449,14 @@ describe('the operations', () => {
     const tokenRequest = deref(document, content['application/json']?.schema);
     expect(content['application/x-www-form-urlencoded']?.schema).toEqual(content['application/json']?.schema);
     expect(Object.keys(tokenRequest.properties as object).sort()).toEqual(
-      ['client_id', 'client_secret', 'grant_type', 'scope'].sort(),
+      [
+        'client_assertion',
+        'client_assertion_type',
+        'client_id',
+        'client_secret',
+        'grant_type',
+        'scope',
+      ].sort(),
     );
     expect(propertyAt(document, tokenRequest, 'grant_type')).toMatchObject({ const: 'client_credentials' });
     const tokenResponse = deref(document, op.responses['200']?.content?.['application/json']?.schema);
