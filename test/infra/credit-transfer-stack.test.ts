@@ -15,7 +15,7 @@ import {
 } from '../../lib/constructs/api.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
-import { CDK_JSON_CONTEXT, synthesize } from './synth.ts';
+import { CDK_JSON_CONTEXT, synthesized as synthesizedStages } from './synth.ts';
 import {
   allowedActions,
   functionOfMethod,
@@ -62,14 +62,14 @@ describe('CreditTransfers stack, default stage', () => {
   let nagFindings: string[];
   let synthesized: Template;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const missing = [...ROUTES.map((route) => route.entry), AUTHORIZER_ENTRY].filter(
       (entry) => !existsSync(join(PROJECT_ROOT, entry)),
     );
     if (missing.length > 0) throw new Error(`Handler files missing: ${missing.join(', ')}`);
 
     // The default stage (dev); bundling is proven by `npm run synth`.
-    const stage = synthesize();
+    const [stage] = await synthesizedStages({});
     nagFindings = stage.nagFindings;
     synthesized = stage.template;
   }, 10 * 60_000);
