@@ -114,7 +114,29 @@ describe('CreditTransfers stack, default stage', () => {
   });
 
   it('has one method per route, with its HTTP method on its path', () => {
-    expect([...methods().keys()].sort()).toEqual(ROUTES.map(routeKey).sort());
+    const routeMethods = [...methods().keys()].filter((key) => !key.startsWith('ANY '));
+    expect(routeMethods.sort()).toEqual(ROUTES.map(routeKey).sort());
+  });
+
+  it('answers any other method on a known path 405 with Allow, from a mock integration', () => {
+    const paths = [...new Set(ROUTES.map((route) => route.path))];
+    for (const path of paths) {
+      const allowed = ROUTES.filter((route) => route.path === path).map((route) => route.method);
+      const properties = methods().get(`ANY ${path}`)?.Properties ?? {};
+      const integration = properties.Integration as {
+        Type: string;
+        IntegrationResponses: { StatusCode: string; SelectionPattern?: string; ResponseParameters: object }[];
+      };
+      expect(integration?.Type, path).toBe('MOCK');
+      expect(integration.IntegrationResponses, path).toEqual([
+        expect.objectContaining({
+          StatusCode: '405',
+          ResponseParameters: expect.objectContaining({ 'method.response.header.Allow': `'${allowed.join(', ')}'` }),
+        }),
+      ]);
+      expect(integration.IntegrationResponses[0]?.SelectionPattern, path).toBeUndefined();
+    }
+    expect([...methods().keys()].filter((key) => key.startsWith('ANY '))).toHaveLength(paths.length);
   });
 
   it('serves each route with its own function', () => {
