@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stageConfig } from '../../lib/stage-config.ts';
-import { type Synthesized, synthesized } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import { getAttTargets, type Resource, refOf, resourcesOf } from './template-queries.ts';
 
 /** The AWS SDK's stage settings: endpoint variants on every function, provisioned concurrency per group. */
-const SYNTH_TIMEOUT_MS = 15 * 60_000;
 
 const environmentOf = (fn: Resource): Record<string, unknown> =>
   (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};

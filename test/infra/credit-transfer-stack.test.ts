@@ -15,7 +15,7 @@ import {
 } from '../../lib/constructs/api.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
-import { CDK_JSON_CONTEXT, synthesized as synthesizedStages } from './synth.ts';
+import { CDK_JSON_CONTEXT, SYNTH_TIMEOUT_MS, synthesized as synthesizedStages } from './synth.ts';
 import {
   allowedActions,
   functionOfMethod,
@@ -72,7 +72,7 @@ describe('CreditTransfers stack, default stage', () => {
     const [stage] = await synthesizedStages({});
     nagFindings = stage.nagFindings;
     synthesized = stage.template;
-  }, 10 * 60_000);
+  }, SYNTH_TIMEOUT_MS);
 
   const template = (): Template => synthesized;
   const methods = (): Map<string, Resource> => methodsByRoute(template());
@@ -106,7 +106,7 @@ describe('CreditTransfers stack, default stage', () => {
     const { app, stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
     new Table(stack, 'UncheckedTable', { partitionKey: { name: 'id', type: AttributeType.STRING } });
     expect(() => app.synth()).toThrow(/AwsSolutions-DDB3/);
-  });
+  }, SYNTH_TIMEOUT_MS);
 
   it('is a REST API, not an HTTP API', () => {
     template().resourceCountIs('AWS::ApiGateway::RestApi', 1);
@@ -131,7 +131,9 @@ describe('CreditTransfers stack, default stage', () => {
       expect(integration.IntegrationResponses, path).toEqual([
         expect.objectContaining({
           StatusCode: '405',
-          ResponseParameters: expect.objectContaining({ 'method.response.header.Allow': `'${allowed.join(', ')}'` }),
+          ResponseParameters: expect.objectContaining({
+            'method.response.header.Allow': `'${allowed.join(', ')}'`,
+          }),
         }),
       ]);
       expect(integration.IntegrationResponses[0]?.SelectionPattern, path).toBeUndefined();

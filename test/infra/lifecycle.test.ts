@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
-import { synthesized } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, synthesized } from './synth.ts';
 import {
   allowedActions,
   getAttTargets,
@@ -79,7 +79,7 @@ describe('credit transfer lifecycle stack', () => {
     // The default stage (dev, sandbox rail); the connector rail's grants: stages.test.ts.
     [{ template }] = await synthesized({});
     functions = resourcesOf(template, 'AWS::Lambda::Function');
-  }, 10 * 60_000);
+  }, SYNTH_TIMEOUT_MS);
 
   it('deploys the ASL file itself as a Standard state machine, traced, logging every event without data', () => {
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);

@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Synthesized, synthesize, synthesized } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesize, synthesized } from './synth.ts';
 import {
   allowedActions,
   functionOfMethod,
@@ -28,7 +28,7 @@ beforeAll(async () => {
     { signingKeyGeneration: '3' },
     { signingKeyGeneration: '2', backupRegion: 'eu-central-1' },
   );
-}, 300_000);
+}, SYNTH_TIMEOUT_MS);
 
 const signingKeys = (template: Template): [string, Resource][] =>
   [...resourcesOf(template, 'AWS::KMS::Key')].filter(([, key]) => key.Properties.KeySpec === 'RSA_2048');

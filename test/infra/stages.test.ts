@@ -2,7 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '#routes';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import { type Synthesized, synthesize, synthesized } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesize, synthesized } from './synth.ts';
 import {
   allowedActions,
   getAttTargets,
@@ -20,8 +20,6 @@ import {
 const CONNECTOR_URL = 'https://connector.clearing.example';
 const ALARM_EMAIL = 'payments-oncall@bank.example';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:connector-hmac-AbCdEf';
-
-const SYNTH_TIMEOUT_MS = 15 * 60_000;
 
 interface PolicyStatement extends Statement {
   Sid?: string;

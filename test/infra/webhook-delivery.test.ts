@@ -1,7 +1,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
-import { synthesized } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, synthesized } from './synth.ts';
 import {
   allowedActions,
   getAttTargets,
@@ -14,7 +14,7 @@ import {
 let template: Template;
 beforeAll(async () => {
   [{ template }] = await synthesized({});
-}, 15 * 60_000);
+}, SYNTH_TIMEOUT_MS);
 
 const functionByEntry = (fragment: string): [string, Resource] => {
   const found = [...resourcesOf(template, 'AWS::Lambda::Function')].filter(([, fn]) =>
