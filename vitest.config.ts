@@ -1,14 +1,17 @@
 import { defineConfig } from 'vitest/config';
+import { SlowestFirst } from './test/slowest-first.ts';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The IAM policies the local runtime enforces, synthesized once if lib/ changed.
-    globalSetup: ['test/support/iam-stack.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Integration suites each start their own local runtime; two cores run two at a time.
     maxWorkers: 2,
     reporters: ['default'],
+    // The IAM policies the local runtime enforces, synthesized once if lib/ changed; and each CDK
+    // stage synthesized once per run, shared by the files that assert on it.
+    globalSetup: ['test/support/iam-stack.ts', 'test/infra/synth-cache-setup.ts'],
+    sequence: { sequencer: SlowestFirst },
   },
 });

@@ -21,8 +21,12 @@ export const SDK_PACKAGE = '@credit-transfers/client';
 export const SDK_INSTALLATION = `The typed SDK (and the \`credit-transfers\` command line) is the \`client/\` package of this project:
 
 \`\`\`sh
-npm install ${SDK_PACKAGE}
+# In the service's folder: packs the SDK and prints the line to run in your project
+npm run -s client:pack
+# npm install /path/to/credit-transfer-service/credit-transfers-client-0.1.0.tgz
 \`\`\`
+
+It is not on a registry yet; once published it will be \`npm install ${SDK_PACKAGE}\`.
 
 It obtains and renews access tokens, sends an idempotency key with every initiation and cancellation (a retry never pays twice), and waits for final statuses. Each operation below shows its call.`;
 

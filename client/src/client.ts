@@ -4,10 +4,11 @@ import { type ApiCaller, type ResultShape, responseInfo } from './api-caller.ts'
 import type { paths } from './api-types.ts';
 import { apiErrorFrom, type RequestLine, WaitTimeoutError } from './errors.ts';
 import {
-  DEFAULT_RETRY,
   type Repeat,
   type RetryOptions,
+  type RetrySettings,
   retryAfterMs,
+  retrySettings,
   sendWithRetries,
   sleep,
 } from './retry.ts';
@@ -20,6 +21,7 @@ import type {
   CreditTransferBatchAccepted,
   CreditTransferBatchRequest,
   CreditTransferRequest,
+  FinalStatusReport,
   ListFilters,
   ListPage,
   NotModifiedResult,
@@ -58,47 +60,47 @@ export interface CreditTransfersClientOptions {
   clientId: string;
   clientSecret: string;
   /** Default: the base URL's /oauth/token. */
-  tokenUrl?: string;
+  tokenUrl?: string | undefined;
   /** Space-separated scopes; omitted asks for every scope the client is allowed. */
-  scope?: string;
-  retry?: RetryOptions;
-  fetch?: typeof globalThis.fetch;
+  scope?: string | undefined;
+  retry?: RetryOptions | undefined;
+  fetch?: typeof globalThis.fetch | undefined;
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Each attempt's time limit in milliseconds (default: the client's `retry.attemptTimeoutMs`, 30 s). */
-  attemptTimeoutMs?: number;
-  servicerId?: string;
-  servicerBranchId?: string;
+  attemptTimeoutMs?: number | undefined;
+  servicerId?: string | undefined;
+  servicerBranchId?: string | undefined;
 }
 
 /** Initiation and cancellation: the idempotency key every retry reuses (default: a new UUID). */
 export interface IdempotentCallOptions extends CallOptions {
-  idempotencyId?: string;
+  idempotencyId?: string | undefined;
 }
 
 export interface StatusOptions extends CallOptions {
   /** A previous answer's `etag`: an unchanged report then answers `modified: false`, without a body. */
-  ifNoneMatch?: string;
+  ifNoneMatch?: string | undefined;
 }
 
 export interface ListOptions extends CallOptions {
   /** Transfers per page, 1 to 100 (the service's default is 25). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface ListPageOptions extends ListOptions {
   /** The previous page's `cursor`. */
-  cursor?: string;
+  cursor?: string | undefined;
 }
 
 export interface WaitOptions extends CallOptions {
   /** Give up after this many milliseconds (WaitTimeoutError). Default: wait as long as it takes. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** First pause between polls (default 500 ms); each pause grows by half up to `maxIntervalMs` (default 5 s). */
-  initialIntervalMs?: number;
-  maxIntervalMs?: number;
+  initialIntervalMs?: number | undefined;
+  maxIntervalMs?: number | undefined;
 }
 
 const servicerHeaders = (options: CallOptions) => ({
@@ -115,7 +117,7 @@ const servicerHeaders = (options: CallOptions) => ({
 export class CreditTransfersClient {
   readonly tokens: TokenManager;
   readonly #api: Client<paths>;
-  readonly #retry: Required<RetryOptions>;
+  readonly #retry: RetrySettings;
   readonly #fetch: typeof globalThis.fetch;
   /** The request behind each answer, so an error can name the call it is about. */
   readonly #requests = new WeakMap<Response, RequestLine>();
@@ -128,7 +130,7 @@ export class CreditTransfersClient {
     const baseUrl = options.baseUrl.replace(/\/+$/, '');
     const fetchImpl = options.fetch ?? globalThis.fetch;
     this.#fetch = fetchImpl;
-    this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#retry = retrySettings(options.retry);
     this.tokens = new TokenManager({
       tokenUrl: options.tokenUrl ?? `${baseUrl}/oauth/token`,
       clientId: options.clientId,
@@ -149,7 +151,7 @@ export class CreditTransfersClient {
 
   /** Authorizes and retries one request; openapi-fetch hands every call through here. */
   async #send(request: Request, attemptTimeoutMs: number, repeat: Repeat): Promise<Response> {
-    const body = request.body === null ? undefined : await request.arrayBuffer();
+    const body = request.body === null ? null : await request.arrayBuffer();
     const headers = new Headers(request.headers);
     // The caller's signal travels on the Request; openapi-fetch gives every Request one.
     const callerSignal = request.signal;
@@ -384,11 +386,11 @@ export class CreditTransfersClient {
   }
 
   /** Polls until the transfer reaches a final status and returns that report. */
-  async waitForFinalStatus(paymentId: string, options: WaitOptions = {}): Promise<StatusReport> {
+  async waitForFinalStatus(paymentId: string, options: WaitOptions = {}): Promise<FinalStatusReport> {
     let last: StatusReport | undefined;
     for await (const report of this.watchStatus(paymentId, options)) last = report;
-    // watchStatus only ends at a final status.
-    return last as StatusReport;
+    // watchStatus only ends at a final status, and the service gives every rejection its reason.
+    return last as FinalStatusReport;
   }
 }
 

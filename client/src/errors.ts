@@ -82,7 +82,7 @@ export class NetworkError extends CreditTransfersError {
   constructor(reason: string, attempts: number, request: RequestLine, options?: { cause?: unknown }) {
     const name = callName(request);
     super(
-      `${name.charAt(0).toUpperCase()}${name.slice(1)} could not be reached (${reason}) after ${attempts} attempts`,
+      `${name.charAt(0).toUpperCase()}${name.slice(1)} could not be reached (${reason}) after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`,
       options,
     );
     this.attempts = attempts;

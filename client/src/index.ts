@@ -50,6 +50,7 @@ export type {
   ErrorCode,
   EventFilters,
   EventPage,
+  FinalStatusReport,
   GenericTransactionCode,
   ListFilters,
   ListPage,

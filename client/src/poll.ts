@@ -57,11 +57,11 @@ export interface PollOptions {
   statePath: string;
   owner: { apiUrl: string; clientId: string };
   /** Default DEFAULT_STUCK_AFTER_MS (24 h). */
-  stuckAfterMs?: number;
+  stuckAfterMs?: number | undefined;
   report: (change: StatusChange) => void;
   /** Discovery stops after this many transfers in a row it already knew (default 20). */
-  knownOverlap?: number;
-  now?: () => number;
+  knownOverlap?: number | undefined;
+  now?: (() => number) | undefined;
 }
 
 export interface PollResult {

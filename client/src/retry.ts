@@ -2,17 +2,20 @@ import { NetworkError, type RequestLine } from './errors.ts';
 
 export interface RetryOptions {
   /** Attempts per call, the first included (default 4). */
-  attempts?: number;
+  attempts?: number | undefined;
   /** First backoff; each further one doubles (default 250 ms). */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** Longest backoff, and the longest `Retry-After` honoured (default 10 s / 60 s). */
-  maxDelayMs?: number;
-  maxRetryAfterMs?: number;
+  maxDelayMs?: number | undefined;
+  maxRetryAfterMs?: number | undefined;
   /** Each attempt's time limit (default 30 s). */
-  attemptTimeoutMs?: number;
+  attemptTimeoutMs?: number | undefined;
 }
 
-export const DEFAULT_RETRY: Required<RetryOptions> = {
+/** Every retry setting, with its value. */
+export type RetrySettings = { [Key in keyof RetryOptions]-?: NonNullable<RetryOptions[Key]> };
+
+export const DEFAULT_RETRY: RetrySettings = {
   attempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 10_000,
@@ -20,8 +23,17 @@ export const DEFAULT_RETRY: Required<RetryOptions> = {
   attemptTimeoutMs: 30_000,
 };
 
+/** The retry settings: each option given, the default for the others (an option set to undefined included). */
+export const retrySettings = (options: RetryOptions = {}): RetrySettings => ({
+  attempts: options.attempts ?? DEFAULT_RETRY.attempts,
+  baseDelayMs: options.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs,
+  maxDelayMs: options.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs,
+  maxRetryAfterMs: options.maxRetryAfterMs ?? DEFAULT_RETRY.maxRetryAfterMs,
+  attemptTimeoutMs: options.attemptTimeoutMs ?? DEFAULT_RETRY.attemptTimeoutMs,
+});
+
 /** Exponential backoff with full jitter: retries of many clients do not arrive together. */
-export const backoffDelay = (retry: number, options: Required<RetryOptions>, random = Math.random): number =>
+export const backoffDelay = (retry: number, options: RetrySettings, random = Math.random): number =>
   Math.round(random() * Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** retry));
 
 /** `Retry-After` as seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
@@ -72,7 +84,7 @@ export interface AttemptContext {
  */
 export const sendWithRetries = async (
   send: (context: AttemptContext) => Promise<Response>,
-  options: Required<RetryOptions>,
+  options: RetrySettings,
   signal: AbortSignal | undefined,
   request: RequestLine,
   repeat: Repeat = 'always',

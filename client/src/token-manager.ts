@@ -1,5 +1,11 @@
 import { apiErrorFrom, CreditTransfersError, type RequestLine } from './errors.ts';
-import { DEFAULT_RETRY, type RetryOptions, retryAfterMs, sendWithRetries } from './retry.ts';
+import {
+  type RetryOptions,
+  type RetrySettings,
+  retryAfterMs,
+  retrySettings,
+  sendWithRetries,
+} from './retry.ts';
 import type { TokenResponse } from './types.ts';
 
 export interface TokenManagerOptions {
@@ -8,11 +14,11 @@ export interface TokenManagerOptions {
   clientId: string;
   clientSecret: string;
   /** Space-separated scopes; omitted asks for every scope the client is allowed. */
-  scope?: string;
-  fetch?: typeof globalThis.fetch;
-  retry?: RetryOptions;
+  scope?: string | undefined;
+  fetch?: typeof globalThis.fetch | undefined;
+  retry?: RetryOptions | undefined;
   /** Clock, for tests. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 interface CachedToken {
@@ -34,7 +40,7 @@ export class TokenManager {
   readonly #tokenUrl: string;
   readonly #requestBody: () => string;
   readonly #fetch: typeof globalThis.fetch;
-  readonly #retry: Required<RetryOptions>;
+  readonly #retry: RetrySettings;
   readonly #now: () => number;
   #cached: CachedToken | undefined;
   #pending: Promise<CachedToken> | undefined;
@@ -52,7 +58,7 @@ export class TokenManager {
         ...(scope !== undefined && { scope }),
       });
     this.#fetch = options.fetch ?? globalThis.fetch;
-    this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#retry = retrySettings(options.retry);
     this.#now = options.now ?? Date.now;
   }
 

@@ -20,6 +20,13 @@ export interface CreditTransferRequest extends Fields<'CreditTransferRequest'> {
 export interface CreditTransfer extends Fields<'CreditTransfer'> {}
 /** The status report: the transfer as it now is (the same shape as `CreditTransfer`). */
 export interface StatusReport extends CreditTransfer {}
+/**
+ * The report at a final status. A `Rejected` one always carries its `statusReason` (the reason
+ * code), so code that handles a rejection needs no check for a missing reason.
+ */
+export type FinalStatusReport =
+  | (StatusReport & { status: 'Rejected'; statusReason: string })
+  | (StatusReport & { status: 'AcceptedSettlementCompleted' | 'Cancelled' });
 /** The body of a cancellation request. */
 export interface CancellationRequest extends Fields<'CancellationRequest'> {}
 /** A creditor or debtor. */
@@ -41,9 +48,18 @@ export type PaymentStatus = Schemas['CreditTransferStatus'];
 /** Every error code the service (and its token endpoint) answers with. */
 export type ErrorCode = Problem['error'];
 
-type ListQuery = NonNullable<operations['listCreditTransfers']['parameters']['query']>;
+type Query<Operation extends keyof operations> = NonNullable<operations[Operation]['parameters']['query']>;
+/**
+ * A list's query parameters without the paging ones (`cursor`, `limit`, given as options), by the
+ * list's operation: a compiler error then names `Filters<"listCreditTransfers">` rather than
+ * spelling out every parameter inside an `Omit<...>`.
+ */
+type Filters<Operation extends keyof operations> = {
+  [Key in keyof Query<Operation> as Key extends 'cursor' | 'limit' ? never : Key]: Query<Operation>[Key];
+};
+
 /** The list filters, named as the API's query parameters (`status.eq`, `debtorAccountId.eq`, ...). */
-export interface ListFilters extends Omit<ListQuery, 'cursor' | 'limit'> {}
+export interface ListFilters extends Filters<'listCreditTransfers'> {}
 
 /** What every answer carries besides its body, read from the response headers. */
 export interface ResponseInfo {
@@ -110,9 +126,8 @@ export type WebhookEvent = CreditTransferStatusChangedEvent | WebhookEndpointDis
 /** Every event type. */
 export type WebhookEventType = WebhookEvent['type'];
 
-type EventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
 /** The events list filters, named as the API's query parameters (`type`, `paymentId.eq`, `createdAt.gte`). */
-export interface EventFilters extends Omit<EventsQuery, 'cursor' | 'limit'> {}
+export interface EventFilters extends Filters<'listEvents'> {}
 
 /** One page of webhook endpoints, oldest first. */
 export interface WebhookEndpointPage extends ResponseInfo {

@@ -17,12 +17,12 @@ import type {
 
 export interface DeliveriesOptions extends CallOptions {
   /** Attempts to show, newest first, 1 to 100 (the service's default is 25). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface FollowOptions extends ListOptions {
   /** Pause between looks for new events (default 2000 ms). */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
 }
 
 const limitQuery = (limit: number | undefined) => (limit === undefined ? {} : { limit: String(limit) });

@@ -216,3 +216,21 @@ export const gatewayResponseHeaders = (definition: GatewayResponseDefinition): R
   'Cache-Control': 'no-store',
   ...definition.headers,
 });
+
+/**
+ * The 405 a known path answers to a method it does not have, with `Allow` (RFC 9110): on AWS a
+ * catch-all method of the path's resource answers it, locally the gateway does.
+ */
+export const methodNotAllowed = (
+  allowed: readonly string[],
+): { statusCode: 405; headers: Record<string, string>; body: string } => ({
+  statusCode: 405,
+  headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', Allow: allowed.join(', ') },
+  body: JSON.stringify(
+    problemBody(
+      405,
+      'method_not_allowed',
+      `This path does not answer that method; it answers ${allowed.join(', ')}`,
+    ),
+  ),
+});

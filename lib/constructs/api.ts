@@ -9,6 +9,8 @@ import {
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
   RequestAuthorizer,
   ResponseType,
   RestApi,
@@ -23,6 +25,7 @@ import {
   type GatewayResponseDefinition,
   gatewayResponseBody,
   gatewayResponseHeaders,
+  methodNotAllowed,
 } from '#shared/gateway-responses';
 import { ServiceFunction } from './function-defaults.ts';
 
@@ -183,6 +186,8 @@ export class CreditTransferApi extends Construct {
       });
     }
 
+    this.answerOtherMethods(props.routes);
+
     for (const definition of props.gatewayResponses) {
       this.restApi.addGatewayResponse(`${pascalCase(definition.type)}Response`, {
         type: ResponseType.of(definition.type),
@@ -246,6 +251,58 @@ export class CreditTransferApi extends Construct {
     const found = this.routeFunctions.get(operationId);
     if (!found) throw new Error(`No function for operation ${operationId}`);
     return found;
+  }
+
+  /**
+   * A method a known path does not have is answered 405 with `Allow` by a catch-all (ANY) method
+   * of the path's resource: API Gateway prefers the path's own methods, and without it answers
+   * an unknown method as an unknown path (404). A mock integration, so no function runs for it.
+   */
+  private answerOtherMethods(routes: readonly Route[]): void {
+    const methodsByPath = new Map<string, string[]>();
+    for (const route of routes)
+      methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+    for (const [path, methods] of methodsByPath) {
+      const answer = methodNotAllowed(methods);
+      const headers = Object.keys(answer.headers).map((name) => `method.response.header.${name}`);
+      const method = this.restApi.root.resourceForPath(path).addMethod(
+        'ANY',
+        new MockIntegration({
+          passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+          requestTemplates: { 'application/json': '{"statusCode": 405}' },
+          // The default response (no selection pattern): whatever the mock answers, the client gets the 405.
+          integrationResponses: [
+            {
+              statusCode: '405',
+              responseParameters: Object.fromEntries(
+                Object.entries(quoteHeaderValues(answer.headers)).map(([name, value]) => [
+                  `method.response.header.${name}`,
+                  value,
+                ]),
+              ),
+              responseTemplates: { 'application/json': velocityLiteral(answer.body) },
+            },
+          ],
+        }),
+        {
+          authorizationType: AuthorizationType.NONE,
+          methodResponses: [
+            {
+              statusCode: '405',
+              responseParameters: Object.fromEntries(headers.map((name) => [name, true])),
+            },
+          ],
+        },
+      );
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason: `ANY ${path} only answers 405 for the methods the path does not have; it reads nothing and calls no function.`,
+      });
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-COG4',
+        reason: 'A fixed 405 from a mock integration: there is nothing to authorize.',
+      });
+    }
   }
 }
 

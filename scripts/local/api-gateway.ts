@@ -22,6 +22,7 @@ import {
   gatewayResponse,
   gatewayResponseBody,
   gatewayResponseHeaders,
+  methodNotAllowed,
 } from '#shared/gateway-responses';
 import { logger } from '#shared/logger';
 import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
@@ -443,7 +444,10 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       return parameters ? [{ route, handler, parameters }] : [];
     });
     const matched = candidates.find(({ route }) => route.method === request.method);
-    if (!matched) return sendGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN');
+    if (!matched) {
+      if (candidates.length === 0) return sendGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN');
+      return send(response, methodNotAllowed([...new Set(candidates.map(({ route }) => route.method))]));
+    }
     const { route, handler, parameters } = matched;
 
     let authorizer: APIGatewayProxyEvent['requestContext']['authorizer'] = null;

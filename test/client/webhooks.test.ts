@@ -132,6 +132,7 @@ describe('webhook endpoint calls', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).attempts).toBe(1);
+    expect((error as NetworkError).message).toMatch(/could not be reached \(ECONNRESET\) after 1 attempt$/);
     expect(reset.requests.filter((request) => request.url.endsWith('/v1/webhook-endpoints'))).toHaveLength(1);
   });
 

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stageConfig } from '../../lib/stage-config.ts';
-import { type Synthesized, synthesize } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import { getAttTargets, type Resource, refOf, resourcesOf } from './template-queries.ts';
 
 /** The AWS SDK's stage settings: endpoint variants on every function, provisioned concurrency per group. */
-const SYNTH_TIMEOUT_MS = 15 * 60_000;
 
 const environmentOf = (fn: Resource): Record<string, unknown> =>
   (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
@@ -21,14 +20,16 @@ describe('AWS SDK stage settings', () => {
   let defaults: Synthesized;
   let chosen: Synthesized;
 
-  beforeAll(() => {
-    defaults = synthesize();
-    chosen = synthesize({
-      fipsEndpoints: 'true',
-      dualStackEndpoints: 'true',
-      provisionedConcurrencyAuthorizer: '2',
-      provisionedConcurrencyInitiation: '3',
-    });
+  beforeAll(async () => {
+    [defaults, chosen] = await synthesized(
+      {},
+      {
+        fipsEndpoints: 'true',
+        dualStackEndpoints: 'true',
+        provisionedConcurrencyAuthorizer: '2',
+        provisionedConcurrencyInitiation: '3',
+      },
+    );
   }, SYNTH_TIMEOUT_MS);
 
   it('sets the SDK’s FIPS and dual-stack variables on every function when asked, on none by default', () => {

@@ -15,7 +15,7 @@ import {
 } from '../../lib/constructs/api.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
-import { CDK_JSON_CONTEXT, synthesize } from './synth.ts';
+import { CDK_JSON_CONTEXT, SYNTH_TIMEOUT_MS, synthesized as synthesizedStages } from './synth.ts';
 import {
   allowedActions,
   functionOfMethod,
@@ -62,17 +62,17 @@ describe('CreditTransfers stack, default stage', () => {
   let nagFindings: string[];
   let synthesized: Template;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const missing = [...ROUTES.map((route) => route.entry), AUTHORIZER_ENTRY].filter(
       (entry) => !existsSync(join(PROJECT_ROOT, entry)),
     );
     if (missing.length > 0) throw new Error(`Handler files missing: ${missing.join(', ')}`);
 
     // The default stage (dev); bundling is proven by `npm run synth`.
-    const stage = synthesize();
+    const [stage] = await synthesizedStages({});
     nagFindings = stage.nagFindings;
     synthesized = stage.template;
-  }, 10 * 60_000);
+  }, SYNTH_TIMEOUT_MS);
 
   const template = (): Template => synthesized;
   const methods = (): Map<string, Resource> => methodsByRoute(template());
@@ -101,12 +101,16 @@ describe('CreditTransfers stack, default stage', () => {
     expect(nagFindings).toEqual([]);
   });
 
-  it('fails synthesis on an unacknowledged cdk-nag error', () => {
-    // As `cdk synth` runs it (validation errors fail it); bundling skipped, only validation matters.
-    const { app, stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
-    new Table(stack, 'UncheckedTable', { partitionKey: { name: 'id', type: AttributeType.STRING } });
-    expect(() => app.synth()).toThrow(/AwsSolutions-DDB3/);
-  });
+  it(
+    'fails synthesis on an unacknowledged cdk-nag error',
+    () => {
+      // As `cdk synth` runs it (validation errors fail it); bundling skipped, only validation matters.
+      const { app, stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+      new Table(stack, 'UncheckedTable', { partitionKey: { name: 'id', type: AttributeType.STRING } });
+      expect(() => app.synth()).toThrow(/AwsSolutions-DDB3/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 
   it('is a REST API, not an HTTP API', () => {
     template().resourceCountIs('AWS::ApiGateway::RestApi', 1);
@@ -114,7 +118,31 @@ describe('CreditTransfers stack, default stage', () => {
   });
 
   it('has one method per route, with its HTTP method on its path', () => {
-    expect([...methods().keys()].sort()).toEqual(ROUTES.map(routeKey).sort());
+    const routeMethods = [...methods().keys()].filter((key) => !key.startsWith('ANY '));
+    expect(routeMethods.sort()).toEqual(ROUTES.map(routeKey).sort());
+  });
+
+  it('answers any other method on a known path 405 with Allow, from a mock integration', () => {
+    const paths = [...new Set(ROUTES.map((route) => route.path))];
+    for (const path of paths) {
+      const allowed = ROUTES.filter((route) => route.path === path).map((route) => route.method);
+      const properties = methods().get(`ANY ${path}`)?.Properties ?? {};
+      const integration = properties.Integration as {
+        Type: string;
+        IntegrationResponses: { StatusCode: string; SelectionPattern?: string; ResponseParameters: object }[];
+      };
+      expect(integration?.Type, path).toBe('MOCK');
+      expect(integration.IntegrationResponses, path).toEqual([
+        expect.objectContaining({
+          StatusCode: '405',
+          ResponseParameters: expect.objectContaining({
+            'method.response.header.Allow': `'${allowed.join(', ')}'`,
+          }),
+        }),
+      ]);
+      expect(integration.IntegrationResponses[0]?.SelectionPattern, path).toBeUndefined();
+    }
+    expect([...methods().keys()].filter((key) => key.startsWith('ANY '))).toHaveLength(paths.length);
   });
 
   it('serves each route with its own function', () => {

@@ -24,7 +24,7 @@ import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { COMMON_RULES_COUNTED } from '../../lib/constructs/web-acl.ts';
 import { KEY_PREFIXES } from '../../lib/function-bindings.ts';
 import { PRODUCTION_RESERVED_CONCURRENCY } from '../../lib/operations-config.ts';
-import { type Synthesized, synthesize } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesize, synthesized } from './synth.ts';
 import {
   getAttTargets,
   type Resource,
@@ -45,7 +45,6 @@ const CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c';
 const COPY_VAULT_ARN = 'arn:aws:backup:eu-west-1:210987654321:backup-vault:payments-vault';
 const PAGING_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:payments-paging';
 const TRUSTSTORE = 's3://bank-truststores/payments/clients.pem';
-const SYNTH_TIMEOUT_MS = 15 * 60_000;
 
 interface PolicyStatement {
   Sid?: string;
@@ -135,32 +134,34 @@ describe('going live', () => {
   let prodFull: Synthesized;
   let everything: Synthesized;
 
-  beforeAll(() => {
-    dev = synthesize();
-    prodSandbox = synthesize({ stage: 'prod', sandbox: 'true', alarmEmail: ALARM_EMAIL });
-    prodFull = synthesize({
-      stage: 'prod',
-      connectorUrl: 'https://connector.clearing.example',
-      alarmEmail: ALARM_EMAIL,
-      domainName: DOMAIN,
-      certificateArn: CERTIFICATE,
-      backupRegion: BACKUP_REGION,
-    });
-    everything = synthesize({
-      stage: 'uat',
-      sandbox: 'true',
-      waf: 'true',
-      tableCmk: 'true',
-      alarmTopicArn: PAGING_TOPIC_ARN,
-      domainName: DOMAIN,
-      certificateArn: CERTIFICATE,
-      mtlsTruststoreUri: TRUSTSTORE,
-      backupRegion: BACKUP_REGION,
-      backupCopyVaultArn: COPY_VAULT_ARN,
-      backupVaultLock: 'compliance',
-      backupRetentionDays: '90',
-      reservedConcurrencyApi: '5',
-    });
+  beforeAll(async () => {
+    [dev, prodSandbox, prodFull, everything] = await synthesized(
+      {},
+      { stage: 'prod', sandbox: 'true', alarmEmail: ALARM_EMAIL },
+      {
+        stage: 'prod',
+        connectorUrl: 'https://connector.clearing.example',
+        alarmEmail: ALARM_EMAIL,
+        domainName: DOMAIN,
+        certificateArn: CERTIFICATE,
+        backupRegion: BACKUP_REGION,
+      },
+      {
+        stage: 'uat',
+        sandbox: 'true',
+        waf: 'true',
+        tableCmk: 'true',
+        alarmTopicArn: PAGING_TOPIC_ARN,
+        domainName: DOMAIN,
+        certificateArn: CERTIFICATE,
+        mtlsTruststoreUri: TRUSTSTORE,
+        backupRegion: BACKUP_REGION,
+        backupCopyVaultArn: COPY_VAULT_ARN,
+        backupVaultLock: 'compliance',
+        backupRetentionDays: '90',
+        reservedConcurrencyApi: '5',
+      },
+    );
   }, SYNTH_TIMEOUT_MS);
   const all = (): [string, Synthesized][] => [
     ['dev', dev],

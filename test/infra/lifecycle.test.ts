@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
-import { createApp } from '../../lib/credit-transfer-app.ts';
+import { SYNTH_TIMEOUT_MS, synthesized } from './synth.ts';
 import {
   allowedActions,
   getAttTargets,
@@ -15,10 +15,6 @@ import {
   type Statement,
   statementsOfFunction,
 } from './template-queries.ts';
-
-const CDK_JSON_CONTEXT = (
-  JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: object }
-).context;
 
 /** Statements of a role (inline and attached policies), by the role's logical id. */
 const statementsOfRole = (template: Template, roleId: string): Statement[] => {
@@ -79,12 +75,11 @@ describe('credit transfer lifecycle stack', () => {
     return id;
   };
 
-  beforeAll(() => {
+  beforeAll(async () => {
     // The default stage (dev, sandbox rail); the connector rail's grants: stages.test.ts.
-    const { stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
-    template = Template.fromStack(stack);
+    [{ template }] = await synthesized({});
     functions = resourcesOf(template, 'AWS::Lambda::Function');
-  }, 10 * 60_000);
+  }, SYNTH_TIMEOUT_MS);
 
   it('deploys the ASL file itself as a Standard state machine, traced, logging every event without data', () => {
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);

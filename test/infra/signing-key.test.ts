@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Synthesized, synthesize } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesize, synthesized } from './synth.ts';
 import {
   allowedActions,
   functionOfMethod,
@@ -22,11 +22,13 @@ let dev: Synthesized;
 let rotating: Synthesized;
 let replicated: Synthesized;
 
-beforeAll(() => {
-  dev = synthesize();
-  rotating = synthesize({ signingKeyGeneration: '3' });
-  replicated = synthesize({ signingKeyGeneration: '2', backupRegion: 'eu-central-1' });
-}, 300_000);
+beforeAll(async () => {
+  [dev, rotating, replicated] = await synthesized(
+    {},
+    { signingKeyGeneration: '3' },
+    { signingKeyGeneration: '2', backupRegion: 'eu-central-1' },
+  );
+}, SYNTH_TIMEOUT_MS);
 
 const signingKeys = (template: Template): [string, Resource][] =>
   [...resourcesOf(template, 'AWS::KMS::Key')].filter(([, key]) => key.Properties.KeySpec === 'RSA_2048');

@@ -2,7 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '#routes';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import { type Synthesized, synthesize } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesize, synthesized } from './synth.ts';
 import {
   allowedActions,
   getAttTargets,
@@ -20,8 +20,6 @@ import {
 const CONNECTOR_URL = 'https://connector.clearing.example';
 const ALARM_EMAIL = 'payments-oncall@bank.example';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:connector-hmac-AbCdEf';
-
-const SYNTH_TIMEOUT_MS = 15 * 60_000;
 
 interface PolicyStatement extends Statement {
   Sid?: string;
@@ -147,22 +145,24 @@ describe('stages', () => {
   let prodSandbox: Synthesized;
   let everything: Synthesized;
 
-  beforeAll(() => {
-    dev = synthesize();
-    prod = synthesize({ stage: 'prod', connectorUrl: CONNECTOR_URL, alarmEmail: ALARM_EMAIL });
-    prodSandbox = synthesize({ stage: 'prod', sandbox: 'true', alarmEmail: ALARM_EMAIL });
-    everything = synthesize({
-      stage: 'staging',
-      connectorUrl: CONNECTOR_URL,
-      connectorSecretArn: SECRET_ARN,
-      waf: 'true',
-      tableCmk: 'true',
-      apiGatewayCloudWatchRole: 'true',
-      domainName: 'payments.bank.example',
-      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
-      logRetentionDays: '400',
-    });
-    // Four syntheses with cdk-nag on a shared machine.
+  beforeAll(async () => {
+    [dev, prod, prodSandbox, everything] = await synthesized(
+      {},
+      { stage: 'prod', connectorUrl: CONNECTOR_URL, alarmEmail: ALARM_EMAIL },
+      { stage: 'prod', sandbox: 'true', alarmEmail: ALARM_EMAIL },
+      {
+        stage: 'staging',
+        connectorUrl: CONNECTOR_URL,
+        connectorSecretArn: SECRET_ARN,
+        waf: 'true',
+        tableCmk: 'true',
+        apiGatewayCloudWatchRole: 'true',
+        domainName: 'payments.bank.example',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
+        logRetentionDays: '400',
+      },
+    );
+    // Four syntheses with cdk-nag on a shared machine, fewer when another file shares them.
   }, SYNTH_TIMEOUT_MS);
   const all = (): [string, Synthesized][] => [
     ['dev', dev],

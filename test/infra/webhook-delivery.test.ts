@@ -1,7 +1,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
-import { synthesize } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, synthesized } from './synth.ts';
 import {
   allowedActions,
   getAttTargets,
@@ -12,9 +12,9 @@ import {
 } from './template-queries.ts';
 
 let template: Template;
-beforeAll(() => {
-  template = synthesize().template;
-});
+beforeAll(async () => {
+  [{ template }] = await synthesized({});
+}, SYNTH_TIMEOUT_MS);
 
 const functionByEntry = (fragment: string): [string, Resource] => {
   const found = [...resourcesOf(template, 'AWS::Lambda::Function')].filter(([, fn]) =>

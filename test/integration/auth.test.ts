@@ -310,14 +310,22 @@ describe('discovery and unknown routes', () => {
     ]);
   });
 
-  it('answers an unknown path or method with 404 in the problem shape', async () => {
-    for (const [method, path] of [
-      ['GET', '/v1/payments/unknown'],
-      ['DELETE', TRANSFERS],
+  it('answers an unknown path with 404 in the problem shape', async () => {
+    const reply = await callApi(service.baseUrl, '/v1/payments/unknown', { method: 'GET' });
+    expect(reply.status).toBe(404);
+    expect(reply.body.error).toBe('not_found');
+  });
+
+  it('answers a method a known path does not have with 405 and the methods it has in Allow', async () => {
+    for (const [method, path, allowed] of [
+      ['DELETE', TRANSFERS, ['GET', 'POST']],
+      ['PUT', `${TRANSFERS}/any-id/status`, ['GET']],
+      ['GET', '/oauth/token', ['POST']],
     ] as const) {
       const reply = await callApi(service.baseUrl, path, { method });
-      expect(reply.status).toBe(404);
-      expect(reply.body.error).toBe('not_found');
+      expect(reply.status, `${method} ${path}`).toBe(405);
+      expect(reply.body.error).toBe('method_not_allowed');
+      expect(reply.headers.get('allow')?.split(', ').sort(), `${method} ${path}`).toEqual(allowed);
     }
   });
 });

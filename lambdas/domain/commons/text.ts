@@ -1,10 +1,10 @@
 import * as z from 'zod/mini';
-import en from 'zod/v4/locales/en.js';
+import { serviceReason } from './reasons.ts';
 
-// zod/mini loads no messages (classic zod loads English): the English ones are part of this
-// API's answers ("Too big: expected string to have <=36 characters"). Every schema module
-// imports this one, so the messages are set before anything is parsed.
-z.config(en());
+// The reasons in a 400's `invalidParams` are the service's own sentences (reasons.ts), not the
+// validation library's. Every schema module imports this one, so they are set before anything is
+// parsed.
+z.config({ localeError: serviceReason });
 
 /**
  * "At most N characters" as the spec means it: Unicode code points, so 'é' and an emoji are

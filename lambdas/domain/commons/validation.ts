@@ -15,21 +15,32 @@ const unknownKeyReason = (path: readonly PropertyKey[], key: string): string =>
     ? 'is set by the service and must not be sent'
     : 'is not a known field';
 
-/** Turns zod issues into the `invalidParams` of a 400, one entry per offending field. */
+/**
+ * Turns zod issues into the `invalidParams` of a 400, one entry per offending field: a field that
+ * breaks two checks (a currency `EURO` is both too long and not three letters) is named once, with
+ * the first reason.
+ */
 export const toInvalidParams = (
   issues: readonly z.core.$ZodIssue[],
   prefix: PropertyKey[] = [],
 ): InvalidParam[] =>
-  issues.flatMap((issue) => {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({
-        name: fieldName([...path, key]),
-        reason: unknownKeyReason(path, key),
-      }));
-    }
-    return [{ name: fieldName(path) || '(body)', reason: issue.message }];
-  });
+  onePerField(
+    issues.flatMap((issue) => {
+      const path = [...prefix, ...issue.path];
+      if (issue.code === 'unrecognized_keys') {
+        return issue.keys.map((key) => ({
+          name: fieldName([...path, key]),
+          reason: unknownKeyReason(path, key),
+        }));
+      }
+      return [{ name: fieldName(path) || '(body)', reason: issue.message }];
+    }),
+  );
+
+const onePerField = (params: InvalidParam[]): InvalidParam[] => {
+  const seen = new Set<string>();
+  return params.filter(({ name }) => !seen.has(name) && seen.add(name) !== undefined);
+};
 
 /**
  * Parses `input` or throws an InvalidRequestError naming every offending field.

@@ -28,7 +28,7 @@ describe('length bounds count characters (Unicode code points)', () => {
   ])('accept exactly the bound in %s and refuse one more', (_name, character) => {
     expect(reasonsFor(minimalCreditTransfer({ purpose: character.repeat(DESCRIPTION_MAX) }))).toEqual([]);
     expect(reasonsFor(minimalCreditTransfer({ purpose: character.repeat(DESCRIPTION_MAX + 1) }))).toEqual([
-      `purpose: Too big: expected string to have <=${DESCRIPTION_MAX} characters`,
+      `purpose: must be at most ${DESCRIPTION_MAX} characters`,
     ]);
   });
 
