@@ -2,17 +2,21 @@ import { open } from 'node:fs/promises';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { localEventBusOffsetKey } from '#adapters/table/keys';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
-import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
-import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
+import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
+import { endpointsOncePerBatch, recordStatusEventFromBus } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
-import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
+import { countStatusEventForged, flushMetrics } from '#shared/metrics';
+import { deliveryDependencies, transferHistories } from '../../lambdas/webhooks/dependencies.ts';
 
 /**
  * Webhook delivery in the local runtime: what an EventBridge rule, a queue and the delivery
  * function do on AWS. The events file is the local bus; this reads it on from where it last got
  * (the offset is kept in the table, and moves only once the events before it are recorded and
  * their deliveries queued there), so a crash reads some events again, which recording ignores,
- * and loses none. Deliveries go out from the queue in the table.
+ * and loses none. A line that is no true change of a stored transfer (anyone can append to a
+ * file) is dropped, as on AWS: never delivered nor listed, logged and counted
+ * (StatusEventsForged, printed with POWERTOOLS_METRICS_DISABLED=false). Deliveries go out from
+ * the queue in the table.
  */
 export interface LocalWebhookDelivery {
   /** Deliveries cut short by the previous run's end, made due again at start. */
@@ -71,14 +75,23 @@ const readLines = async (file: string, offset: number): Promise<{ lines: string[
   }
 };
 
-const statusChangeOf = (line: string): StatusChangedEvent | undefined => {
+/** The detail of a status event line, as written: checked against the table before it counts. */
+const statusEventOf = (line: string): { detail: unknown } | undefined => {
   try {
-    const envelope = JSON.parse(line) as { 'detail-type'?: string; detail?: StatusChangedEvent };
-    return envelope['detail-type'] === STATUS_CHANGED_EVENT ? envelope.detail : undefined;
+    const envelope = JSON.parse(line) as { 'detail-type'?: string; detail?: unknown };
+    return envelope['detail-type'] === STATUS_CHANGED_EVENT ? { detail: envelope.detail } : undefined;
   } catch {
     // A line torn by a crash is set aside at start; anything else unreadable is not an event.
     return undefined;
   }
+};
+
+const onForged = (event: unknown, reason: string): void => {
+  const { tenant, paymentId, sequence, status } = (event ?? {}) as Record<string, unknown>;
+  console.error(
+    `Local event bus: a line that is no change of a stored transfer was dropped (${reason}): ${JSON.stringify({ tenant, paymentId, sequence, status })}`,
+  );
+  countStatusEventForged();
 };
 
 export const startLocalWebhookDelivery = async (options: {
@@ -102,13 +115,19 @@ export const startLocalWebhookDelivery = async (options: {
       if (next === offset && lines.length === 0) return;
       // One transfer's changes are recorded in order (so the events list has them in order),
       // different transfers' side by side.
-      const byTransfer = new Map<string, StatusChangedEvent[]>();
-      for (const change of lines.flatMap((line) => statusChangeOf(line) ?? [])) {
-        const key = `${change.tenant}/${change.paymentId}`;
-        byTransfer.set(key, [...(byTransfer.get(key) ?? []), change]);
+      const byTransfer = new Map<string, unknown[]>();
+      for (const { detail } of lines.flatMap((line) => statusEventOf(line) ?? [])) {
+        const { tenant, paymentId } = (detail ?? {}) as Record<string, unknown>;
+        const key = JSON.stringify([tenant, paymentId]);
+        byTransfer.set(key, [...(byTransfer.get(key) ?? []), detail]);
       }
       const transfers = [...byTransfer.values()];
-      const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
+      const recording = {
+        ...deps,
+        endpoints: endpointsOncePerBatch(deps.endpoints),
+        histories: historiesOncePerBatch(transferHistories()),
+        onForged,
+      };
       for (let start = 0; start < transfers.length; ) {
         const concurrency = options.workflowBacklogged?.()
           ? RECORD_CONCURRENCY_BEHIND_WORKFLOW
@@ -117,10 +136,11 @@ export const startLocalWebhookDelivery = async (options: {
         start += chunk.length;
         await Promise.all(
           chunk.map(async (changes) => {
-            for (const change of changes) dispatcher.offer(await recordStatusChange(recording, change));
+            for (const change of changes) dispatcher.offer(await recordStatusEventFromBus(recording, change));
           }),
         );
       }
+      flushMetrics();
       offset = next;
       await writeOffset(offset);
     }

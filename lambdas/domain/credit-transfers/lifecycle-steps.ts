@@ -12,7 +12,7 @@ import {
   STALL_SECONDS,
   STATUS_REASONS,
   secondsAfter,
-  statusEventId,
+  toStatusChangedEvent,
 } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds, pollWaitSeconds } from './lifecycle-settings.ts';
 import type {
@@ -21,10 +21,10 @@ import type {
   Rail,
   RailPayment,
   StatusChange,
-  StatusChangedEvent,
   StatusEventPublisher,
 } from './ports.ts';
 
+export { toStatusChangedEvent } from './lifecycle.ts';
 export * from './lifecycle-settings.ts';
 
 /**
@@ -99,25 +99,6 @@ const railPayment = (record: CreditTransferRecord): RailPayment => ({
   clientId: record.clientId,
   transfer: record.transfer,
 });
-
-export const toStatusChangedEvent = (
-  record: CreditTransferRecord,
-  sequence: number,
-  entry: StatusChange,
-): StatusChangedEvent => {
-  const previous = record.history[sequence - 1];
-  return {
-    eventId: statusEventId(record.tenant, record.paymentId, sequence),
-    tenant: record.tenant,
-    paymentId: record.paymentId,
-    sequence,
-    status: entry.status,
-    ...(previous !== undefined && { previousStatus: previous.status }),
-    ...(entry.statusReason !== undefined && { statusReason: entry.statusReason }),
-    date: entry.date,
-    actor: entry.actor,
-  };
-};
 
 /** How many history entries are published: what the record notes, or more if this execution published them since. */
 const publishedOf = (state: LifecycleState, record: CreditTransferRecord): number =>
