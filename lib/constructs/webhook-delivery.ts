@@ -9,14 +9,21 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import { SERVICE_NAME } from '#shared/logger';
-import { METRICS_NAMESPACE, WEBHOOK_ENDPOINTS_DISABLED_METRIC } from '#shared/metrics';
-import { KEY_PREFIXES, tableAccess } from '../function-bindings.ts';
+import {
+  METRICS_NAMESPACE,
+  STATUS_EVENTS_FORGED_METRIC,
+  WEBHOOK_ENDPOINTS_DISABLED_METRIC,
+} from '#shared/metrics';
+import { KEY_PREFIXES, tableAccess, webhookSecretOpening } from '../function-bindings.ts';
 import { bind, ServiceFunction } from './function-defaults.ts';
 import { addStatusChangeQueue } from './status-change-queue.ts';
+import type { WebhookSecretKey } from './webhook-secret-key.ts';
 
 export interface WebhookDeliveryProps {
   readonly eventBus: IEventBus;
   readonly table: ITable;
+  /** The key the endpoints' signing secrets are sealed under: both functions sign deliveries. */
+  readonly secretKey: WebhookSecretKey;
   readonly logRetention?: RetentionDays;
   /** The stage: a dimension of the service's metrics, so each stage's alarm watches its own. */
   readonly stageName: string;
@@ -43,6 +50,8 @@ export class WebhookDelivery extends Construct {
   readonly schedule: Rule;
   /** Endpoints disabled (410 Gone, or failing for three days): alarmed by the stack's monitoring. */
   readonly endpointsDisabled: Metric;
+  /** Status events dropped as no change of a stored transfer (someone put them on the bus): alarmed. */
+  readonly forgedStatusEvents: Metric;
 
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
     super(scope, id);
@@ -77,7 +86,8 @@ export class WebhookDelivery extends Construct {
       timeout: INGEST_TIMEOUT,
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
-    bind(this.ingestFunction.function, webhookTable, metricsEnvironment);
+    const signing = webhookSecretOpening(props.secretKey);
+    bind(this.ingestFunction.function, webhookTable, metricsEnvironment, signing);
     this.ingestFunction.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 20 }),
     );
@@ -88,19 +98,22 @@ export class WebhookDelivery extends Construct {
       timeout: Duration.seconds(75),
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
-    bind(this.deliverFunction.function, webhookTable, metricsEnvironment);
+    bind(this.deliverFunction.function, webhookTable, metricsEnvironment, signing);
     this.schedule = new Rule(this, 'DeliverySchedule', {
       description: 'Starts the webhook retry sender every minute',
       schedule: Schedule.rate(Duration.minutes(1)),
     });
     this.schedule.addTarget(new LambdaFunction(this.deliverFunction.function, { retryAttempts: 2 }));
 
-    this.endpointsDisabled = new Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: WEBHOOK_ENDPOINTS_DISABLED_METRIC,
-      dimensionsMap: { service: SERVICE_NAME, stage: props.stageName },
-      statistic: 'Sum',
-      period: Duration.minutes(5),
-    });
+    const count = (metricName: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: SERVICE_NAME, stage: props.stageName },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      });
+    this.endpointsDisabled = count(WEBHOOK_ENDPOINTS_DISABLED_METRIC);
+    this.forgedStatusEvents = count(STATUS_EVENTS_FORGED_METRIC);
   }
 }
