@@ -55,14 +55,13 @@ const roleOf = (template: Synthesized['template'], functionId: string): string =
 const keyPolicyOf = (key: Resource): PolicyStatement[] =>
   (key.Properties.KeyPolicy as { Statement: PolicyStatement[] }).Statement;
 
+/** Each stage synthesized once for this file, by the first test of its block that runs. */
 const stages: Record<string, Synthesized> = {};
-beforeAll(() => {
-  // One synthesis per stage for the whole file.
-  stages.dev = synthesize();
-  stages.prod = synthesize(PROD);
-}, SYNTH_TIMEOUT_MS);
 
 describe.each(['dev', 'prod'])('stage %s', (stage) => {
+  beforeAll(() => {
+    stages[stage] = synthesize(stage === 'prod' ? PROD : {});
+  }, SYNTH_TIMEOUT_MS);
   const template = () => (stages[stage] as Synthesized).template;
 
   it('lets only the status event publisher put events on the status bus', () => {
