@@ -66,18 +66,22 @@ describe.each(['dev', 'prod'])('stage %s', (stage) => {
 
   it('lets only the status event publisher put events on the status bus', () => {
     const publisher = functionByDescription(template(), 'Lifecycle: publishes');
-    const policies = [...resourcesOf(template(), 'AWS::Events::EventBusPolicy').values()];
-    const statements = policies.map((policy) => policy.Properties.Statement as PolicyStatement);
-    const deny = statements.find((statement) => statement.Sid === 'OnlyThePublisherPutsStatusEvents');
+    // The bus's policy, on the bus itself or as an EventBusPolicy resource naming it.
+    const [busId, bus] = [...resourcesOf(template(), 'AWS::Events::EventBus')][0] as [string, Resource];
+    const onBus = ((bus.Properties.Policy as { Statement?: PolicyStatement[] } | undefined)?.Statement ??
+      []) as PolicyStatement[];
+    const separate = [...resourcesOf(template(), 'AWS::Events::EventBusPolicy').values()]
+      .filter((policy) => JSON.stringify(policy.Properties.EventBusName).includes(busId))
+      .map((policy) => policy.Properties.Statement as PolicyStatement);
+    const deny = [...onBus, ...separate].find(
+      (statement) => statement.Sid === 'OnlyThePublisherPutsStatusEvents',
+    );
     expect(deny).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 'events:PutEvents' });
     expect(getAttTargets(deny?.Condition?.ArnNotEquals?.['aws:PrincipalArn'])).toEqual([
       roleOf(template(), publisher),
     ]);
     // Status events only: the clients tool's audit events (another source) stay open to IAM.
     expect(deny?.Condition?.StringEquals).toEqual({ 'events:source': 'credit-transfers' });
-    // The bus it guards is the one the publisher writes to.
-    const [bus] = [...resourcesOf(template(), 'AWS::Events::EventBus').keys()];
-    expect(JSON.stringify(policies[0]?.Properties.EventBusName)).toContain(bus as string);
   });
 
   it('alarms on any status event dropped as forged, and lets ingestion read the transfer it checks', () => {
