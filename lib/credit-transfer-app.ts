@@ -29,16 +29,32 @@ export const createApp = (
   const app = new App(props);
   const config = stageConfig((name) => app.node.tryGetContext(name));
 
+  // Pinned to its account when one is named: `cdk synth` and `cdk deploy` refuse credentials of
+  // another (the CLI sets CDK_DEFAULT_ACCOUNT from them; the stack's env.account checks again).
+  const credentialsAccount = process.env.CDK_DEFAULT_ACCOUNT;
+  if (
+    config.account !== undefined &&
+    credentialsAccount !== undefined &&
+    credentialsAccount !== config.account
+  ) {
+    throw new Error(
+      `Stage ${config.stage} is pinned to account ${config.account} (-c account), but the credentials are of account ${credentialsAccount}`,
+    );
+  }
+  const account = config.account ?? credentialsAccount;
   const stack = new CreditTransferStack(app, stackNameOf(config.stage), {
     description: `Credit transfer API, stage ${config.stage}: REST API, Lambda functions, DynamoDB table, lifecycle workflow, KMS token signing key`,
     config,
+    ...(config.account !== undefined && {
+      env: { account: config.account, region: process.env.CDK_DEFAULT_REGION },
+    }),
   });
   // The backup region's part of the stage, deployed there first (docs/operations.md).
   let recoveryStack: RecoveryStack | undefined;
   if (config.backup.copyRegion !== undefined) {
     recoveryStack = new RecoveryStack(app, `${stack.stackName}-recovery`, {
       description: `Credit transfer API, stage ${config.stage}: what its recovery needs in ${config.backup.copyRegion}`,
-      env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: config.backup.copyRegion },
+      env: { account, region: config.backup.copyRegion },
       primaryStackName: stack.stackName,
       backup: config.backup,
     });

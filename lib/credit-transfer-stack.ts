@@ -10,7 +10,6 @@ import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { CreditTransferApi } from './constructs/api.ts';
 import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
-import { grantsOnlyForAwsResources } from './constructs/key-policy.ts';
 import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
 import { Monitoring, type Severity } from './constructs/monitoring.ts';
 import { TokenSigningKeys } from './constructs/signing-key.ts';
@@ -20,6 +19,7 @@ import { TableBackup } from './constructs/table-backup.ts';
 import { TraceSampling } from './constructs/trace-sampling.ts';
 import { ApiWebAcl } from './constructs/web-acl.ts';
 import { WebhookDelivery } from './constructs/webhook-delivery.ts';
+import { WebhookSecretKey } from './constructs/webhook-secret-key.ts';
 import {
   AUTHORIZER_BINDINGS,
   railAccess,
@@ -42,6 +42,7 @@ export class CreditTransferStack extends Stack {
   readonly table: CreditTransferTable;
   readonly signingKey: TokenSigningKeys;
   readonly cursorKey: ListCursorKey;
+  readonly webhookSecretKey: WebhookSecretKey;
   readonly api: CreditTransferApi;
   readonly lifecycle: CreditTransferLifecycle;
   /** The example consumer queue; absent on `prod` (context exampleConsumer). */
@@ -66,8 +67,8 @@ export class CreditTransferStack extends Stack {
       generation: config.signingKeyGeneration,
       ...(config.backupRegion !== undefined && { backupRegion: config.backupRegion }),
     });
-    for (const key of this.signingKey.keys) key.addToResourcePolicy(grantsOnlyForAwsResources());
     this.cursorKey = new ListCursorKey(this, 'ListCursorKey');
+    this.webhookSecretKey = new WebhookSecretKey(this, 'WebhookSecretKey');
     this.backup = new TableBackup(this, 'Backup', {
       table: this.table.table,
       name: this.stackName,
@@ -105,6 +106,7 @@ export class CreditTransferStack extends Stack {
     this.webhooks = new WebhookDelivery(this, 'Webhooks', {
       eventBus: this.lifecycle.eventBus,
       table: this.table.table,
+      secretKey: this.webhookSecretKey,
       logRetention: config.logRetention,
       stageName: config.stage,
     });
@@ -147,6 +149,7 @@ export class CreditTransferStack extends Stack {
       signingKey: this.signingKey,
       cursorKey: this.cursorKey,
       lifecycle: this.lifecycle.stateMachine,
+      webhookSecretKey: this.webhookSecretKey,
       issuer: config.issuer,
       audience: config.audience,
       clientSecrets: config.clientSecrets,
@@ -214,6 +217,14 @@ export class CreditTransferStack extends Stack {
           {
             description: 'A webhook endpoint was disabled: it answered 410 Gone or failed for three days',
             metric: this.webhooks.endpointsDisabled,
+          },
+        ],
+        [
+          'StatusEventForged',
+          {
+            description:
+              'A status event that is no change of a stored transfer reached the webhook ingestion and was dropped: someone put it on the bus',
+            metric: this.webhooks.forgedStatusEvents,
           },
         ],
       ]),

@@ -7,6 +7,7 @@ import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import type { ListCursorKey } from './constructs/cursor-key.ts';
 import type { Binding } from './constructs/function-defaults.ts';
 import type { TokenSigningKeys } from './constructs/signing-key.ts';
+import type { WebhookSecretKey } from './constructs/webhook-secret-key.ts';
 
 /** What the functions may be bound to. */
 export interface ServiceResources {
@@ -16,6 +17,8 @@ export interface ServiceResources {
   readonly cursorKey: ListCursorKey;
   /** The credit transfer lifecycle workflow. */
   readonly lifecycle: IStateMachine;
+  /** The key the webhook signing secrets are sealed under. */
+  readonly webhookSecretKey: WebhookSecretKey;
   /** The `iss` and `aud` of the access tokens. */
   readonly issuer: string;
   readonly audience: string;
@@ -175,6 +178,18 @@ export const cursorKeyAccess = (key: ListCursorKey): Binding => ({
   },
 });
 
+/** Seals new webhook signing secrets (GenerateDataKey): creation and rotation only. */
+export const webhookSecretSealing = (key: WebhookSecretKey): Binding => ({
+  environment: { WEBHOOK_SECRET_KEY_ID: key.key.keyId },
+  grant: (grantee) => key.allowSealing(grantee),
+});
+
+/** Opens sealed webhook signing secrets (Decrypt): the functions that sign deliveries only. */
+export const webhookSecretOpening = (key: WebhookSecretKey): Binding => ({
+  environment: { WEBHOOK_SECRET_KEY_ID: key.key.keyId },
+  grant: (grantee) => key.allowOpening(grantee),
+});
+
 /** Lets a function start lifecycle executions, and tells it which state machine. */
 export const workflowAccess = (stateMachine: IStateMachine): Binding => ({
   environment: { STATE_MACHINE_ARN: stateMachine.stateMachineArn },
@@ -258,6 +273,7 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   // The tenant's endpoint allocation (Get, Update; see keys.ts) holds the limit of endpoints.
   createWebhookEndpoint: (r) => [
     tableAccess(r.table, ['Query', 'GetItem', 'PutItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    webhookSecretSealing(r.webhookSecretKey),
   ],
   listWebhookEndpoints: (r) => [
     tableAccess(r.table, ['Query'], [KEY_PREFIXES.creditTransfers]),
@@ -267,7 +283,11 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   deleteWebhookEndpoint: (r) => [
     tableAccess(r.table, ['GetItem', 'DeleteItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
   ],
-  rotateWebhookSecret: (r) => [tableAccess(r.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.creditTransfers])],
+  // Seals the new secret; the one it replaces stays sealed as it is, never opened here.
+  rotateWebhookSecret: (r) => [
+    tableAccess(r.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.creditTransfers]),
+    webhookSecretSealing(r.webhookSecretKey),
+  ],
   listWebhookDeliveries: (r) => [tableAccess(r.table, ['GetItem', 'Query'], [KEY_PREFIXES.creditTransfers])],
   redeliverWebhookEvents: (r) => [
     tableAccess(

@@ -26,8 +26,18 @@ export interface StageConfig extends OperationsConfig {
   /** Where alarms are mailed; the topic and alarms exist without it. */
   readonly alarmEmail?: string;
   readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
-  /** Encrypt the table with a customer managed KMS key instead of the AWS managed one. */
+  /** Encrypt the table with a customer managed KMS key instead of the AWS managed one (`prod`'s default). */
   readonly tableCustomerManagedKey: boolean;
+  /**
+   * The role that administers every KMS key of the stage (`-c keyAdminRoleArn=...`, required on
+   * `prod`). Without it (other stages) only the deployment administers them (lib/constructs/key-policy.ts).
+   */
+  readonly keyAdminRoleArn?: string;
+  /**
+   * The account the stage lives in (`-c account=...`, required on `prod`): the stack's
+   * `env.account`, so credentials of another account fail `cdk deploy`.
+   */
+  readonly account?: string;
   readonly logRetention: RetentionDays;
   /** Set the account's API Gateway CloudWatch role (an account-wide setting) from this stack. */
   readonly apiGatewayCloudWatchRole: boolean;
@@ -174,8 +184,42 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     );
   }
 
+  // Someone to page comes first: a stage that pages no one is the older, plainer mistake.
+  const operations = operationsConfig({
+    text,
+    stage,
+    production,
+    alarmEmail,
+    customDomain: domainName !== undefined,
+  });
+  const account = text('account');
+  if (account !== undefined && !/^\d{12}$/.test(account)) {
+    throw new Error(`Context account must be a 12-digit AWS account id; got ${account}`);
+  }
+  if (production && account === undefined) {
+    throw new Error(
+      `Stage ${stage} needs -c account=<12-digit id>: the account it is pinned to, so credentials of another account cannot deploy it`,
+    );
+  }
+  const keyAdminRoleArn = text('keyAdminRoleArn');
+  const keyAdminRole =
+    keyAdminRoleArn && /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]{1,512}$/.exec(keyAdminRoleArn);
+  if (keyAdminRoleArn !== undefined && !keyAdminRole) {
+    throw new Error(`Context keyAdminRoleArn must be an IAM role ARN; got ${keyAdminRoleArn}`);
+  }
+  if (production && keyAdminRoleArn === undefined) {
+    throw new Error(
+      `Stage ${stage} needs -c keyAdminRoleArn=arn:aws:iam::<account>:role/<name>: the role that administers its KMS keys, in place of the account root`,
+    );
+  }
+  if (keyAdminRole && account !== undefined && keyAdminRole[1] !== account) {
+    throw new Error(`Context keyAdminRoleArn must be a role of account ${account}; got ${keyAdminRoleArn}`);
+  }
+
   return {
     stage,
+    ...(account !== undefined && { account }),
+    ...(keyAdminRoleArn !== undefined && { keyAdminRoleArn }),
     rail: sandbox
       ? { kind: 'sandbox' }
       : {
@@ -189,7 +233,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     ...(alarmEmail !== undefined && { alarmEmail }),
     ...(domainName !== undefined &&
       certificateArn !== undefined && { customDomain: { domainName, certificateArn } }),
-    tableCustomerManagedKey: flag('tableCmk', false),
+    tableCustomerManagedKey: flag('tableCmk', production),
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
     signingKeyGeneration: contextCount(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
@@ -207,7 +251,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     // stages trace and log everything, where a developer wants every step.
     xraySamplingRate: samplingRate(text('xraySamplingRate') ?? (production ? '0.05' : '1')),
     workflowLogLevel: workflowLogLevel(text('workflowLogLevel') ?? (production ? 'ERROR' : 'ALL')),
-    ...operationsConfig({ text, stage, production, alarmEmail, customDomain: domainName !== undefined }),
+    ...operations,
   };
 };
 

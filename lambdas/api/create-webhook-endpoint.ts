@@ -1,3 +1,4 @@
+import { webhookSecrets } from '#adapters/webhooks/webhook-secrets';
 import { createWebhookEndpoint as create } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
@@ -6,7 +7,11 @@ import { webhookDependencies } from './webhook-dependencies.ts';
 
 export const createWebhookEndpoint = async (event: JsonEvent) => {
   const { tenant } = callerOf(event);
-  const endpoint = await create(webhookDependencies(), tenant, event.jsonBody);
+  const endpoint = await create(
+    { ...webhookDependencies(), sealer: webhookSecrets() },
+    tenant,
+    event.jsonBody,
+  );
   return jsonResponse(201, endpoint);
 };
 

@@ -1,3 +1,4 @@
+import { webhookSecrets } from '#adapters/webhooks/webhook-secrets';
 import { InvalidRequestError } from '#domain/commons/errors';
 import { rotateWebhookSecret as rotate } from '#domain/webhooks/webhook-endpoints';
 import { callerOf, jsonResponse } from '#shared/http-event';
@@ -20,7 +21,10 @@ const assertEmptyOptions = (body: unknown): void => {
 export const rotateWebhookSecret = async (event: JsonEvent) => {
   const { tenant } = callerOf(event);
   assertEmptyOptions(event.jsonBody);
-  return jsonResponse(200, await rotate(webhookDependencies(), tenant, event.pathParameters?.id));
+  return jsonResponse(
+    200,
+    await rotate({ ...webhookDependencies(), sealer: webhookSecrets() }, tenant, event.pathParameters?.id),
+  );
 };
 
 export const handler = jsonHttpHandler(rotateWebhookSecret, { optional: true });

@@ -71,3 +71,12 @@ export const WEBHOOK_ENDPOINTS_DISABLED_METRIC = 'WebhookEndpointsDisabled';
 export const countWebhookEndpointDisabled = (): void => {
   metrics.addMetric(WEBHOOK_ENDPOINTS_DISABLED_METRIC, MetricUnit.Count, 1);
 };
+
+/**
+ * A status event dropped because the table holds no such change: someone put it on the bus who
+ * should not have. Any at all is alarmed.
+ */
+export const STATUS_EVENTS_FORGED_METRIC = 'StatusEventsForged';
+export const countStatusEventForged = (): void => {
+  metrics.addMetric(STATUS_EVENTS_FORGED_METRIC, MetricUnit.Count, 1);
+};

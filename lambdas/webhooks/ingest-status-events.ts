@@ -1,21 +1,23 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
 import type { PendingDelivery } from '#domain/webhooks/ports';
-import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
+import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
+import { endpointsOncePerBatch, recordStatusEventFromBus } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { logger } from '#shared/logger';
-import { countWebhookEndpointDisabled } from '#shared/metrics';
+import { countStatusEventForged, countWebhookEndpointDisabled } from '#shared/metrics';
 import { observed } from '#shared/observability';
-import { deliveryDependencies } from './dependencies.ts';
+import { deliveryDependencies, transferHistories } from './dependencies.ts';
 
 /** The EventBridge event as the rule puts it in the queue. */
 interface StatusEventMessage {
   id: string;
-  detail: StatusChangedEvent;
+  /** Checked against the table before anything is done with it: the bus carries what anyone put there. */
+  detail: unknown;
 }
 
 /**
- * The delivery queue's consumer: each message is a status event from the bus. It is recorded
+ * The delivery queue's consumer: each message is a status event from the bus. Unless the table
+ * holds that change of that tenant's transfer (then it is dropped and counted), it is recorded
  * (the webhook event kept, a delivery queued in the table per endpoint) before the message is
  * acknowledged; a message that fails is reported alone (partial batch failure) and comes back.
  * Then the deliveries just queued are attempted at once; whatever fails waits in the table for
@@ -26,13 +28,18 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
     ...deliveryDependencies(),
     onEndpointDisabled: () => countWebhookEndpointDisabled(),
   };
-  const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
+  const recording = {
+    ...deps,
+    endpoints: endpointsOncePerBatch(deps.endpoints),
+    histories: historiesOncePerBatch(transferHistories()),
+    onForged: forgedStatusEvent,
+  };
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   const queued: PendingDelivery[] = [];
   for (const record of event.Records) {
     try {
       const message = JSON.parse(record.body) as StatusEventMessage;
-      queued.push(...(await recordStatusChange(recording, message.detail)));
+      queued.push(...(await recordStatusEventFromBus(recording, message.detail)));
     } catch (error) {
       logger.error('A status event could not be recorded for webhooks; it is retried', {
         messageId: record.messageId,
@@ -52,6 +59,19 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
   dispatcher.offer(queued);
   await dispatcher.idle();
   return { batchItemFailures: failures };
+};
+
+/** A dropped event is acknowledged (it would be dropped again), logged and counted: the count is alarmed. */
+const forgedStatusEvent = (event: unknown, reason: string): void => {
+  const { tenant, paymentId, sequence, status } = (event ?? {}) as Record<string, unknown>;
+  logger.warn('A status event that is no change of a stored transfer was dropped', {
+    reason,
+    tenant,
+    paymentId,
+    sequence,
+    status,
+  });
+  countStatusEventForged();
 };
 
 export const handler = observed(ingestStatusEvents);

@@ -21,7 +21,7 @@ export class ListCursorKey extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
       // Whoever derives the secret is named in the key policy (allowMac); no IAM policy can add one.
-      policy: keyPolicy(),
+      policy: keyPolicy(this, { deletedWithStack: true }),
     });
   }
 

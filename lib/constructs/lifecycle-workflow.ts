@@ -3,11 +3,20 @@ import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type Archive, EventBus } from 'aws-cdk-lib/aws-events';
-import { Grant, type IGrantable, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  AnyPrincipal,
+  Effect,
+  Grant,
+  type IGrantable,
+  PolicyStatement,
+  Role,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { EVENT_SOURCE } from '#adapters/credit-transfers/event-publisher';
 import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import {
@@ -109,6 +118,25 @@ export class CreditTransferLifecycle extends Construct {
     };
     bind(this.taskFunctions.publishStatusEvents.function, publishes);
     bind(this.taskFunctions.parkTransfer.function, publishes);
+    // No one else in the account puts status events (source credit-transfers) on the bus, whatever
+    // their IAM policies allow: such an event becomes a signed webhook. Other sources (the clients
+    // tool's audit events) stay open to IAM. The readers check every status event against the
+    // table all the same (lambdas/domain/webhooks/status-event-check.ts).
+    this.eventBus.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyThePublisherPutsStatusEvents',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['events:PutEvents'],
+        resources: [this.eventBus.eventBusArn],
+        conditions: {
+          ArnNotEquals: {
+            'aws:PrincipalArn': (this.taskFunctions.publishStatusEvents.function.role as Role).roleArn,
+          },
+          StringEquals: { 'events:source': EVENT_SOURCE },
+        },
+      }),
+    );
 
     // Under /aws/vendedlogs/ Step Functions' log delivery needs no resource policy per log group
     // (the account's policy size limit would otherwise cap the number of state machines).

@@ -115,6 +115,7 @@ export class Monitoring extends Construct {
       description: 'Encrypts the credit transfer alarm topic',
       enableKeyRotation: true,
       policy: keyPolicy(
+        this,
         {},
         new PolicyStatement({
           sid: 'CloudWatchAlarmsPublish',

@@ -1,42 +1,18 @@
 import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
-  AccountRootPrincipal,
   type IGrantable,
   type IPrincipal,
-  PolicyDocument,
   PolicyStatement,
+  Role,
+  ServicePrincipal,
 } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { keyAdministration, keyPolicy } from './key-policy.ts';
 
-/**
- * What the account may do with a signing key through IAM: administer it and read its public
- * key, never sign. Neither `kms:*` nor `kms:CreateGrant` (a grant could hand out kms:Sign) nor
- * `kms:ReplicateKey` (a replica comes with a policy of its own, which could allow signing).
- * Whoever may sign is named in the key policy itself (`allowSigning`).
- */
-export const KEY_ADMINISTRATION_ACTIONS = [
-  'kms:DescribeKey',
-  'kms:GetKeyPolicy',
-  'kms:GetKeyRotationStatus',
-  'kms:GetPublicKey',
-  'kms:ListGrants',
-  'kms:ListKeyPolicies',
-  'kms:ListResourceTags',
-  'kms:PutKeyPolicy',
-  'kms:UpdateKeyDescription',
-  'kms:EnableKey',
-  'kms:DisableKey',
-  'kms:TagResource',
-  'kms:UntagResource',
-  'kms:CreateAlias',
-  'kms:UpdateAlias',
-  'kms:DeleteAlias',
-  'kms:RevokeGrant',
-  'kms:ScheduleKeyDeletion',
-  'kms:CancelKeyDeletion',
-] as const;
+/** IAM may grant reading a signing key's public key (the key set, the authorizer); nothing else. */
+const SIGNING_KEY_USE = { throughIam: ['kms:GetPublicKey', 'kms:DescribeKey'] } as const;
 
 export interface TokenSigningKeysProps {
   /** `signingKeyGeneration`: the newest key; the one before it is held too, for a rotation. */
@@ -65,8 +41,14 @@ export class TokenSigningKeys extends Construct {
     const generations = props.generation > 1 ? [props.generation - 1, props.generation] : [props.generation];
     this.keys = generations.map((generation) => this.signingKey(generation));
     if (props.backupRegion !== undefined) {
+      // One role makes every replica, and is named in each replica's policy: KMS's lockout
+      // safety check wants whoever creates a key able to put its next policy.
+      const replicator = new Role(this, 'ReplicatorRole', {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: 'Replicates the token signing keys into the backup region, once at creation',
+      });
       for (const [index, key] of this.keys.entries()) {
-        this.replicate(key, generations[index] as number, props.backupRegion);
+        this.replicate(key, generations[index] as number, props.backupRegion, replicator);
       }
     }
   }
@@ -111,7 +93,7 @@ export class TokenSigningKeys extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
       // A policy of our own replaces CDK's default, which gives the account root kms:*: with it,
       // any IAM policy granting kms:Sign could mint tokens.
-      policy: administrationPolicy(),
+      policy: keyPolicy(this, SIGNING_KEY_USE),
     });
   }
 
@@ -120,8 +102,20 @@ export class TokenSigningKeys extends Construct {
    * administered as the primary and signing for no one until a stage deployed there is named in
    * its policy. Retained like the key. The replicating role may replicate into that region only.
    */
-  private replicate(key: Key, generation: number, region: string): void {
+  private replicate(key: Key, generation: number, region: string, replicator: Role): void {
     const stack = Stack.of(this);
+    const replicaPolicy = {
+      Version: '2012-10-17',
+      Statement: [
+        ...keyAdministration(this, SIGNING_KEY_USE),
+        new PolicyStatement({
+          sid: 'ReplicatorPutsReplicaPolicy',
+          principals: [replicator],
+          actions: ['kms:DescribeKey', 'kms:PutKeyPolicy'],
+          resources: ['*'],
+        }),
+      ].map((statement) => statement.toStatementJson()),
+    };
     const replica = new AwsCustomResource(this, `Generation${generation}Replica`, {
       onCreate: {
         service: 'KMS',
@@ -130,12 +124,13 @@ export class TokenSigningKeys extends Construct {
           KeyId: key.keyArn,
           ReplicaRegion: region,
           Description: `Replica of the access token signing key of ${stack.stackName}, generation ${generation}`,
-          Policy: stack.toJsonString(administrationPolicy().toJSON()),
+          Policy: stack.toJsonString(replicaPolicy),
         },
         physicalResourceId: PhysicalResourceId.fromResponse('ReplicaKeyMetadata.Arn'),
       },
       // Nothing on delete: the replica is retained, as the primary is.
       installLatestAwsSdk: false,
+      role: replicator,
       policy: AwsCustomResourcePolicy.fromStatements([
         new PolicyStatement({ actions: ['kms:ReplicateKey'], resources: [key.keyArn] }),
         // A replica is a new key in that region; its id is not known before.
@@ -178,15 +173,3 @@ export class TokenSigningKeys extends Construct {
     }
   }
 }
-
-const administrationPolicy = (): PolicyDocument =>
-  new PolicyDocument({
-    statements: [
-      new PolicyStatement({
-        sid: 'AccountAdministersKeyWithoutSigning',
-        principals: [new AccountRootPrincipal()],
-        actions: [...KEY_ADMINISTRATION_ACTIONS],
-        resources: ['*'],
-      }),
-    ],
-  });

@@ -43,7 +43,7 @@ export const backupVault = (
     // Without it no backup in the vault can be read.
     removalPolicy: RemovalPolicy.RETAIN,
     pendingWindow: Duration.days(30),
-    policy: keyPolicy({ throughServices: BACKUP_KEY_USE }),
+    policy: keyPolicy(scope, { throughServices: BACKUP_KEY_USE }),
   });
   const lock: Pick<BackupVaultProps, 'lockConfiguration'> =
     props.config.vaultLock === undefined

@@ -34,7 +34,7 @@ export class CreditTransferTable extends Construct {
         removalPolicy: RemovalPolicy.RETAIN,
         pendingWindow: Duration.days(30),
         // Principals of the account use it only through DynamoDB, as far as IAM lets them.
-        policy: keyPolicy({
+        policy: keyPolicy(this, {
           throughServices: {
             actions: [
               'kms:Encrypt',

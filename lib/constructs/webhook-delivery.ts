@@ -10,14 +10,21 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import { SERVICE_NAME } from '#shared/logger';
-import { METRICS_NAMESPACE, WEBHOOK_ENDPOINTS_DISABLED_METRIC } from '#shared/metrics';
-import { KEY_PREFIXES, tableAccess } from '../function-bindings.ts';
+import {
+  METRICS_NAMESPACE,
+  STATUS_EVENTS_FORGED_METRIC,
+  WEBHOOK_ENDPOINTS_DISABLED_METRIC,
+} from '#shared/metrics';
+import { KEY_PREFIXES, tableAccess, webhookSecretOpening } from '../function-bindings.ts';
 import { bind, ServiceFunction } from './function-defaults.ts';
 import { addStatusChangeQueue } from './status-change-queue.ts';
+import type { WebhookSecretKey } from './webhook-secret-key.ts';
 
 export interface WebhookDeliveryProps {
   readonly eventBus: IEventBus;
   readonly table: ITable;
+  /** The key the endpoints' signing secrets are sealed under: both functions sign deliveries. */
+  readonly secretKey: WebhookSecretKey;
   readonly logRetention?: RetentionDays;
   /** The stage: a dimension of the service's metrics, so each stage's alarm watches its own. */
   readonly stageName: string;
@@ -48,6 +55,8 @@ export class WebhookDelivery extends Construct {
   readonly wakeUps: Queue;
   /** Endpoints disabled (410 Gone, or failing for three days): alarmed by the stack's monitoring. */
   readonly endpointsDisabled: Metric;
+  /** Status events dropped as no change of a stored transfer (someone put them on the bus): alarmed. */
+  readonly forgedStatusEvents: Metric;
 
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
     super(scope, id);
@@ -82,7 +91,8 @@ export class WebhookDelivery extends Construct {
       timeout: INGEST_TIMEOUT,
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
-    bind(this.ingestFunction.function, webhookTable, metricsEnvironment);
+    const signing = webhookSecretOpening(props.secretKey);
+    bind(this.ingestFunction.function, webhookTable, metricsEnvironment, signing);
     this.ingestFunction.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 20 }),
     );
@@ -93,7 +103,7 @@ export class WebhookDelivery extends Construct {
       timeout: Duration.seconds(75),
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
-    bind(this.deliverFunction.function, webhookTable, metricsEnvironment);
+    bind(this.deliverFunction.function, webhookTable, metricsEnvironment, signing);
 
     // A wake-up only says "look now": losing one delays a retry to the next minute's run, so it
     // needs no dead-letter queue of its own.
@@ -129,12 +139,15 @@ export class WebhookDelivery extends Construct {
     });
     this.schedule.addTarget(new LambdaFunction(this.deliverFunction.function, { retryAttempts: 2 }));
 
-    this.endpointsDisabled = new Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: WEBHOOK_ENDPOINTS_DISABLED_METRIC,
-      dimensionsMap: { service: SERVICE_NAME, stage: props.stageName },
-      statistic: 'Sum',
-      period: Duration.minutes(5),
-    });
+    const count = (metricName: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: SERVICE_NAME, stage: props.stageName },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      });
+    this.endpointsDisabled = count(WEBHOOK_ENDPOINTS_DISABLED_METRIC);
+    this.forgedStatusEvents = count(STATUS_EVENTS_FORGED_METRIC);
   }
 }

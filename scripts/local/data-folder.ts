@@ -14,6 +14,8 @@ export const dataFolderFiles = (dataDir: string) => ({
   /** The key before the last rotation: verifies tokens until `npm run keys -- retire` removes it. */
   previousSigningKey: join(dataDir, 'signing-key.previous.pem'),
   cursorSecret: join(dataDir, 'list-cursor-secret'),
+  /** The local stand-in for the KMS key the webhook signing secrets are sealed under. */
+  webhookSecretKey: join(dataDir, 'webhook-secret-key'),
   events: join(dataDir, 'events.jsonl'),
   executions: join(dataDir, 'executions.jsonl'),
   table: join(dataDir, 'dynamodb'),
@@ -109,12 +111,29 @@ export const damagedTable = (path: string, error: unknown): DataFolderError =>
     'every client, payment and idempotency key stored locally is lost',
   );
 
-/** The secrets, created when absent (the previous key never is) and checked when present; answers the cursor secret. */
-export const checkSecrets = (dataDir: string): { cursorSecret: string } => {
+/** The key webhook signing secrets are sealed under: created when absent, checked when present; answers its value. */
+export const checkWebhookSecretKey = (path: string): string => {
+  try {
+    // The same form as the cursor secret: 32 random bytes, base64url.
+    return ensureLocalCursorSecret(path);
+  } catch (error) {
+    throw damaged(
+      path,
+      problemOf(error),
+      'a new key is made, and every webhook endpoint registered before signs nothing until its secret is rotated',
+    );
+  }
+};
+
+/** The secrets, created when absent (the previous key never is) and checked when present; answers the cursor secret and the webhook secret key. */
+export const checkSecrets = (dataDir: string): { cursorSecret: string; webhookSecretKey: string } => {
   const files = dataFolderFiles(dataDir);
   checkSigningKey(files.signingKey);
   checkPreviousSigningKey(files.previousSigningKey);
-  return { cursorSecret: checkCursorSecret(files.cursorSecret) };
+  return {
+    cursorSecret: checkCursorSecret(files.cursorSecret),
+    webhookSecretKey: checkWebhookSecretKey(files.webhookSecretKey),
+  };
 };
 
 /** Sets aside a torn last event line (see setAsideTornTail); answers a line to log, if any. */

@@ -97,7 +97,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   if (tightened !== undefined) notices.push(tightened);
   const files = dataFolderFiles(options.dataDir);
   // The data folder is checked before anything listens: a damaged file stops the start.
-  const { cursorSecret } = checkSecrets(options.dataDir);
+  const { cursorSecret, webhookSecretKey } = checkSecrets(options.dataDir);
   // Linux takes at most 107 bytes for a socket's path.
   if (Buffer.byteLength(files.tableSocket) > MAX_SOCKET_PATH_BYTES) {
     throw new DataFolderError(
@@ -163,6 +163,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       LOCAL_PREVIOUS_SIGNING_KEY_FILE: files.previousSigningKey,
       // Kept under DATA_DIR, so cursors stay valid across restarts.
       LIST_CURSOR_SECRET: cursorSecret,
+      // The local stand-in for the KMS key webhook signing secrets are sealed under (kept under DATA_DIR).
+      LOCAL_WEBHOOK_SECRET_KEY: webhookSecretKey,
       // The local event bus: one JSON line per status change.
       EVENTS_FILE: files.events,
       // EMF metric lines only mean something to CloudWatch; set to false to see them.

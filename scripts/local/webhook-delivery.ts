@@ -4,11 +4,12 @@ import { performance } from 'node:perf_hooks';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { localEventBusOffsetKey } from '#adapters/table/keys';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
-import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
 import type { PendingDelivery } from '#domain/webhooks/ports';
-import { endpointsOncePerBatch, recordStatusChange } from '#domain/webhooks/webhook-delivery';
+import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
+import { endpointsOncePerBatch, recordStatusEventFromBus } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
-import { deliveryDependencies } from '../../lambdas/webhooks/dependencies.ts';
+import { countStatusEventForged, flushMetrics } from '#shared/metrics';
+import { deliveryDependencies, transferHistories } from '../../lambdas/webhooks/dependencies.ts';
 import { addBilledDuration } from './invocation-meter.ts';
 import { inOwnContext } from './invocations.ts';
 import { FairQueue } from './workflow-runner.ts';
@@ -21,7 +22,10 @@ const INGEST_ENTRY = 'lambdas/webhooks/ingest-status-events.ts';
  * function do on AWS. The events file is the local bus; this reads it on from where it last got
  * (the offset is kept in the table, and moves only once the events before it are recorded and
  * their deliveries queued there), so a crash reads some events again, which recording ignores,
- * and loses none. Deliveries go out from the queue in the table.
+ * and loses none. A line that is no true change of a stored transfer (anyone can append to a
+ * file) is dropped, as on AWS: never delivered nor listed, logged and counted
+ * (StatusEventsForged, printed with POWERTOOLS_METRICS_DISABLED=false). Deliveries go out from
+ * the queue in the table.
  */
 export interface LocalWebhookDelivery {
   /** Deliveries cut short by the previous run's end, made due again at start. */
@@ -80,10 +84,11 @@ const readLines = async (file: string, offset: number): Promise<{ lines: string[
   }
 };
 
-const statusChangeOf = (line: string): StatusChangedEvent | undefined => {
+/** The detail of a status event line, as written: checked against the table before it counts. */
+const statusEventOf = (line: string): { detail: unknown } | undefined => {
   try {
-    const envelope = JSON.parse(line) as { 'detail-type'?: string; detail?: StatusChangedEvent };
-    return envelope['detail-type'] === STATUS_CHANGED_EVENT ? envelope.detail : undefined;
+    const envelope = JSON.parse(line) as { 'detail-type'?: string; detail?: unknown };
+    return envelope['detail-type'] === STATUS_CHANGED_EVENT ? { detail: envelope.detail } : undefined;
   } catch {
     // A line torn by a crash is set aside at start; anything else unreadable is not an event.
     return undefined;
@@ -95,20 +100,31 @@ const statusChangeOf = (line: string): StatusChangedEvent | undefined => {
  * order), the transfers in tenant turns: one of each tenant's, then the next of each, so one
  * tenant's flood delays another tenant's first change by one turn, not by the flood.
  */
-export const inTenantTurns = (changes: readonly StatusChangedEvent[]): StatusChangedEvent[][] => {
-  const byTransfer = new Map<string, StatusChangedEvent[]>();
-  for (const change of changes) {
-    const key = `${change.tenant}/${change.paymentId}`;
+export const inTenantTurns = <T>(events: readonly T[]): T[][] => {
+  // The events are as the bus holds them, not yet checked: tenant and paymentId only group them.
+  const tenantOf = (event: unknown) => String((event as { tenant?: unknown } | null)?.tenant ?? '');
+  const byTransfer = new Map<string, T[]>();
+  for (const event of events) {
+    const { tenant, paymentId } = (event ?? {}) as Record<string, unknown>;
+    const key = JSON.stringify([tenant, paymentId]);
     const group = byTransfer.get(key);
-    if (group) group.push(change);
-    else byTransfer.set(key, [change]);
+    if (group) group.push(event);
+    else byTransfer.set(key, [event]);
   }
-  const turns = new FairQueue<StatusChangedEvent[]>();
+  const turns = new FairQueue<T[]>();
   let order = 0;
-  for (const group of byTransfer.values()) turns.push(group[0]?.tenant ?? '', order++, group);
-  const ordered: StatusChangedEvent[][] = [];
+  for (const group of byTransfer.values()) turns.push(tenantOf(group[0]), order++, group);
+  const ordered: T[][] = [];
   for (let group = turns.shift(); group !== undefined; group = turns.shift()) ordered.push(group);
   return ordered;
+};
+
+const onForged = (event: unknown, reason: string): void => {
+  const { tenant, paymentId, sequence, status } = (event ?? {}) as Record<string, unknown>;
+  console.error(
+    `Local event bus: a line that is no change of a stored transfer was dropped (${reason}): ${JSON.stringify({ tenant, paymentId, sequence, status })}`,
+  );
+  countStatusEventForged();
 };
 
 export const startLocalWebhookDelivery = async (options: {
@@ -158,8 +174,13 @@ export const startLocalWebhookDelivery = async (options: {
       if (next === offset && lines.length === 0) return;
       // One transfer's changes are recorded in order (so the events list has them in order),
       // different transfers' side by side, the tenants in turns.
-      const transfers = inTenantTurns(lines.flatMap((line) => statusChangeOf(line) ?? []));
-      const recording = { ...deps, endpoints: endpointsOncePerBatch(deps.endpoints) };
+      const transfers = inTenantTurns(lines.flatMap((line) => statusEventOf(line)?.detail ?? []));
+      const recording = {
+        ...deps,
+        endpoints: endpointsOncePerBatch(deps.endpoints),
+        histories: historiesOncePerBatch(transferHistories()),
+        onForged,
+      };
       for (let start = 0; start < transfers.length; ) {
         const concurrency = options.workflowBacklogged?.()
           ? RECORD_CONCURRENCY_BEHIND_WORKFLOW
@@ -173,7 +194,7 @@ export const startLocalWebhookDelivery = async (options: {
               const queued = await inOwnContext(
                 'WebhookIngest',
                 randomUUID(),
-                () => recordStatusChange(recording, change),
+                () => recordStatusEventFromBus(recording, change),
                 INGEST_ENTRY,
               );
               for (const delivery of queued) firstAttempts.set(attemptKey(delivery), undefined);
@@ -182,6 +203,7 @@ export const startLocalWebhookDelivery = async (options: {
           }),
         );
       }
+      flushMetrics();
       offset = next;
       await writeOffset(offset);
     }

@@ -45,6 +45,11 @@ const CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c';
 const COPY_VAULT_ARN = 'arn:aws:backup:eu-west-1:210987654321:backup-vault:payments-vault';
 const PAGING_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:payments-paging';
 const TRUSTSTORE = 's3://bank-truststores/payments/clients.pem';
+/** What every prod stage names (its account, its key administrator): synth fails without them. */
+const PROD_PINNED = {
+  account: '123456789012',
+  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+};
 
 interface PolicyStatement {
   Sid?: string;
@@ -137,9 +142,10 @@ describe('going live', () => {
   beforeAll(async () => {
     [dev, prodSandbox, prodFull, everything] = await synthesized(
       {},
-      { stage: 'prod', sandbox: 'true', alarmEmail: ALARM_EMAIL },
+      { stage: 'prod', ...PROD_PINNED, sandbox: 'true', alarmEmail: ALARM_EMAIL },
       {
         stage: 'prod',
+        ...PROD_PINNED,
         connectorUrl: 'https://connector.clearing.example',
         alarmEmail: ALARM_EMAIL,
         domainName: DOMAIN,

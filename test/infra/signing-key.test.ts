@@ -164,7 +164,8 @@ describe('with a backup region', () => {
       expect(create).toContain(keyId);
       expect(create).not.toContain('kms:Sign');
       expect(create).not.toContain('kms:*');
-      expect(create).toContain('AccountAdministersKeyWithoutSigning');
+      expect(create).toContain('RootUserRecoversKey');
+      expect(create).toContain('ReplicatorPutsReplicaPolicy');
     }
     for (const replica of replicas(replicated.template)) {
       expect(replica.DeletionPolicy ?? 'Delete').toBe('Delete');

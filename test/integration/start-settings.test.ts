@@ -27,7 +27,8 @@ const startWith = async (env: Record<string, string>) => {
   };
 };
 
-const isSecret = (file: string) => file.endsWith('.pem') || file === 'list-cursor-secret';
+const isSecret = (file: string) =>
+  file.endsWith('.pem') || file === 'list-cursor-secret' || file === 'webhook-secret-key';
 
 describe('npm start with a setting it cannot use', () => {
   const cases: [name: string, value: string, says: string][] = [

@@ -13,7 +13,7 @@ import {
   STALL_SECONDS,
   STATUS_REASONS,
   secondsAfter,
-  statusEventId,
+  toStatusChangedEvent,
 } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds, pollWaitSeconds } from './lifecycle-settings.ts';
 import type {
@@ -23,10 +23,10 @@ import type {
   RailPayment,
   RailRefusal,
   StatusChange,
-  StatusChangedEvent,
   StatusEventPublisher,
 } from './ports.ts';
 
+export { toStatusChangedEvent } from './lifecycle.ts';
 export * from './lifecycle-settings.ts';
 
 /**
@@ -102,28 +102,6 @@ const railPayment = (record: CreditTransferRecord): RailPayment => ({
   clientId: record.clientId,
   transfer: record.transfer,
 });
-
-export const toStatusChangedEvent = (
-  record: CreditTransferRecord,
-  sequence: number,
-  entry: StatusChange,
-): StatusChangedEvent => {
-  const previous = record.history[sequence - 1];
-  return {
-    eventId: statusEventId(record.tenant, record.paymentId, sequence),
-    tenant: record.tenant,
-    paymentId: record.paymentId,
-    sequence,
-    status: entry.status,
-    ...(previous !== undefined && { previousStatus: previous.status }),
-    ...(entry.statusReason !== undefined && {
-      statusReason: entry.statusReason,
-      statusReasonCode: statusReasonCodeOf(entry.statusReason, entry.statusReasonCode),
-    }),
-    date: entry.date,
-    actor: entry.actor,
-  };
-};
 
 /** How many history entries are published: what the record notes, or more if this execution published them since. */
 const publishedOf = (state: LifecycleState, record: CreditTransferRecord): number =>

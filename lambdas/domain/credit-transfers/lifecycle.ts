@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KnownStatusReason } from '../iso20022/status-codes.ts';
 import { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
+import type { CreditTransferRecord, StatusChange, StatusChangedEvent } from './ports.ts';
 
 /**
  * The status lifecycle of a credit transfer: Received -> AcceptedTechnicalValidation ->
@@ -108,6 +109,26 @@ export const statusEventId = (tenant: string, paymentId: string, sequence: numbe
   // UUID layout (RFC 9562 version 8), like paymentIds.
   const variant = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
+
+/** The event that publishes history entry `sequence` of a transfer: what the bus carries, and all it may carry. */
+export const toStatusChangedEvent = (
+  record: Pick<CreditTransferRecord, 'tenant' | 'paymentId' | 'history'>,
+  sequence: number,
+  entry: StatusChange,
+): StatusChangedEvent => {
+  const previous = record.history[sequence - 1];
+  return {
+    eventId: statusEventId(record.tenant, record.paymentId, sequence),
+    tenant: record.tenant,
+    paymentId: record.paymentId,
+    sequence,
+    status: entry.status,
+    ...(previous !== undefined && { previousStatus: previous.status }),
+    ...(entry.statusReason !== undefined && { statusReason: entry.statusReason }),
+    date: entry.date,
+    actor: entry.actor,
+  };
 };
 
 export const STATUS_CHANGED_EVENT = 'CreditTransferStatusChanged';

@@ -8,7 +8,13 @@ import type {
   WebhookEventStore,
   WebhookSender,
 } from './ports.ts';
-import { liveSecrets, receivesType, type WebhookEndpointRecord } from './webhook-endpoint.ts';
+import { checkStatusEvent, type ForgedReason, type TransferHistories } from './status-event-check.ts';
+import {
+  openLiveSecrets,
+  receivesType,
+  type SecretOpener,
+  type WebhookEndpointRecord,
+} from './webhook-endpoint.ts';
 import {
   endpointDisabledEventRecord,
   statusChangedEventRecord,
@@ -37,6 +43,8 @@ export interface DeliveryDependencies {
   clock: Clock;
   policy: RetryPolicy;
   urlPolicy: WebhookUrlPolicy;
+  /** Opens the endpoints' sealed signing secrets: the functions that sign are the only ones with it. */
+  secrets: SecretOpener;
   /** Told when this worker disabled an endpoint (an alarm counts these on AWS). */
   onEndpointDisabled?: (endpoint: WebhookEndpointRecord, reason: 'gone' | 'failing') => void;
   /** Wakes the retry sender at a retry's due time (on AWS; the local worker looks at the queue itself). */
@@ -110,6 +118,31 @@ export const recordStatusChange = (
 ): Promise<PendingDelivery[]> =>
   recordEvent(deps, (createdAt) => statusChangedEventRecord(change, createdAt));
 
+/** What recording an event from the bus needs besides: the stored transfers, and who hears of a forgery. */
+export type BusRecordingDependencies = RecordingDependencies & {
+  histories: TransferHistories;
+  /** Told of every event dropped as no true status change (a metric counts these, and is alarmed). */
+  onForged: (event: unknown, reason: ForgedReason) => void;
+};
+
+/**
+ * A status event as it comes off the bus (EventBridge, or the local events file): recorded only
+ * when it is a true change of a stored transfer of its tenant; anything else is dropped (never
+ * delivered, never listed) and reported. Anyone allowed to put events on a bus can put any
+ * event there; only the table says what happened.
+ */
+export const recordStatusEventFromBus = async (
+  deps: BusRecordingDependencies,
+  event: unknown,
+): Promise<PendingDelivery[]> => {
+  const check = await checkStatusEvent(deps.histories, event);
+  if (!check.accepted) {
+    deps.onForged(event, check.reason);
+    return [];
+  }
+  return recordStatusChange(deps, check.event);
+};
+
 /**
  * Disables the endpoint and says so with an event to the tenant's other endpoints and the events
  * API. The event is recorded first: its id is fixed per endpoint, so a crash in between is made
@@ -165,9 +198,10 @@ export const attemptDelivery = async (
   }
 
   const attemptedAt = deps.clock.now();
+  const secrets = await openLiveSecrets(deps.secrets, endpoint, attemptedAt);
   const response = await deps.sender.send({
     url: endpoint.url,
-    headers: signedHeaders(event.id, attemptedAt, event.body, liveSecrets(endpoint, attemptedAt)),
+    headers: signedHeaders(event.id, attemptedAt, event.body, secrets),
     body: event.body,
     allowLoopback: isLocalReceiver(new URL(endpoint.url), deps.urlPolicy),
   });

@@ -94,7 +94,13 @@ export const rotatedWebhookSecretSchema = z.lazy(() =>
 );
 
 export interface SigningSecret {
-  value: string;
+  /**
+   * The secret sealed under a data key of its own (SecretSealer): what every secret holds. Only
+   * the functions that sign can open it; a role that reads the item cannot.
+   */
+  sealed?: string;
+  /** A secret stored in plain text before secrets were sealed: signs as it is (docs/decisions.md). */
+  value?: string;
   createdAt: string;
   /** Set once a newer secret replaced it: it stops signing then. */
   expiresAt?: string;
@@ -134,15 +140,52 @@ export const newEndpointId = (now: Date): string => {
 };
 
 /** The secrets that sign at `now`: the newest, and any replaced one still in its overlap. */
-export const liveSecrets = (endpoint: Pick<WebhookEndpointRecord, 'secrets'>, now: Date): string[] =>
-  endpoint.secrets
-    .filter((secret) => secret.expiresAt === undefined || Date.parse(secret.expiresAt) > now.getTime())
-    .map((secret) => secret.value);
+export const liveSecrets = (endpoint: Pick<WebhookEndpointRecord, 'secrets'>, now: Date): SigningSecret[] =>
+  endpoint.secrets.filter(
+    (secret) => secret.expiresAt === undefined || Date.parse(secret.expiresAt) > now.getTime(),
+  );
 
-/** Replaces the signing secret; the current one signs on beside it for PREVIOUS_SECRET_SECONDS. */
+/** What seals a secret to one endpoint of one tenant: opened with any other, it fails. */
+export interface SecretContext {
+  tenant: string;
+  endpointId: string;
+}
+
+export const secretContextOf = (endpoint: Pick<WebhookEndpointRecord, 'tenant' | 'id'>): SecretContext => ({
+  tenant: endpoint.tenant,
+  endpointId: endpoint.id,
+});
+
+/** Seals a new signing secret (envelope encryption under a KMS key, or the local key). */
+export interface SecretSealer {
+  seal(secret: string, context: SecretContext): Promise<string>;
+}
+
+/** Opens a sealed signing secret: only the functions that sign have one. */
+export interface SecretOpener {
+  open(sealed: string, context: SecretContext): Promise<string>;
+}
+
+/** The live secrets of the endpoint, opened, to sign with. */
+export const openLiveSecrets = (
+  opener: SecretOpener,
+  endpoint: Pick<WebhookEndpointRecord, 'tenant' | 'id' | 'secrets'>,
+  now: Date,
+): Promise<string[]> =>
+  Promise.all(
+    liveSecrets(endpoint, now).map((secret) => {
+      if (secret.sealed !== undefined) return opener.open(secret.sealed, secretContextOf(endpoint));
+      if (secret.value !== undefined) return secret.value;
+      throw new Error(
+        `Webhook endpoint ${endpoint.id} holds a secret with neither a sealed nor a plain value`,
+      );
+    }),
+  );
+
+/** Replaces the signing secret (`sealed`, already sealed); the current one signs on beside it for PREVIOUS_SECRET_SECONDS. */
 export const withRotatedSecret = (
   endpoint: WebhookEndpointRecord,
-  secret: string,
+  sealed: string,
   now: Date,
 ): { endpoint: WebhookEndpointRecord; previousSecretExpiresAt: string } => {
   const previousSecretExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
@@ -156,7 +199,7 @@ export const withRotatedSecret = (
   return {
     endpoint: {
       ...endpoint,
-      secrets: [{ value: secret, createdAt: now.toISOString() }, ...kept].slice(0, 5),
+      secrets: [{ sealed, createdAt: now.toISOString() }, ...kept].slice(0, 5),
       revision: endpoint.revision + 1,
     },
     previousSecretExpiresAt,

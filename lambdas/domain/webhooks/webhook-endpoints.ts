@@ -14,6 +14,7 @@ import {
   newSigningSecret,
   receivesType,
   redeliveryRequestSchema,
+  type SecretSealer,
   toWebhookEndpoint,
   WEBHOOK_ENDPOINT_ID_PATTERN,
   type WebhookEndpoint,
@@ -33,6 +34,9 @@ export interface WebhookEndpointDependencies {
   clock: Clock;
 }
 
+/** Seals new signing secrets: only creation and rotation are given one. */
+type Sealing = { sealer: SecretSealer };
+
 const notFound = () => new NotFoundError('No webhook endpoint with this id');
 
 /** The caller's endpoint: an unknown id, a malformed one and another tenant's all answer 404 alike. */
@@ -48,7 +52,7 @@ const endpointOf = async (
 };
 
 export const createWebhookEndpoint = async (
-  deps: WebhookEndpointDependencies,
+  deps: WebhookEndpointDependencies & Sealing,
   tenant: string,
   body: unknown,
 ): Promise<WebhookEndpoint & { secret: string }> => {
@@ -56,15 +60,18 @@ export const createWebhookEndpoint = async (
   const url = await checkWebhookUrl(request.url, deps.urlPolicy, deps.resolve);
   const now = deps.clock.now();
   const secret = newSigningSecret();
+  const id = newEndpointId(now);
   const record: WebhookEndpointRecord = {
     tenant,
-    id: newEndpointId(now),
+    id,
     url: url.href,
     ...(request.description !== undefined && { description: request.description }),
     eventTypes: request.eventTypes ?? [...WEBHOOK_EVENT_TYPES],
     status: 'enabled',
     createdAt: now.toISOString(),
-    secrets: [{ value: secret, createdAt: now.toISOString() }],
+    secrets: [
+      { sealed: await deps.sealer.seal(secret, { tenant, endpointId: id }), createdAt: now.toISOString() },
+    ],
     revision: 1,
   };
   if (!(await deps.endpoints.create(record, MAX_ENDPOINTS_PER_TENANT))) {
@@ -119,14 +126,15 @@ export const deleteWebhookEndpoint = async (
 const ROTATION_ROUNDS = 5;
 
 export const rotateWebhookSecret = async (
-  deps: Pick<WebhookEndpointDependencies, 'endpoints' | 'clock'>,
+  deps: Pick<WebhookEndpointDependencies, 'endpoints' | 'clock'> & Sealing,
   tenant: string,
   id: string | undefined,
 ): Promise<WebhookEndpoint & { secret: string; previousSecretExpiresAt: string }> => {
   for (let round = 0; round < ROTATION_ROUNDS; round++) {
     const current = await endpointOf(deps.endpoints, tenant, id);
     const secret = newSigningSecret();
-    const { endpoint, previousSecretExpiresAt } = withRotatedSecret(current, secret, deps.clock.now());
+    const sealed = await deps.sealer.seal(secret, { tenant, endpointId: current.id });
+    const { endpoint, previousSecretExpiresAt } = withRotatedSecret(current, sealed, deps.clock.now());
     if (await deps.endpoints.replace(endpoint, current.revision)) {
       return { ...toWebhookEndpoint(endpoint), secret, previousSecretExpiresAt };
     }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
 import { webhookEndpointAllocationKey, webhookEndpointKey } from '#adapters/table/keys';
 import { createTableInput } from '#adapters/table/table-definition';
+import { EnvelopeSecrets, LocalDataKeys } from '#adapters/webhooks/secret-envelope';
 import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
 import { systemClock } from '#domain/commons/ports';
 import type { WebhookEndpointStore } from '#domain/webhooks/ports';
@@ -17,6 +18,8 @@ import {
   type WebhookEndpointDependencies,
 } from '#domain/webhooks/webhook-endpoints';
 import { createDynamoDbClient } from '#local/table';
+
+const sealer = new EnvelopeSecrets(new LocalDataKeys(randomBytes(32).toString('base64url')));
 
 /**
  * Webhook endpoint changes that race, over the real table adapter (dynalite in memory): every
@@ -44,13 +47,16 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-const deps = (endpoints: WebhookEndpointStore = store.endpoints): WebhookEndpointDependencies => ({
+const deps = (
+  endpoints: WebhookEndpointStore = store.endpoints,
+): WebhookEndpointDependencies & { sealer: EnvelopeSecrets } => ({
   endpoints,
   events: store,
   deliveries: store,
   resolve: async () => ['93.184.215.14'],
   urlPolicy: { allowLocalReceivers: false },
   clock: systemClock,
+  sealer,
 });
 
 const register = (tenant: string, endpoints?: WebhookEndpointStore) =>
@@ -86,8 +92,8 @@ describe('webhook endpoint changes that race', () => {
     const { id } = await register(tenant);
     const meeting = readsMeetingAt(2);
     const [first, second] = await Promise.all([
-      rotateWebhookSecret({ endpoints: meeting, clock: systemClock }, tenant, id),
-      rotateWebhookSecret({ endpoints: meeting, clock: systemClock }, tenant, id),
+      rotateWebhookSecret({ endpoints: meeting, clock: systemClock, sealer }, tenant, id),
+      rotateWebhookSecret({ endpoints: meeting, clock: systemClock, sealer }, tenant, id),
     ]);
     const stored = await store.endpoints.get(tenant, id);
     const secrets = stored?.secrets.map((secret) => secret.value);
@@ -101,7 +107,7 @@ describe('webhook endpoint changes that race', () => {
     const disabledMeanwhile = readsMeetingAt(1, async () => {
       expect(await store.endpoints.disable(tenant, id, 'gone', new Date())).toBe(true);
     });
-    await rotateWebhookSecret({ endpoints: disabledMeanwhile, clock: systemClock }, tenant, id);
+    await rotateWebhookSecret({ endpoints: disabledMeanwhile, clock: systemClock, sealer }, tenant, id);
     expect((await store.endpoints.get(tenant, id))?.status).toBe('disabled');
   });
 });

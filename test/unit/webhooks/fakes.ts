@@ -191,4 +191,8 @@ export const deliveryDeps = (store: MemoryWebhookStore, sender: WebhookSender): 
   clock: systemClock,
   policy: STANDARD_RETRY_POLICY,
   urlPolicy: { allowLocalReceivers: false },
+  // The fakes' endpoints hold plain secrets (as stored before sealing): nothing to open.
+  secrets: {
+    open: () => Promise.reject(new Error('the fakes hold no sealed secret')),
+  },
 });

@@ -199,7 +199,9 @@ describe('delivery', () => {
     const request = sender.requests[0];
     expect(request?.headers['webhook-signature']?.split(' ')).toHaveLength(2);
     for (const secret of endpoint.secrets) {
-      expect(new Webhook(secret.value).verify(request?.body ?? '', request?.headers ?? {})).toMatchObject({
+      expect(
+        new Webhook(secret.value ?? '').verify(request?.body ?? '', request?.headers ?? {}),
+      ).toMatchObject({
         type: 'credit-transfer.status-changed',
       });
     }
