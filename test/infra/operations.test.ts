@@ -22,6 +22,9 @@ describe('operations of a production stage', () => {
   beforeAll(() => {
     prod = synthesize({
       stage: 'prod',
+      // Every prod stage names its account and its key administrator.
+      account: '123456789012',
+      keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
       sandbox: 'true',
       alarmEmail: 'oncall@bank.example',
       ticketTopicArn: TICKETS,
