@@ -1,4 +1,4 @@
-import { Aws, DefaultStackSynthesizer, Stack } from 'aws-cdk-lib';
+import { Aws, DefaultStackSynthesizer, Fn, Stack } from 'aws-cdk-lib';
 import {
   AccountRootPrincipal,
   AnyPrincipal,
@@ -160,7 +160,8 @@ export const deploymentRoleArn = (scope: Construct): string => {
       'The key policies name the CDK bootstrap execution role: deploy with the default synthesizer',
     );
   }
-  return synthesizer.cloudFormationExecutionRoleArn;
+  // The ARN holds ${AWS::AccountId} and the like, which only Fn::Sub resolves in a template.
+  return Fn.sub(synthesizer.cloudFormationExecutionRoleArn);
 };
 
 /**
