@@ -38,7 +38,7 @@ export const connectorPaymentSchema = z
 /** The bank's own ISO code for the refusal, passed through to clients as `statusReasonCode`. */
 export const connectorReasonCodeSchema = z
   .string()
-  .check(z.regex(STATUS_REASON_CODE_PATTERN))
+  .check(z.regex(STATUS_REASON_CODE_PATTERN), z.maxLength(4))
   .register(z.globalRegistry, {
     description:
       'Why the bank refuses the payment, as an ISO 20022 ExternalStatusReason1Code (e.g. AM04); shown to the ' +
