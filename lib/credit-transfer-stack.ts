@@ -249,6 +249,9 @@ export class CreditTransferStack extends Stack {
           'WebhookQueue',
           { queue: this.webhooks.queue, oldestMessageBound: Duration.minutes(15), severity: 'page' },
         ],
+        // Wake-ups wait at most 15 minutes (the queue's longest delay), then are read at once: an hour
+        // old means the retry sender is not reading them (retries still go out each minute).
+        ['WebhookWakeUps', { queue: this.webhooks.wakeUps, oldestMessageBound: Duration.hours(1) }],
         [
           'WebhookQueueDeadLetters',
           { queue: this.webhooks.queueDeadLetters, oldestMessageBound: Duration.days(7) },

@@ -165,6 +165,13 @@ export class CreditTransferLifecycle extends Construct {
         includeExecutionData: false,
       },
     });
+    if ((props.logLevel ?? LogLevel.ALL) !== LogLevel.ALL) {
+      Validations.of(this.stateMachine).acknowledge({
+        id: 'AwsSolutions-SF1',
+        reason:
+          'On prod the execution log keeps failures only (workflowLogLevel): logging every event was half of the log cost of a transfer, and the execution history in the console still shows every step.',
+      });
+    }
     for (const fn of Object.values(this.taskFunctions)) {
       // The unqualified ARN is what the Task states name: no version or alias wildcard.
       Grant.addToPrincipal({

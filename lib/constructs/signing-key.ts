@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import {
   type IGrantable,
   type IPrincipal,
@@ -159,7 +159,8 @@ export class TokenSigningKeys extends Construct {
     Validations.of(replica).acknowledge(
       { id: 'AwsSolutions-IAM5[Resource::*]', reason: newKeyReason },
       {
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:<AWS::AccountId>:key/*]`,
+        // A stage pinned to an account names it in the ARN; an unpinned one leaves it to deployment.
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:key/*]`,
         reason: newKeyReason,
       },
     );

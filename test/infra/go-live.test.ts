@@ -295,8 +295,12 @@ describe('going live', () => {
       expect(message).not.toContain('\n');
     });
 
-    it('notifies the existing topic too, from every alarm', () => {
-      for (const alarm of resourcesOf(everything.template, 'AWS::CloudWatch::Alarm').values()) {
+    it('notifies the existing paging topic too, from every alarm that pages', () => {
+      const paging = [...resourcesOf(everything.template, 'AWS::CloudWatch::Alarm').values()].filter(
+        (alarm) => String(alarm.Properties.AlarmDescription).startsWith('PAGE'),
+      );
+      expect(paging.length).toBeGreaterThan(0);
+      for (const alarm of paging) {
         expect(alarm.Properties.AlarmActions).toContain(PAGING_TOPIC_ARN);
         expect(alarm.Properties.OKActions).toContain(PAGING_TOPIC_ARN);
       }
