@@ -249,14 +249,14 @@ describe('CLI commands', () => {
     const result = await runCli(['status', paymentId, '--watch'], env);
     expect(result.code, result.stderr).toBe(0);
     const rows = result.stdout.trim().split('\n');
-    expect(rows[0]).toMatch(/^date\s+paymentId\s+status\s+statusReason$/);
-    expect(rows.at(-1)).toMatch(new RegExp(`${paymentId}\\s+Rejected\\s+BlockedAccount$`));
+    expect(rows[0]).toMatch(/^date\s+paymentId\s+status\s+statusReason\s+statusReasonCode$/);
+    expect(rows.at(-1)).toMatch(new RegExp(`${paymentId}\\s+Rejected\\s+BlockedAccount\\s+AC06$`));
     // Columns line up under the header.
     expect(rows.at(-1)?.indexOf('Rejected')).toBe(rows[0]?.indexOf('status '));
 
     const failing = await runCli(['status', paymentId, '--watch', '--fail-unless-settled'], env);
     expect(failing.code).toBe(4);
-    expect(failing.stderr).toContain(`Not settled: ${paymentId} is Rejected (BlockedAccount)`);
+    expect(failing.stderr).toContain(`Not settled: ${paymentId} is Rejected (BlockedAccount AC06)`);
     const once = await runCli(['status', paymentId, '--fail-unless-settled'], env);
     expect(once.code).toBe(4);
   });
@@ -311,7 +311,7 @@ describe('CLI commands', () => {
     const result = await runCli(['poll', '--state', join(folder, `${client.clientId}.json`)], tenantEnv);
     expect(result.code, result.stderr).toBe(0);
     const rows = result.stdout.trim().split('\n');
-    expect(rows[0]).toMatch(/^changeId\s+paymentId\s+previousStatus\s+status\s+statusReason\s+date$/);
+    expect(rows[0]).toMatch(/^changeId\s+paymentId\s+previousStatus\s+status\s+statusReason\s+statusReasonCode\s+date$/);
     expect(rows).toHaveLength(2);
   });
 
