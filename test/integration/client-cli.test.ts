@@ -311,7 +311,9 @@ describe('CLI commands', () => {
     const result = await runCli(['poll', '--state', join(folder, `${client.clientId}.json`)], tenantEnv);
     expect(result.code, result.stderr).toBe(0);
     const rows = result.stdout.trim().split('\n');
-    expect(rows[0]).toMatch(/^changeId\s+paymentId\s+previousStatus\s+status\s+statusReason\s+statusReasonCode\s+date$/);
+    expect(rows[0]).toMatch(
+      /^changeId\s+paymentId\s+previousStatus\s+status\s+statusReason\s+statusReasonCode\s+date$/,
+    );
     expect(rows).toHaveLength(2);
   });
 
