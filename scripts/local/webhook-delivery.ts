@@ -194,7 +194,8 @@ export const startLocalWebhookDelivery = async (options: {
               const queued = await inOwnContext(
                 'WebhookIngest',
                 randomUUID(),
-                () => recordStatusEventFromBus(recording, change),
+                // Metrics are kept per invocation (its request id): published before it ends.
+                () => recordStatusEventFromBus(recording, change).finally(flushMetrics),
                 INGEST_ENTRY,
               );
               for (const delivery of queued) firstAttempts.set(attemptKey(delivery), undefined);
@@ -203,7 +204,6 @@ export const startLocalWebhookDelivery = async (options: {
           }),
         );
       }
-      flushMetrics();
       offset = next;
       await writeOffset(offset);
     }
