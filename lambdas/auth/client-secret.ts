@@ -1,4 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Client secrets are kept as `scrypt$N$r$p$salt$hash` (salt and hash base64url), so the cost
@@ -89,6 +91,23 @@ export const verifyClientSecretAgainst = async (
   if (hashes.length > SECRETS_CHECKED)
     throw new Error(`At most ${SECRETS_CHECKED} secret hashes are checked`);
   const padded = [...hashes, ...Array<string>(SECRETS_CHECKED - hashes.length).fill(NO_CLIENT_SECRET_HASH)];
+  const started = performance.now();
   const results = await Promise.all(padded.map((hash) => verifyClientSecret(secret, hash)));
+  const took = performance.now() - started;
+  typicalCheckMs = typicalCheckMs === undefined ? took : typicalCheckMs * 0.8 + took * 0.2;
   return results.some(Boolean);
+};
+
+/** How long a check takes in this process lately (a moving average), once one was made. */
+let typicalCheckMs: number | undefined;
+
+/**
+ * A refusal that derives nothing and takes as long as a check typically takes here, so a caller
+ * cannot tell it from a wrong secret by its time. The first one in a process makes a real check,
+ * to learn that time.
+ */
+export const refuseWithoutSecretCheck = async (): Promise<false> => {
+  if (typicalCheckMs === undefined) await verifyClientSecretAgainst('', []);
+  else await sleep(typicalCheckMs);
+  return false;
 };

@@ -17,8 +17,9 @@ import type {
 import { isScope, type Scope, splitScopes } from '#domain/access/scopes';
 import type { Clock } from '#domain/commons/ports';
 import { logger } from '#shared/logger';
+import { countSecretCheckSkipped } from '#shared/metrics';
 import { InvalidAssertionError, type VerifiedAssertion, verifyClientAssertion } from './client-assertion.ts';
-import { verifyClientSecretAgainst } from './client-secret.ts';
+import { refuseWithoutSecretCheck, verifyClientSecretAgainst } from './client-secret.ts';
 import { dpopNonce, InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
 import { signJwt } from './jwt.ts';
 import {
@@ -78,6 +79,11 @@ export interface AccessTokenClaims {
  * nothing tells which ids exist. The check's place is claimed before the secret is checked, so
  * parallel wrong secrets get no more checks than the limit; a correct secret is never refused for
  * requests still in flight (it waits for their places) or sent from elsewhere.
+ *
+ * Each source address has a budget of checks per window besides: past it, an unknown or disabled
+ * client's request is refused without a derivation (in the time one takes), so a flood of made-up
+ * ids costs the service a read and a few writes each, not two derivations. A known client's secret
+ * is still checked: a correct one is never refused for the flood.
  */
 const authenticateClient = async (
   { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
@@ -93,13 +99,18 @@ const authenticateClient = async (
       attempt.retryAfterSeconds,
     );
   }
-  const client = CLIENT_ID_PATTERN.test(credentials.clientId)
-    ? await clients.get(credentials.clientId)
-    : undefined;
-  const secretMatches = await verifyClientSecretAgainst(
-    credentials.secret,
-    client === undefined ? [] : acceptedSecretHashes(client, now),
-  );
+  const [client, withinBudget] = await Promise.all([
+    CLIENT_ID_PATTERN.test(credentials.clientId) ? clients.get(credentials.clientId) : undefined,
+    throttle.spendAddressBudget(caller.sourceAddress, now),
+  ]);
+  const enabled = client !== undefined && client.disabledAt === undefined;
+  const secretMatches =
+    enabled || withinBudget
+      ? await verifyClientSecretAgainst(
+          credentials.secret,
+          client === undefined ? [] : acceptedSecretHashes(client, now),
+        )
+      : await skipSecretCheck();
   if (client === undefined || client.disabledAt !== undefined || !secretMatches) {
     // Counted before the answer: a caller learns of a failure only once it is counted.
     await throttle.failed(caller, now);
@@ -108,6 +119,12 @@ const authenticateClient = async (
   // Gives the check's place back (and forgives the failures it saw): the next check has it.
   await throttle.succeeded(caller, attempt);
   return client;
+};
+
+/** Counted where it happens, so the count is of derivations not made. */
+const skipSecretCheck = (): Promise<false> => {
+  countSecretCheckSkipped();
+  return refuseWithoutSecretCheck();
 };
 
 // Echo back only names that are safe in an error_description (RFC 6749 5.2) and short.

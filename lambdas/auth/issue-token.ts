@@ -12,6 +12,7 @@ import { optionalEnv, publicUrl, requiredEnv } from '#shared/config';
 import { deadlineBound } from '#shared/deadline';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
+import { flushMetrics } from '#shared/metrics';
 import { problemResponses, unambiguousRequest } from '#shared/middleware';
 import { clientAuthenticationSettings } from './client-authentication-settings.ts';
 import { dpopNonce } from './dpop.ts';
@@ -33,7 +34,10 @@ const localTokenLifetime = (): number | undefined => {
 };
 
 /** Read when the function loads: a setting out of bounds stops it from starting at all. */
-const throttlePolicy = authenticationThrottlePolicy(optionalEnv('CLIENT_AUTH_THROTTLE_WINDOW_SECONDS'));
+const throttlePolicy = authenticationThrottlePolicy(
+  optionalEnv('CLIENT_AUTH_THROTTLE_WINDOW_SECONDS'),
+  optionalEnv('CLIENT_AUTH_SECRET_CHECKS_PER_ADDRESS'),
+);
 
 /** Read per invocation: cheap, and a local runtime restarted on another port gets the new ISSUER. */
 const tokenIssuerDependencies = (): TokenIssuerDependencies => {
@@ -58,7 +62,8 @@ export const issueToken =
   async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const request = parseTokenRequest(event);
     const issuer = dependencies();
-    const { response, claims } = await issueAccessToken(issuer, request);
+    // The metrics of a refusal too (skipped secret checks), published before the invocation ends.
+    const { response, claims } = await issueAccessToken(issuer, request).finally(flushMetrics);
     logger.info('Access token issued', {
       clientId: claims.client_id,
       tenant: claims.tenant,

@@ -73,6 +73,15 @@ export const countWebhookEndpointDisabled = (): void => {
 };
 
 /**
+ * A token request for an unknown or disabled client refused without a secret derivation: its
+ * source address had spent its budget of checks (a flood of made-up client ids).
+ */
+export const SECRET_CHECKS_SKIPPED_METRIC = 'SecretChecksSkipped';
+export const countSecretCheckSkipped = (): void => {
+  metrics.addMetric(SECRET_CHECKS_SKIPPED_METRIC, MetricUnit.Count, 1);
+};
+
+/**
  * A status event dropped because the table holds no such change: someone put it on the bus who
  * should not have. Any at all is alarmed.
  */

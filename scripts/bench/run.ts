@@ -11,6 +11,7 @@ import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, benchCount, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
+import { benchTokenFlood } from './token-flood.ts';
 import { benchUploadMemory, formatUploadMemory } from './upload-memory.ts';
 import { benchWebhookDelivery, type WebhookBenchFigures, webhookBenchRow } from './webhooks.ts';
 
@@ -45,7 +46,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, table-calls, authorizer,
- * upload-memory, iam-check, bundles, list-scale, webhooks; comma-separated), or the same names as arguments
+ * upload-memory, iam-check, bundles, list-scale, webhooks, token-flood; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -211,6 +212,39 @@ if (runs('authorizer'))
     });
   });
 if (runs('table-calls') || runs('authorizer')) await report.write();
+
+// A correct token request during a flood of made-up client ids: the per-address budget of secret checks.
+if (runs('token-flood')) {
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+    const { LOCAL_CLIENT } = await import('#local/service-process');
+    const figures = await benchTokenFlood(service, LOCAL_CLIENT);
+    const row = (name: string, flood: { correctP50Ms: number; floodPerSecond: number }) => [
+      name,
+      fixed(flood.correctP50Ms),
+      fixed(flood.correctP50Ms / figures.quietP50Ms, 2),
+      fixed(flood.floodPerSecond),
+    ];
+    report.section({
+      title:
+        'Token endpoint under a flood of made-up client ids (20 connections; 10 correct requests measured)',
+      table: {
+        columns: ['flood', 'correct request p50 ms', 'x quiet', 'flood requests answered per second'],
+        rows: [
+          ['none', fixed(figures.quietP50Ms), '1.00', '0'],
+          row('from one address (its budget of 30 checks spent: no derivation)', figures.oneAddress),
+          row(
+            'spread over 40 addresses (each within its budget: two derivations each)',
+            figures.manyAddresses,
+          ),
+        ],
+      },
+      notes: [
+        "The second row is the flood the per-address budget answers; the third is what every flood cost before it, and what a flood from many addresses still costs: WAF's per-IP rule (300 token requests per 5 minutes) is the bound there.",
+      ],
+    });
+  });
+  await report.write();
+}
 
 // Memory under anonymous uploads: bodies are limited before they are read, so it stays flat.
 if (runs('upload-memory')) {

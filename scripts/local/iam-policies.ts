@@ -88,6 +88,11 @@ const readCache = (): IamCache | undefined => {
   }
 };
 
+const synthEnvironment = (): NodeJS.ProcessEnv => {
+  const { AWS_LAMBDA_MAX_CONCURRENCY: _perInvocation, ...environment } = process.env;
+  return environment;
+};
+
 /**
  * The stack's IAM as of the project's files now: from the cache when none of its inputs changed,
  * else synthesized again (tens of seconds; said on stderr).
@@ -100,7 +105,9 @@ export const stackIam = (): IamCache => {
   const synth = spawnSync(
     process.execPath,
     ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'local', 'iam-synth.ts'), IAM_CACHE_FILE],
-    { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] },
+    // Without the local runtime's AWS_LAMBDA_MAX_CONCURRENCY: the synth loads Powertools outside
+    // any invocation, which it refuses while that is set.
+    { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'], env: synthEnvironment() },
   );
   if (synth.status !== 0) throw new Error(`IAM: the stack did not synthesize:\n${synth.stderr}`);
   const made = readCache();

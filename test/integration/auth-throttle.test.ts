@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { callApi, createClient, type JsonReply } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
+import { eventually } from './support/webhook-receiver.ts';
 
 /**
  * Failed client authentication against the running local service, over HTTP. The window is
@@ -16,9 +18,29 @@ const CLIENT = {
   tenant: 'throttle',
 };
 
+/** Secret checks an address may spend on unknown ids per window, before they are refused without one. */
+const ADDRESS_BUDGET = 5;
+
 const service = useLocalService({
-  env: { CLIENT_AUTH_THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS) },
+  env: {
+    CLIENT_AUTH_THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS),
+    CLIENT_AUTH_SECRET_CHECKS_PER_ADDRESS: String(ADDRESS_BUDGET),
+    // Metrics printed (EMF lines on the service's output), so the skipped checks are seen.
+    POWERTOOLS_METRICS_DISABLED: 'false',
+  },
 });
+
+/** The SecretChecksSkipped counts the service printed so far (CloudWatch embedded metric format). */
+const skippedChecks = (): number =>
+  service
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"SecretChecksSkipped"'))
+    .map((line) => JSON.parse(line.slice(line.indexOf('{'))).SecretChecksSkipped as number | number[])
+    .reduce<number>(
+      (sum, value) => sum + (Array.isArray(value) ? value.reduce((a, b) => a + b, 0) : value),
+      0,
+    );
 
 const tokenRequest = (clientId: string, clientSecret: string): Promise<JsonReply> =>
   callApi(service.baseUrl, '/oauth/token', {
@@ -158,5 +180,30 @@ describe('failed client authentication on /oauth/token', () => {
       'title',
       'type',
     ]);
+  }, 120_000);
+});
+
+describe('a flood of made-up client ids from one address', () => {
+  it('is refused past the address budget without a secret derivation, exactly as a wrong secret, and never refuses a correct secret', async () => {
+    const client = { ...CLIENT, clientId: 'flooded-address' };
+    await createClient(service, client);
+    const before = skippedChecks();
+    const flood = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        tokenRequestFrom('127.0.0.3', `made-up-${randomUUID()}`, 'not-the-secret-xxxxxxxx'),
+      ),
+    );
+    const wrongSecret = await tokenRequestFrom('127.0.0.3', client.clientId, 'not-the-secret-xxxxxxxx');
+    const genuine = await tokenRequestFrom('127.0.0.3', client.clientId, client.clientSecret);
+
+    expect(flood.map((reply) => reply.status)).toEqual(Array(40).fill(401));
+    for (const reply of flood) expect(reply.body).toEqual(wrongSecret.body);
+    expect(genuine.status).toBe(200);
+    // A burst across a window's edge may be checked up to twice the budget.
+    const skipped = await eventually(
+      () => (skippedChecks() - before >= 40 - 2 * ADDRESS_BUDGET ? skippedChecks() - before : undefined),
+      'the skipped secret checks',
+    );
+    expect(skipped).toBeLessThanOrEqual(40 - ADDRESS_BUDGET);
   }, 120_000);
 });

@@ -6,7 +6,7 @@ import type {
   AuthenticationThrottle,
 } from '#domain/access/ports';
 import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
-import { authenticationFailuresKey } from '../table/keys.ts';
+import { authenticationFailuresKey, secretCheckBudgetKey } from '../table/keys.ts';
 
 /** The TTL attribute (epoch seconds) DynamoDB deletes the item by; also the end of the window. */
 export const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
@@ -157,6 +157,27 @@ export class DynamoDbAuthenticationThrottle implements AuthenticationThrottle {
       }
     }
     throw new Error('The failed authentication could not be counted: the count kept changing');
+  }
+
+  /**
+   * One counter per address and fixed window, raised by one unconditional ADD: no race to lose,
+   * one write per secret check. A burst across a window's edge may get twice the budget.
+   */
+  async spendAddressBudget(sourceAddress: string, now: Date): Promise<boolean> {
+    const window = Math.floor(epochSeconds(now) / this.policy.windowSeconds);
+    const { Attributes } = await this.client.update({
+      TableName: this.tableName,
+      Key: secretCheckBudgetKey(sourceAddress, window),
+      UpdateExpression: 'ADD checks :one SET #expiresAt = :end, #type = :type',
+      ExpressionAttributeNames: { '#expiresAt': EXPIRES_AT_ATTRIBUTE, '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':end': (window + 1) * this.policy.windowSeconds,
+        ':type': 'SecretCheckBudget',
+      },
+      ReturnValues: 'UPDATED_NEW',
+    });
+    return Number(Attributes?.checks) <= this.policy.secretChecksPerAddress;
   }
 
   /**

@@ -168,6 +168,16 @@ export const authenticationFailuresKey = (caller: { clientId: string; sourceAddr
 });
 
 /**
+ * The secret checks one source address spent in one window (`window`: epoch seconds divided by
+ * the window's length). Under the throttle's prefix (its grant covers it); `ADDRESS#` holds a `#`,
+ * which no client id, nor the hash that stands for one, has, so it never meets a client's count.
+ */
+export const secretCheckBudgetKey = (sourceAddress: string, window: number): TableKey => ({
+  pk: `THROTTLE#ADDRESS#${SOURCE_ADDRESS_PATTERN.test(sourceAddress) ? sourceAddress : hashed(sourceAddress)}`,
+  sk: `WINDOW#${window}`,
+});
+
+/**
  * A used jti (RFC 7523 client assertions, RFC 9449 DPoP proofs), kept until the JWT it came from
  * would expire. Each kind has its own prefix (the token function writes both, the authorizer only
  * proofs'); the partition is a hash of the key's owner (client id or key thumbprint) and the jti,

@@ -133,9 +133,19 @@ export interface AuthenticationThrottlePolicy {
   maxFailures: number;
   /** Seconds from the first failure until the count starts again by itself. */
   windowSeconds: number;
+  /**
+   * Secret checks one source address may spend on unknown (or disabled) clients in a window of
+   * `windowSeconds`; past it they are refused without a derivation. A known client's secret is
+   * always checked, so a flood never refuses a correct secret.
+   */
+  secretChecksPerAddress: number;
 }
 
-export const AUTHENTICATION_THROTTLE: AuthenticationThrottlePolicy = { maxFailures: 10, windowSeconds: 60 };
+export const AUTHENTICATION_THROTTLE: AuthenticationThrottlePolicy = {
+  maxFailures: 10,
+  windowSeconds: 60,
+  secretChecksPerAddress: 30,
+};
 
 /**
  * The policy with the window shortened by a setting (whole seconds, 1 to 60), which lets the local
@@ -143,13 +153,26 @@ export const AUTHENTICATION_THROTTLE: AuthenticationThrottlePolicy = { maxFailur
  */
 export const authenticationThrottlePolicy = (
   windowSeconds: string | undefined,
+  secretChecksPerAddress?: string,
 ): AuthenticationThrottlePolicy => {
-  if (windowSeconds === undefined) return AUTHENTICATION_THROTTLE;
-  const seconds = Number(windowSeconds);
-  if (!/^\d+$/.test(windowSeconds) || seconds < 1 || seconds > AUTHENTICATION_THROTTLE.windowSeconds) {
-    throw new Error(
-      `CLIENT_AUTH_THROTTLE_WINDOW_SECONDS must be whole seconds from 1 to ${AUTHENTICATION_THROTTLE.windowSeconds}, not ${JSON.stringify(windowSeconds)}`,
-    );
+  const policy = { ...AUTHENTICATION_THROTTLE };
+  if (windowSeconds !== undefined) {
+    const seconds = Number(windowSeconds);
+    if (!/^\d+$/.test(windowSeconds) || seconds < 1 || seconds > AUTHENTICATION_THROTTLE.windowSeconds) {
+      throw new Error(
+        `CLIENT_AUTH_THROTTLE_WINDOW_SECONDS must be whole seconds from 1 to ${AUTHENTICATION_THROTTLE.windowSeconds}, not ${JSON.stringify(windowSeconds)}`,
+      );
+    }
+    policy.windowSeconds = seconds;
   }
-  return { ...AUTHENTICATION_THROTTLE, windowSeconds: seconds };
+  if (secretChecksPerAddress !== undefined) {
+    const checks = Number(secretChecksPerAddress);
+    if (!/^\d+$/.test(secretChecksPerAddress) || checks > AUTHENTICATION_THROTTLE.secretChecksPerAddress) {
+      throw new Error(
+        `CLIENT_AUTH_SECRET_CHECKS_PER_ADDRESS must be a whole number from 0 to ${AUTHENTICATION_THROTTLE.secretChecksPerAddress}, not ${JSON.stringify(secretChecksPerAddress)}`,
+      );
+    }
+    policy.secretChecksPerAddress = checks;
+  }
+  return policy;
 };

@@ -44,6 +44,11 @@ export interface AuthenticationThrottle {
   failed(caller: AuthenticationCaller, now: Date): Promise<void>;
   /** After a correct secret: gives the check's place back, and the count starts again. */
   succeeded(caller: AuthenticationCaller, check: AuthenticationCheck): Promise<void>;
+  /**
+   * Spends one secret check of the source address's budget for the window; `false` once the
+   * window's budget is spent (the caller then derives only for a known client).
+   */
+  spendAddressBudget(sourceAddress: string, now: Date): Promise<boolean>;
 }
 
 /**

@@ -29,10 +29,16 @@ const ROUNDS = 15;
 const TOLERATED_RATIO = 3;
 
 let dependencies: TokenIssuerDependencies;
+/** The same, with the source address's budget of secret checks spent: unknown ids derive nothing. */
+let pastBudget: TokenIssuerDependencies;
 
-const refusalMilliseconds = async (clientId: string, secret: string): Promise<number> => {
+const refusalMilliseconds = async (
+  clientId: string,
+  secret: string,
+  issuer: () => TokenIssuerDependencies = () => dependencies,
+): Promise<number> => {
   const started = performance.now();
-  const refusal = await issueAccessToken(dependencies, {
+  const refusal = await issueAccessToken(issuer(), {
     credentials: { clientId, secret, method: 'client_secret_post' },
     scope: undefined,
     dpopProof: undefined,
@@ -78,18 +84,27 @@ beforeAll(async () => {
     ...issuerSettings(),
     clock: systemClock,
   };
+  const spent = new RecordingThrottle();
+  spent.addressBudget = 0;
+  pastBudget = { ...dependencies, throttle: spent };
 });
 
 describe('refusing client authentication', () => {
-  it('takes the same time for an unknown id, a wrong secret and a wrong secret during a rotation', async () => {
+  it('takes the same time for an unknown id (within its address budget or past it), a wrong secret and a wrong secret during a rotation', async () => {
     const kinds = {
       unknownClient: () => refusalMilliseconds('no-such-client', 'not-the-secret-at-all'),
+      unknownClientPastBudget: () =>
+        refusalMilliseconds('no-such-client', 'not-the-secret-at-all', () => pastBudget),
       wrongSecret: () => refusalMilliseconds(CLIENT.clientId, 'not-the-secret-at-all'),
+      wrongSecretPastBudget: () =>
+        refusalMilliseconds(CLIENT.clientId, 'not-the-secret-at-all', () => pastBudget),
       wrongSecretDuringRotation: () => refusalMilliseconds('rotating-client', 'not-the-secret-at-all'),
     };
     const samples: Record<keyof typeof kinds, number[]> = {
       unknownClient: [],
+      unknownClientPastBudget: [],
       wrongSecret: [],
+      wrongSecretPastBudget: [],
       wrongSecretDuringRotation: [],
     };
     for (const measure of Object.values(kinds)) await measure(); // warm-up

@@ -61,6 +61,8 @@ export class RecordingThrottle implements AuthenticationThrottle {
   refusal: { retryAfterSeconds: number } | undefined;
   /** What check() answers as the failures counted so far. */
   counted = 0;
+  /** Secret checks left in the source address's budget; spent by each request. */
+  addressBudget = Number.POSITIVE_INFINITY;
 
   async check(caller: AuthenticationCaller): Promise<AuthenticationAttempt & AuthenticationCheck> {
     this.checks.push(caller);
@@ -75,6 +77,11 @@ export class RecordingThrottle implements AuthenticationThrottle {
 
   async succeeded(caller: AuthenticationCaller): Promise<void> {
     this.successes.push(caller);
+  }
+
+  async spendAddressBudget(): Promise<boolean> {
+    this.addressBudget -= 1;
+    return this.addressBudget >= 0;
   }
 }
 

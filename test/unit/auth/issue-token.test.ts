@@ -242,6 +242,24 @@ describe('POST /oauth/token refuses', () => {
     expect(store.reads).toContain('nobody');
   });
 
+  it('an unknown client past its address budget exactly as a wrong secret, and counts it failed', async () => {
+    throttle.addressBudget = 0;
+    const unknown = await postJson(jsonRequest({ client_id: 'nobody' }));
+    const wrongSecret = await postJson(jsonRequest({ client_secret: 'not-the-secret-at-all' }));
+
+    expectError(unknown, 401, 'invalid_client');
+    expect(unknown.body).toBe(wrongSecret.body);
+    expect(unknown.headers).toEqual(wrongSecret.headers);
+    expect(throttle.failures.map((caller) => caller.clientId)).toEqual(['nobody', CLIENT.clientId]);
+  });
+
+  it("never a known client's correct secret for a spent address budget", async () => {
+    throttle.addressBudget = 0;
+    const result = await postJson(jsonRequest());
+
+    expect(result.statusCode).toBe(200);
+  });
+
   it('a request without credentials with 401 invalid_client', async () => {
     expectError(await postJson({ grant_type: 'client_credentials' }), 401, 'invalid_client');
   });
