@@ -305,9 +305,19 @@ const idempotencyHeaders = (behaviour: string, example: string) => ({
   ),
 });
 
+/**
+ * A parameter whose example the reference page shows unticked (`x-disabled`, Scalar's extension of
+ * the Example object): the sample and the try-it leave it out until the reader ticks it.
+ */
+const withOfferedExample = <T extends z.ZodMiniType>(schema: T, example: string): T =>
+  schema.check(z.meta({ param: { examples: { offered: { value: example, 'x-disabled': true } } } }));
+
 // The list sample and try-it send no filter: every transfer of the client, so a list right after
-// a first initiation shows it (a filter of the sample's would answer [] on a fresh service).
-const documentedListQuery = listCreditTransfersQuerySchema;
+// a first initiation shows it (a filter of the sample's would answer [] on a fresh service). The
+// status filter, an enum, would otherwise be sent with its first value (`Received`).
+const documentedListQuery = z.extend(listCreditTransfersQuerySchema, {
+  'status.eq': withOfferedExample(listCreditTransfersQuerySchema.shape['status.eq'], 'Rejected'),
+});
 
 const paymentIdPath = z.strictObject({
   paymentId: withParamExample(
