@@ -19,8 +19,8 @@ export const REFERENCE_PAGE_CSP = [
 ].join('; ');
 
 /**
- * Request samples: the document's own (`x-codeSamples`: the TypeScript SDK) and curl, which the
- * renderer writes from the document. Every other generated client is hidden: they are not this
+ * Request samples: curl, which the renderer writes from the document, and the document's own
+ * (`x-codeSamples`: the TypeScript SDK). Every other generated client is hidden: they are not this
  * project's, and a reader should meet one way to call each operation in each language.
  */
 const HIDDEN_CLIENTS = {
@@ -76,8 +76,11 @@ const CUSTOM_CSS = `
 `;
 
 /**
- * The renderer's settings: every operation shown open, and none of its hosted extras (fonts,
- * AI agent, MCP, developer tools, telemetry), which would call services elsewhere.
+ * The renderer's settings: every operation shown open, its curl sample first (the one every reader
+ * can run as it is; the SDK's is one click away), the auth panel on the client credentials flow
+ * (a client id and secret, and the page fetches the token itself; the operations' first security
+ * requirement names it too, but the page's own panel reads only this), and none of its hosted
+ * extras (fonts, AI agent, MCP, developer tools, telemetry), which would call services elsewhere.
  */
 export const RENDERER_CONFIGURATION = {
   defaultOpenAllTags: true,
