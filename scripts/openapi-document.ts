@@ -886,8 +886,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestParams: {
       header: z.strictObject({
         ...idempotencyHeaders(
-          'A repeat with the same body answers with the same batch and `Idempotent-Replayed: true`; anything ' +
-            'different is refused with 422.',
+          'Generate a new one for each batch (a UUID) and keep it with the batch: a repeat with the same body ' +
+            'answers with the same batch and `Idempotent-Replayed: true` and pays nothing; anything different is ' +
+            'refused with 422.',
           IDEMPOTENCY_KEY_EXAMPLE,
         ),
         ...servicerHeaders,
