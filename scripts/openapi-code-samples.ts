@@ -1,7 +1,6 @@
 import {
   CANCELLATION_KEY_EXAMPLE,
   CANCELLATION_REQUEST_EXAMPLE,
-  IDEMPOTENCY_KEY_EXAMPLE,
   INITIATION_EXAMPLE,
   PAYMENT_ID_EXAMPLE,
   PUBLIC_URL,
@@ -59,7 +58,10 @@ const SAMPLES: Readonly<Record<string, string>> = {
 const token = await client.tokens.tokenResponse();
 console.log(token.access_token, token.expires_in, token.scope);
 `,
-  initiateCreditTransfer: `// The idempotency key makes a repeat (a retry, a second click) answer the same payment.
+  initiateCreditTransfer: `// A new idempotency key for each payment, kept with it: sending this payment again with the
+// same key (a retry after a timeout) answers it again and never pays twice. A key reused for
+// another payment would answer the first one and pay nothing.
+const idempotencyId = crypto.randomUUID();
 const accepted = await client.initiate(
   {
     paymentMethod: ${literal(paymentMethod)},
@@ -71,7 +73,7 @@ const accepted = await client.initiate(
     chargeBearerType: ${literal(chargeBearerType)},
     purpose: ${literal(purpose)},
   },
-  { idempotencyId: ${literal(IDEMPOTENCY_KEY_EXAMPLE)} },
+  { idempotencyId },
 );
 console.log(accepted.paymentId, accepted.status, accepted.replayed);
 
@@ -86,13 +88,13 @@ console.log(report.status, report.statusReason, report.date);
 const again = await client.status(report.paymentId, { ifNoneMatch: etag ?? '*' });
 console.log(again.modified ? again.report.status : 'unchanged');
 `,
-  listCreditTransfers: `// Every Rejected transfer of one account, newest first, across all pages.
-for await (const transfer of client.list({ 'status.eq': 'Rejected', 'debtorAccountId.eq': ${literal(debtorAccountId)} })) {
-  console.log(transfer.paymentId, transfer.amount, transfer.statusReason);
+  listCreditTransfers: `// Every transfer of this client, newest first, across all pages.
+for await (const transfer of client.list()) {
+  console.log(transfer.paymentId, transfer.status, transfer.amount);
 }
 
-// Or one page at a time: pass page.cursor to read the next.
-const page = await client.listPage({ 'amount.gte': '1000' }, { limit: 50 });
+// Or filtered, one page at a time: pass page.cursor to read the next.
+const page = await client.listPage({ 'debtorAccountId.eq': ${literal(debtorAccountId)} }, { limit: 50 });
 console.log(page.items.length, page.total, page.cursor);
 `,
   cancelCreditTransfer: `const answer = await client.cancel(

@@ -305,14 +305,18 @@ const idempotencyHeaders = (behaviour: string, example: string) => ({
   ),
 });
 
-// The list sample asks what the SDK sample does: every Rejected transfer of one account.
-const listQueryShape = listCreditTransfersQuerySchema.shape;
+/**
+ * A parameter whose example the reference page shows unticked (`x-disabled`, Scalar's extension of
+ * the Example object): the sample and the try-it leave it out until the reader ticks it.
+ */
+const withOfferedExample = <T extends z.ZodMiniType>(schema: T, example: string): T =>
+  schema.check(z.meta({ param: { examples: { offered: { value: example, 'x-disabled': true } } } }));
+
+// The list sample and try-it send no filter: every transfer of the client, so a list right after
+// a first initiation shows it (a filter of the sample's would answer [] on a fresh service). The
+// status filter, an enum, would otherwise be sent with its first value (`Received`).
 const documentedListQuery = z.extend(listCreditTransfersQuerySchema, {
-  'status.eq': withParamExample(listQueryShape['status.eq'], 'Rejected'),
-  'debtorAccountId.eq': withParamExample(
-    listQueryShape['debtorAccountId.eq'],
-    INITIATION_EXAMPLE.debtorAccountId,
-  ),
+  'status.eq': withOfferedExample(listCreditTransfersQuerySchema.shape['status.eq'], 'Rejected'),
 });
 
 const paymentIdPath = z.strictObject({
@@ -830,7 +834,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       'Idempotency: with `idempotencyId` (or `Idempotency-Key`), a repeat with the same body and servicer ' +
       'headers answers 202 with the same paymentId, its current status and `Idempotent-Replayed: true`, however ' +
       'often and however concurrently it is sent; a repeat with anything different answers 422. A refused ' +
-      'request claims no key. Without the header, every request is a new payment.\n\n' +
+      'request claims no key. Without the header, every request is a new payment. Generate a new key for ' +
+      'each payment (a UUID) and keep it with the payment: a key reused for another payment with the same ' +
+      'body answers the first payment again and pays nothing.\n\n' +
       'Sandbox (local and non-production stages): the outcome follows the suffix of `debtorAccountId`: ' +
       '`-blocked` (Rejected, BlockedAccount), `-closed` (ClosedAccountNumber), `-nofunds` (InsufficientFunds), ' +
       '`-forbidden` (TransactionForbidden), `-sanctioned` (RegulatoryReason), `-hold` (stays before settlement ' +
@@ -838,9 +844,12 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestParams: {
       header: z.strictObject({
         ...idempotencyHeaders(
-          'A repeat with the same body and servicer headers answers with the same paymentId and ' +
-            '`Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, ' +
-            'every request is a new payment.',
+          'Generate a new one for each payment (a UUID: `uuidgen`, `crypto.randomUUID()`) and keep it with ' +
+            'the payment, to send again only when repeating that payment (after a timeout or a lost answer). ' +
+            'A repeat with the same body and servicer headers answers with the same paymentId and ' +
+            '`Idempotent-Replayed: true` and pays nothing, so a key reused for another payment would answer ' +
+            'the first one; anything different is refused with 422. Keys never expire. Without it, every ' +
+            'request is a new payment.',
           IDEMPOTENCY_KEY_EXAMPLE,
         ),
         ...servicerHeaders,
@@ -877,8 +886,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestParams: {
       header: z.strictObject({
         ...idempotencyHeaders(
-          'A repeat with the same body answers with the same batch and `Idempotent-Replayed: true`; anything ' +
-            'different is refused with 422.',
+          'Generate a new one for each batch (a UUID) and keep it with the batch: a repeat with the same body ' +
+            'answers with the same batch and `Idempotent-Replayed: true` and pays nothing; anything different is ' +
+            'refused with 422.',
           IDEMPOTENCY_KEY_EXAMPLE,
         ),
         ...servicerHeaders,
@@ -1069,6 +1079,13 @@ const TOKEN_DESCRIPTION =
   'issued and verified following the JSON Web Token Best Current Practices (RFC8725): one fixed signature ' +
   'algorithm, never taken from the token; issuer, audience and expiry are checked on every call.';
 
+/** What the reference page's auth panel shows first: how to get a token there, then what it is. */
+const CLIENT_CREDENTIALS_DESCRIPTION =
+  'Enter a client id and secret and choose Authorize: the reference page asks `POST /oauth/token` for an ' +
+  'access token (client credentials grant, the credentials sent with HTTP Basic) and sends it with every ' +
+  'request you try. Locally the client `npm start` registers is `local-client`, secret `local-client-secret`. ' +
+  TOKEN_DESCRIPTION;
+
 /**
  * Security scheme names as the reference page shows them (it shows the key, and keys may hold
  * only letters, digits, `.`, `-` and `_`).
@@ -1125,6 +1142,16 @@ const withExample = <Schema>(name: string, schema: Schema): Schema => {
   return { ...schema, examples: [example] };
 };
 
+/**
+ * Either way to the same bearer token, each naming the scope: the client credentials flow first,
+ * so the reference page's auth panel offers it first and fetches the token itself from a client
+ * id and secret; a token obtained elsewhere can still be pasted as a bearer token.
+ */
+const securityOf = (scope: string): ZodOpenApiOperationObject['security'] => [
+  { [CLIENT_CREDENTIALS_SCHEME]: [scope] },
+  { [ACCESS_TOKEN_SCHEME]: [scope] },
+];
+
 const operationOf = (route: Route, details: OperationDetails): ZodOpenApiOperationObject => {
   const scopeNote = route.scope ? `\n\nRequires scope \`${route.scope}\`.` : '\n\nNeeds no access token.';
   const codeSamples = codeSamplesOf(route.operationId);
@@ -1134,7 +1161,7 @@ const operationOf = (route: Route, details: OperationDetails): ZodOpenApiOperati
     summary: route.summary,
     description: `${details.description}${scopeNote}`,
     tags: [...details.tags],
-    security: details.security ?? (route.scope ? [{ [ACCESS_TOKEN_SCHEME]: [route.scope] }] : []),
+    security: details.security ?? (route.scope ? securityOf(route.scope) : []),
     ...(codeSamples.length > 0 && { 'x-codeSamples': codeSamples }),
   };
 };
@@ -1199,7 +1226,7 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
           },
           [CLIENT_CREDENTIALS_SCHEME]: {
             type: 'oauth2',
-            description: TOKEN_DESCRIPTION,
+            description: CLIENT_CREDENTIALS_DESCRIPTION,
             flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: { ...SCOPE_DESCRIPTIONS } } },
           },
         },

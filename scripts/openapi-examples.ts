@@ -364,6 +364,10 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   Event: STATUS_CHANGED_EVENT_EXAMPLE,
 };
 
-/** The idempotency keys the initiation and cancellation samples send. */
-export const IDEMPOTENCY_KEY_EXAMPLE = 'inv-2026-118-payment';
+/**
+ * The idempotency key the initiation and batch samples send says what to send instead: a new key
+ * per payment. A fixed key pasted twice answers the first payment again and pays nothing, silently
+ * to whoever thought they made a second one. The cancellation's key is per paymentId already.
+ */
+export const IDEMPOTENCY_KEY_EXAMPLE = 'replace-with-a-new-uuid-per-payment';
 export const CANCELLATION_KEY_EXAMPLE = 'inv-2026-118-cancellation';

@@ -88,5 +88,5 @@ Try it:
     -d '{"grant_type":"client_credentials","client_id":"${client.clientId}","client_secret":"${secret}","scope":"transactions:read transactions:write"}' \\
     | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
   curl -s ${baseUrl}/v1/payments/credit-transfers -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-    -H 'idempotencyId: 7d1f0c1e-first-try' -d '{"paymentMethod":"CreditTransfer","amount":"125.50","currency":"EUR","debtorAccountId":"001-DDA-01-123456"}'
+    -H "idempotencyId: $(node -p 'crypto.randomUUID()')" -d '{"paymentMethod":"CreditTransfer","amount":"125.50","currency":"EUR","debtorAccountId":"001-DDA-01-123456"}'
 `);

@@ -108,7 +108,7 @@ export interface paths {
      * Credit transfer initiation
      * @description Instruction to pay an amount to an ultimate beneficiary on behalf of an originator. The answer is an asynchronous acceptance: 202 with the credit transfer, its `paymentId` and its first status; follow it with the status operation (the `Location` header). The amount must be above zero and have no more fractional digits than its currency's ISO 4217 minor unit (`check.amount` likewise with `check.currency`); every currency must be an active ISO 4217 code. A `valueDate` before today (UTC), or more than 365 days after it (the default of the service's `MAX_VALUE_DATE_DAYS`), is refused; a later one holds the transfer until that date. Amounts and all other values are stored and echoed exactly as sent.
      *
-     *     Idempotency: with `idempotencyId` (or `Idempotency-Key`), a repeat with the same body and servicer headers answers 202 with the same paymentId, its current status and `Idempotent-Replayed: true`, however often and however concurrently it is sent; a repeat with anything different answers 422. A refused request claims no key. Without the header, every request is a new payment.
+     *     Idempotency: with `idempotencyId` (or `Idempotency-Key`), a repeat with the same body and servicer headers answers 202 with the same paymentId, its current status and `Idempotent-Replayed: true`, however often and however concurrently it is sent; a repeat with anything different answers 422. A refused request claims no key. Without the header, every request is a new payment. Generate a new key for each payment (a UUID) and keep it with the payment: a key reused for another payment with the same body answers the first payment again and pays nothing.
      *
      *     Sandbox (local and non-production stages): the outcome follows the suffix of `debtorAccountId`: `-blocked` (Rejected, BlockedAccount), `-closed` (ClosedAccountNumber), `-nofunds` (InsufficientFunds), `-forbidden` (TransactionForbidden), `-sanctioned` (RegulatoryReason), `-hold` (stays before settlement for a while, so a cancellation can win); anything else settles (AcceptedSettlementCompleted).
      *
@@ -2647,17 +2647,11 @@ export interface operations {
       query?: {
         /** @description Only the transfer with this paymentId. */
         'paymentId.eq'?: string;
-        /**
-         * @description Only transfers whose current status is this one (e.g. Rejected).
-         * @example Rejected
-         */
+        /** @description Only transfers whose current status is this one (e.g. Rejected). */
         'status.eq'?: components['schemas']['CreditTransferStatus'];
         /** @description Only transfers with exactly this paymentMethod (case-sensitive). */
         'paymentMethod.eq'?: string;
-        /**
-         * @description Only transfers from this debtor account.
-         * @example DE89370400440532013000
-         */
+        /** @description Only transfers from this debtor account. */
         'debtorAccountId.eq'?: string;
         /** @description Only transfers whose `creditor.account.accountNumber` is exactly this BBAN (bank code, branch and account number). */
         'creditorAccountNumber.eq'?: string;
@@ -3026,8 +3020,8 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Identifier the client reuses when it repeats a call. A repeat with the same body and servicer headers answers with the same paymentId and `Idempotent-Replayed: true`; anything different is refused with 422. Keys never expire. Without it, every request is a new payment.
-         * @example inv-2026-118-payment
+         * @description Identifier the client reuses when it repeats a call. Generate a new one for each payment (a UUID: `uuidgen`, `crypto.randomUUID()`) and keep it with the payment, to send again only when repeating that payment (after a timeout or a lost answer). A repeat with the same body and servicer headers answers with the same paymentId and `Idempotent-Replayed: true` and pays nothing, so a key reused for another payment would answer the first one; anything different is refused with 422. Keys never expire. Without it, every request is a new payment.
+         * @example replace-with-a-new-uuid-per-payment
          */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
@@ -4321,8 +4315,8 @@ export interface operations {
       query?: never;
       header?: {
         /**
-         * @description Identifier the client reuses when it repeats a call. A repeat with the same body answers with the same batch and `Idempotent-Replayed: true`; anything different is refused with 422.
-         * @example inv-2026-118-payment
+         * @description Identifier the client reuses when it repeats a call. Generate a new one for each batch (a UUID) and keep it with the batch: a repeat with the same body answers with the same batch and `Idempotent-Replayed: true` and pays nothing; anything different is refused with 422.
+         * @example replace-with-a-new-uuid-per-payment
          */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */

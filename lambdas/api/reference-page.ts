@@ -19,8 +19,8 @@ export const REFERENCE_PAGE_CSP = [
 ].join('; ');
 
 /**
- * Request samples: the document's own (`x-codeSamples`: the TypeScript SDK) and curl, which the
- * renderer writes from the document. Every other generated client is hidden: they are not this
+ * Request samples: curl, which the renderer writes from the document, and the document's own
+ * (`x-codeSamples`: the TypeScript SDK). Every other generated client is hidden: they are not this
  * project's, and a reader should meet one way to call each operation in each language.
  */
 const HIDDEN_CLIENTS = {
@@ -52,6 +52,10 @@ const HIDDEN_CLIENTS = {
  * The renderer truncates an operation's path in the header of its request sample. Instead the
  * header wraps: a long path (`/v1/payments/credit-transfers/{paymentId}/status`) takes the whole
  * first line and the sample picker moves below it; a path longer than the card still wraps.
+ *
+ * Code lines wrap instead of scrolling out of sight (the renderer writes samples, examples and
+ * Markdown code unwrapped in a box of fixed width): a wrapped line hangs under its own text, its
+ * line number stays at its first row, so the numbers still count the lines as copied.
  */
 const CUSTOM_CSS = `
 .request-card .scalar-card-header { flex-wrap: wrap; row-gap: 2px; }
@@ -59,14 +63,29 @@ const CUSTOM_CSS = `
 .request-card .scalar-card-header-title {
   flex: 1 1 auto; white-space: normal; overflow: visible; text-overflow: clip; overflow-wrap: anywhere;
 }
+.scalar-app pre, .scalar-app pre * {
+  white-space: pre-wrap !important; text-wrap: wrap !important; overflow-wrap: anywhere;
+}
+.scalar-app pre { width: auto !important; max-width: 100%; }
+.scalar-app .hljs .line {
+  display: block;
+  padding-left: calc(var(--line-digits) * 1ch + .875rem);
+  text-indent: calc(-1 * (var(--line-digits) * 1ch + .875rem));
+}
+.scalar-app .hljs .line:before { text-indent: 0; }
 `;
 
 /**
- * The renderer's settings: every operation shown open, and none of its hosted extras (fonts,
- * AI agent, MCP, developer tools, telemetry), which would call services elsewhere.
+ * The renderer's settings: every operation shown open, its curl sample first (the one every reader
+ * can run as it is; the SDK's is one click away), the auth panel on the client credentials flow
+ * (a client id and secret, and the page fetches the token itself; the operations' first security
+ * requirement names it too, but the page's own panel reads only this), and none of its hosted
+ * extras (fonts, AI agent, MCP, developer tools, telemetry), which would call services elsewhere.
  */
 export const RENDERER_CONFIGURATION = {
   defaultOpenAllTags: true,
+  defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+  authentication: { preferredSecurityScheme: 'OAuth-2.0-client-credentials' },
   withDefaultFonts: false,
   hideClientButton: true,
   hiddenClients: HIDDEN_CLIENTS,

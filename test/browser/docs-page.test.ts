@@ -1,15 +1,21 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalService, removeDataDir, startLocalService } from '../integration/support/local-service.ts';
+import {
+  createClient,
+  type LocalService,
+  removeDataDir,
+  startLocalService,
+} from '../integration/support/local-service.ts';
 
 /**
  * The reference page in a real headless Chromium against the local runtime: Scalar loads from
  * this origin under the page's own Content-Security-Policy and shows every operation of the
  * document the service serves. The browser reaches the service under another host name, so the
  * server the page names can only come from the configuration (PUBLIC_URL), never from `Host`.
- * Screenshots land in test-results/docs-page.png and test-results/docs-page-initiation.png.
+ * Screenshots land in test-results/ (git-ignored): docs-page*.png.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Resolved to the loopback address by the browser alone: no other program knows the name. */
@@ -43,6 +49,96 @@ const operationsOf = (document: { paths: Record<string, Record<string, unknown>>
         return { method, path, operationId, summary: summary ?? operationId };
       }),
   );
+
+/** The width the layout must hold at: a laptop's browser window, the narrowest common desktop. */
+const DESKTOP = { width: 1280, height: 800 };
+
+/** Opens the page and waits for the renderer to show the document's title. */
+const openReference = async (page: Page, origin: string, title: string): Promise<void> => {
+  await page.goto(`${origin}/docs`);
+  await page.getByText(title).first().waitFor({ timeout: 30_000 });
+};
+
+/** Scrolls until every operation's request sample is rendered (the renderer renders sections lazily). */
+const renderEverySample = async (page: Page, operations: number): Promise<void> => {
+  await expect
+    .poll(
+      async () => {
+        await page.mouse.wheel(0, 3000);
+        return page.locator('.request-card').count();
+      },
+      { timeout: 60_000, interval: 250 },
+    )
+    .toBeGreaterThanOrEqual(operations);
+};
+
+interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+/** What the checks read of an element in the page (the project's types carry no DOM library). */
+interface PageElement {
+  innerText: string;
+  textContent: string | null;
+  scrollWidth: number;
+  clientWidth: number;
+  parentElement: PageElement | null;
+  querySelector(selector: string): PageElement | null;
+  getBoundingClientRect(): Box;
+  getClientRects(): { length: number };
+}
+
+/** Each request sample's header: its path and the picker that names the sample's client. */
+const sampleHeaders = (page: Page) =>
+  page.locator('.request-card').evaluateAll((cards: PageElement[]) =>
+    cards.flatMap((card) => {
+      const path = card.querySelector('.scalar-card-header .operation-path');
+      const title = card.querySelector('.scalar-card-header-title');
+      const picker = card.querySelector('[data-testid="client-picker"]');
+      const sample = card.querySelector('pre');
+      if (!path || !title || !picker) return [];
+      const box = (element: PageElement): Box => {
+        const { left, top, right, bottom } = element.getBoundingClientRect();
+        return { left, top, right, bottom };
+      };
+      return [
+        {
+          path: path.innerText,
+          pathBox: box(path),
+          titleCut: title.scrollWidth > title.clientWidth,
+          picker: picker.innerText.trim(),
+          pickerBox: box(picker),
+          sample: sample?.innerText ?? '',
+        },
+      ];
+    }),
+  );
+
+const intersect = (a: Box, b: Box): boolean =>
+  a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+
+/**
+ * Every shown code block whose text is wider than its box (so part of a line is out of sight
+ * until scrolled): the block, its code element and the box that would scroll it.
+ */
+const cutCodeBlocks = (page: Page) =>
+  page.locator('pre').evaluateAll((blocks: PageElement[]) => {
+    const shown = blocks.filter((block) => block.getClientRects().length > 0);
+    const cut = shown.flatMap((block) =>
+      [block, block.querySelector('code'), block.parentElement]
+        .filter((element): element is PageElement => element !== null)
+        .filter((element) => element.scrollWidth > element.clientWidth)
+        .map((element) => ({
+          text: (block.textContent ?? '').slice(0, 80),
+          scrollWidth: element.scrollWidth,
+          clientWidth: element.clientWidth,
+        })),
+    );
+    return { checked: shown.length, cut };
+  });
 
 describe('GET /docs in a browser', () => {
   let service: LocalService;
@@ -123,27 +219,32 @@ describe('GET /docs in a browser', () => {
     }
     expect(text).not.toContain('/docs/scalar.js');
 
-    // The initiation's samples: this project's SDK first, then curl, and nothing else.
+    // The initiation's samples: curl first, then this project's SDK, and nothing else.
     const initiation = page.locator('section', {
       has: page.getByRole('heading', { name: 'Credit transfer initiation', exact: true }),
     });
     await page.locator('aside, nav').getByText('Credit transfer initiation', { exact: true }).first().click();
     const sample = initiation.locator('.request-card pre').first();
-    await expect.poll(async () => sample.innerText(), { timeout: 10_000 }).toContain('client.initiate(');
-    const sdkSample = await sample.innerText();
-    expect(sdkSample).toContain("import { CreditTransfersClient } from '@credit-transfers/client'");
-    expect(sdkSample).toContain(`baseUrl: '${service.baseUrl}'`);
-    expect(sdkSample).toContain('idempotencyId:');
+    await expect.poll(async () => sample.innerText(), { timeout: 10_000 }).toMatch(/^curl /);
+    const curl = await sample.innerText();
+    expect(curl).toContain(`curl ${service.baseUrl}/v1/payments/credit-transfers`);
+    // The key says to make a new one: a fixed key pasted twice would replay the first payment.
+    expect(curl).toContain("--header 'idempotencyId: replace-with-a-new-uuid-per-payment'");
+    expect(curl).not.toContain('"string"');
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: join('test-results', 'docs-page-initiation.png'), fullPage: false });
     await initiation.getByTestId('client-picker').first().click();
     expect(await page.getByRole('option').allInnerTexts()).toEqual(['TypeScript SDK', 'Curl']);
+    await page.getByRole('option', { name: 'TypeScript SDK' }).click();
+    await expect.poll(async () => sample.innerText(), { timeout: 10_000 }).toContain('client.initiate(');
+    const sdkSample = await sample.innerText();
+    expect(sdkSample).toContain("import { CreditTransfersClient } from '@credit-transfers/client'");
+    expect(sdkSample).toContain(`baseUrl: '${service.baseUrl}'`);
+    expect(sdkSample).toContain('const idempotencyId = crypto.randomUUID();');
+    expect(sdkSample).toContain('pay nothing');
+    await initiation.getByTestId('client-picker').first().click();
     await page.getByRole('option', { name: 'Curl' }).click();
-    await expect.poll(async () => sample.innerText(), { timeout: 10_000 }).toContain('curl ');
-    const curl = await sample.innerText();
-    expect(curl).toContain(`curl ${service.baseUrl}/v1/payments/credit-transfers`);
-    expect(curl).toMatch(/--header 'idempotencyId: [^']+'/);
-    expect(curl).not.toContain('"string"');
+    await expect.poll(async () => sample.innerText(), { timeout: 10_000 }).toMatch(/^curl /);
 
     // The token sample, as copied, sends the credentials once (in the body) to the configured URL.
     const token = page.locator('section', {
@@ -164,6 +265,124 @@ describe('GET /docs in a browser', () => {
     expect(refused).toEqual([]);
     expect(failed).toEqual([]);
     expect(notLoaded).toEqual([]);
+    await page.close();
+  });
+
+  it('at 1280 px shows curl first for every operation, the picker clear of the path, no code line cut', async () => {
+    const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as {
+      info: { title: string };
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const operations = operationsOf(document);
+    const page = await browser.newPage({ viewport: DESKTOP });
+    await openReference(page, service.baseUrl, document.info.title);
+    await mkdir('test-results', { recursive: true });
+    await page.screenshot({ path: join('test-results', 'docs-page-1280.png') });
+    await renderEverySample(page, operations.length);
+
+    const headers = await sampleHeaders(page);
+    expect(headers.length).toBeGreaterThanOrEqual(operations.length);
+    for (const header of headers) {
+      expect(header.picker, header.path).toBe('Shell Curl');
+      expect(header.sample, header.path).toMatch(/^curl /);
+      expect(intersect(header.pathBox, header.pickerBox), `${header.path}: picker over the path`).toBe(false);
+      expect(header.titleCut, `${header.path}: path cut`).toBe(false);
+    }
+
+    const { checked, cut } = await cutCodeBlocks(page);
+    expect(checked).toBeGreaterThanOrEqual(operations.length);
+    expect(cut).toEqual([]);
+
+    // The longest path and its sample, as a reader sees them.
+    await page
+      .locator('aside, nav')
+      .getByText('Credit transfer status report', { exact: true })
+      .first()
+      .click();
+    await page.waitForTimeout(500); // the sidebar scrolls smoothly: let it settle for the picture
+    await page.screenshot({ path: join('test-results', 'docs-page-1280-status.png') });
+    await page.close();
+  });
+
+  it('gets a token in the auth panel from a client id and secret, and a try-it list then answers 200 with it', async () => {
+    const client = {
+      clientId: `docs-page-${randomBytes(4).toString('hex')}`,
+      clientSecret: `secret-${randomBytes(16).toString('hex')}`,
+      scope: 'transactions:read transactions:write',
+      tenant: `docs-page-${randomBytes(4).toString('hex')}`,
+    };
+    await createClient(service, client);
+    // One transfer of this client, so the list has something to show.
+    const issued = await fetch(`${service.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      }),
+    });
+    const { access_token: setupToken } = (await issued.json()) as { access_token: string };
+    const initiated = await fetch(`${service.baseUrl}/v1/payments/credit-transfers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${setupToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        paymentMethod: 'CreditTransfer',
+        amount: '12.34',
+        currency: 'EUR',
+        debtorAccountId: '001-DDA-01-123456',
+      }),
+    });
+    expect(initiated.status).toBe(202);
+    const { paymentId } = (await initiated.json()) as { paymentId: string };
+
+    const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as {
+      info: { title: string };
+    };
+    // Under the service's own origin: the page may send requests to its origin only (connect-src 'self').
+    const page = await browser.newPage({ viewport: DESKTOP });
+    await openReference(page, service.baseUrl, document.info.title);
+
+    const auth = page.locator('.scalar-reference-intro-auth');
+    await expect
+      .poll(async () => auth.innerText(), { timeout: 10_000 })
+      .toContain('OAuth-2.0-client-credentials');
+    const field = async (label: string) => {
+      const id = await auth.locator('label', { hasText: label }).first().getAttribute('for');
+      return auth.locator(`[id="${id}"]`);
+    };
+    await (await field('Client ID')).locator('[contenteditable]').fill(client.clientId);
+    await (await field('Client Secret')).fill(client.clientSecret);
+    const tokenAnswer = page.waitForResponse(
+      (response) => response.url() === `${service.baseUrl}/oauth/token`,
+    );
+    await auth.getByRole('button', { name: 'Authorize', exact: true }).click();
+    const tokenResponse = await tokenAnswer;
+    expect(tokenResponse.status()).toBe(200);
+    const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+    expect(token).toMatch(/^ey/);
+    await expect.poll(async () => auth.innerText(), { timeout: 10_000 }).toContain('Access Token');
+    await mkdir('test-results', { recursive: true });
+    await page.screenshot({ path: join('test-results', 'docs-page-1280-token.png') });
+
+    await page.locator('aside, nav').getByText('List credit transfers', { exact: true }).first().click();
+    const list = page.locator('section', {
+      has: page.getByRole('heading', { name: 'List credit transfers', exact: true }),
+    });
+    await list.getByRole('button', { name: 'Test Request' }).first().click();
+    const listAnswer = page.waitForResponse((response) =>
+      response.url().startsWith(`${service.baseUrl}/v1/payments/credit-transfers`),
+    );
+    await page.getByRole('button', { name: /^Send/ }).first().click();
+    const listResponse = await listAnswer;
+    // No filter pre-filled: the list answers every transfer of the client.
+    expect(new URL(listResponse.url()).search).toBe('');
+    expect(listResponse.request().headers().authorization).toBe(`Bearer ${token}`);
+    expect(listResponse.status()).toBe(200);
+    const listed = (await listResponse.json()) as { paymentId: string }[];
+    expect(listed.map((transfer) => transfer.paymentId)).toEqual([paymentId]);
+    await expect.poll(async () => page.getByText('200 OK').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await page.screenshot({ path: join('test-results', 'docs-page-1280-try-it.png') });
     await page.close();
   });
 

@@ -153,7 +153,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('puts the scope of each route on a bearer token, and leaves public routes open', () => {
+  it('secures each route with its scope by the client credentials flow first, else a bearer token; leaves public routes open', () => {
     const schemes = document.components?.securitySchemes ?? {};
     const oauthScopes = Object.keys(
       (schemes[CLIENT_CREDENTIALS_SCHEME] as { flows: { clientCredentials: { scopes: object } } }).flows
@@ -163,7 +163,10 @@ describe('the OpenAPI document', () => {
     for (const route of routesWithLater()) {
       const op = operation(fullDocument, route.operationId);
       if (route.scope) {
-        expect(op.security).toEqual([{ [ACCESS_TOKEN_SCHEME]: [route.scope] }]);
+        expect(op.security).toEqual([
+          { [CLIENT_CREDENTIALS_SCHEME]: [route.scope] },
+          { [ACCESS_TOKEN_SCHEME]: [route.scope] },
+        ]);
         expect(oauthScopes).toContain(route.scope);
       } else if (route.operationId !== 'issueToken') {
         expect(op.security, route.operationId).toEqual([]);
@@ -562,7 +565,10 @@ describe('the routes added later', () => {
     });
     expect(ok?.headers?.['Pagination-Cursor']?.required).toBe(true);
     expect(ok?.headers?.['Pagination-Total']?.required).toBe(true);
-    expect(op.security).toEqual([{ [ACCESS_TOKEN_SCHEME]: ['transactions:read'] }]);
+    expect(op.security).toEqual([
+      { [CLIENT_CREDENTIALS_SCHEME]: ['transactions:read'] },
+      { [ACCESS_TOKEN_SCHEME]: ['transactions:read'] },
+    ]);
   });
 
   it('cancellation takes the paymentId and an optional cancellationReason, and answers 202', () => {
@@ -583,7 +589,10 @@ describe('the routes added later', () => {
     });
     expect(op.responses).toHaveProperty('404');
     expect(op.responses).toHaveProperty('409');
-    expect(op.security).toEqual([{ [ACCESS_TOKEN_SCHEME]: ['transactions:write'] }]);
+    expect(op.security).toEqual([
+      { [CLIENT_CREDENTIALS_SCHEME]: ['transactions:write'] },
+      { [ACCESS_TOKEN_SCHEME]: ['transactions:write'] },
+    ]);
   });
 
   it('have entries keyed by the operationIds the routes will carry', () => {
