@@ -346,7 +346,7 @@ export interface paths {
     };
     /**
      * List events
-     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page. An event is listed once it is 15 seconds old, so that a reader never pages past one written a moment late.
+     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page. Recent events are listed at once. The cursor handed back never moves past the events of the last 15 seconds (an event can be written a moment after a later one, earlier in the order): a reader that follows it never misses an event, and may see a recent one again (drop repeats by `id`). A catch-up ends on a page with an empty `Pagination-Cursor`, or on one that brings no new event.
      *
      *     Requires scope `transactions:read`.
      */
@@ -2861,7 +2861,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -3285,7 +3285,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -3695,7 +3695,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -4061,7 +4061,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -4518,7 +4518,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -4840,7 +4840,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5105,7 +5105,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5357,7 +5357,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5654,7 +5654,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5898,7 +5898,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -6165,7 +6165,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -6464,7 +6464,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -6725,7 +6725,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -7054,7 +7054,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */

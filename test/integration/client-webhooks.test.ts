@@ -25,7 +25,7 @@ let receiver: WebhookReceiver;
 let client: CreditTransfersClient;
 let env: Record<string, string>;
 
-/** Events are listed once 15 s old (EVENT_SETTLE_MS): reads of the list wait that long. */
+/** Recent events are listed at once; a transfer settles within seconds locally. */
 const SETTLED_MS = 60_000;
 
 beforeAll(async () => {
