@@ -210,7 +210,11 @@ describe('the CLI', () => {
       expect(verified.data.paymentId).toBe(paymentId);
       expect(verified.id).toBe(settled.headers['webhook-id']);
       expect(listen.stdout()).toMatch(/^createdAt\s+id\s+type\s+forwarded\s+durationMs/);
-      expect(listen.stdout()).toContain(settled.event.id);
+      // The line is printed once the receiver has answered: it may follow the delivery by a moment.
+      await eventually(
+        () => listen.stdout().includes(settled.event.id) || undefined,
+        'the line listen prints',
+      );
 
       const line = await eventually(
         () =>
