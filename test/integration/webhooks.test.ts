@@ -58,10 +58,7 @@ const allChangesOf = (path: string, paymentId: string) =>
       : undefined;
   }, `every status change of ${paymentId} at ${path}`);
 
-/**
- * The events list's answer once `ready` says it holds what is expected: an event is listed once
- * it is older than the settle horizon (EVENT_SETTLE_MS, 15 s).
- */
+/** The events list's answer once `ready` says it holds what is expected (recent events at once). */
 // biome-ignore lint/suspicious/noExplicitAny: tests read events field by field
 const listedEvents = (query: string, ready: (events: any[]) => boolean, as = service.token) =>
   eventually(
