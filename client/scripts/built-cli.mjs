@@ -58,7 +58,9 @@ export const build = () => {
 /** Builds client/dist when stale; true when it built. */
 export const ensureBuilt = () => {
   if (!isStale()) return false;
-  process.stderr.write('Building the CLI (client/dist): its sources changed since the last build\n');
+  process.stderr.write(
+    `Building the CLI (client/dist): ${existsSync(BUILT_CLI) ? 'its sources changed since the last build' : 'not built yet'}\n`,
+  );
   build();
   return true;
 };
