@@ -11,7 +11,12 @@ export default defineConfig({
     reporters: ['default'],
     // The IAM policies the local runtime enforces, synthesized once if lib/ changed; and each CDK
     // stage synthesized once per run, shared by the files that assert on it.
-    globalSetup: ['test/support/iam-stack.ts', 'test/infra/synth-cache-setup.ts'],
+    // The CLI built from its sources when they changed (client/dist), as `npm run cli` runs it.
+    globalSetup: [
+      'test/support/iam-stack.ts',
+      'test/infra/synth-cache-setup.ts',
+      'test/support/client-build.ts',
+    ],
     sequence: { sequencer: SlowestFirst },
   },
 });

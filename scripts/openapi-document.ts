@@ -404,7 +404,9 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponse> = {
     headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
   },
   403: {
-    description: 'The access token does not carry the scope this operation requires (`insufficient_scope`).',
+    description:
+      'The access token does not carry the scope this operation requires (`insufficient_scope`); ' +
+      '`error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it.',
     headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
   },
   404: {
@@ -674,7 +676,10 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       'The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). ' +
       `Kept ${EVENT_RETENTION_DAYS} days: a consumer that was away catches up with ` +
       '`createdAt.gte`, then follows `Pagination-Cursor` page by page. ' +
-      `An event is listed once it is ${EVENT_SETTLE_MS / 1000} seconds old, so that a reader never pages past one written a moment late.`,
+      'Recent events are listed at once. The cursor handed back never moves past the events of the last ' +
+      `${EVENT_SETTLE_MS / 1000} seconds (an event can be written a moment after a later one, earlier in the order): ` +
+      'a reader that follows it never misses an event, and may see a recent one again (drop repeats by `id`). ' +
+      'A catch-up ends on a page with an empty `Pagination-Cursor`, or on one that brings no new event.',
     requestParams: { query: listEventsQuerySchema },
     responses: {
       '200': {

@@ -346,7 +346,7 @@ export interface paths {
     };
     /**
      * List events
-     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page. An event is listed once it is 15 seconds old, so that a reader never pages past one written a moment late.
+     * @description The client’s events, oldest first, each exactly the body its webhook deliveries send (the same `id`). Kept 400 days: a consumer that was away catches up with `createdAt.gte`, then follows `Pagination-Cursor` page by page. Recent events are listed at once. The cursor handed back never moves past the events of the last 15 seconds (an event can be written a moment after a later one, earlier in the order): a reader that follows it never misses an event, and may see a recent one again (drop repeats by `id`). A catch-up ends on a page with an empty `Pagination-Cursor`, or on one that brings no new event.
      *
      *     Requires scope `transactions:read`.
      */
@@ -2855,7 +2855,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -3279,7 +3279,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -3689,7 +3689,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -4055,7 +4055,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -4512,7 +4512,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -4834,7 +4834,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5099,7 +5099,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5351,7 +5351,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5648,7 +5648,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -5892,7 +5892,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -6159,7 +6159,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -6458,7 +6458,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -6719,7 +6719,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */
@@ -7048,7 +7048,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`). */
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
       403: {
         headers: {
           /** @description The Bearer challenge (RFC 6750), naming the error. */

@@ -1,6 +1,5 @@
 import { open, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { LockedError } from './errors.ts';
 
 /**
@@ -45,6 +44,8 @@ export const acquireLock = async (path: string, staleMs = LOCK_STALE_MS): Promis
   const lockPath = `${path}.lock`;
   let lost: Error | undefined;
   try {
+    // Loaded here, not at the CLI's start: only `poll` takes a lock.
+    const { default: lockfile } = await import('proper-lockfile');
     const release = await lockfile.lock(path, {
       lockfilePath: lockPath,
       // The state file need not exist yet.

@@ -134,8 +134,9 @@ export class WebhookEndpoints {
 
 /**
  * The events list (scope `transactions:read`): the client's events, oldest first, each exactly
- * the body its webhook deliveries send. An event is listed once it is 15 seconds old, so that a
- * reader never pages past one written a moment late.
+ * the body its webhook deliveries send. Recent events are listed at once; the cursor handed back
+ * never moves past the last 15 seconds, so a reader never pages past an event written a moment
+ * late, and may see a recent event twice (these methods drop repeats by id).
  */
 export class Events {
   readonly #caller: ApiCaller;
@@ -163,13 +164,19 @@ export class Events {
     };
   }
 
-  /** Every event matching the filters, oldest first, across all pages (to catch up, `createdAt.gte`). */
+  /**
+   * Every event matching the filters, oldest first, across all pages (to catch up,
+   * `createdAt.gte`), each once: it ends on the last page, or on a page that brings no new event.
+   */
   async *list(filters: EventFilters = {}, options: ListOptions = {}): AsyncGenerator<WebhookEvent> {
+    const seen = new Set<string>();
     let cursor = '';
     do {
       const page = await this.listPage(filters, { ...options, ...(cursor !== '' && { cursor }) });
-      yield* page.items;
-      cursor = page.cursor;
+      const fresh = page.items.filter((event) => !seen.has(event.id));
+      for (const event of fresh) seen.add(event.id);
+      yield* fresh;
+      cursor = fresh.length === 0 ? '' : page.cursor;
     } while (cursor !== '');
   }
 
@@ -181,19 +188,42 @@ export class Events {
   async *follow(filters: EventFilters = {}, options: FollowOptions = {}): AsyncGenerator<WebhookEvent> {
     const { intervalMs = 2_000, ...listOptions } = options;
     let from = filters['createdAt.gte'] ?? new Date().toISOString();
-    // The events at `from` already yielded: the next look starts at `from` again.
-    let seenAtFrom = new Set<string>();
+    let newest = '';
+    // Followed while the list hands one back: it never moves past an event that may appear late.
+    let cursor = '';
+    // Ids seen lately, by createdAt: a recent event may be listed again.
+    const seen = new Map<string, string>();
     for (;;) {
-      for await (const event of this.list({ ...filters, 'createdAt.gte': from }, listOptions)) {
-        if (seenAtFrom.has(event.id)) continue;
-        if (event.createdAt !== from) {
-          from = event.createdAt;
-          seenAtFrom = new Set();
-        }
-        seenAtFrom.add(event.id);
+      const page = await this.listPage(
+        { ...filters, 'createdAt.gte': from },
+        { ...listOptions, ...(cursor !== '' && { cursor }) },
+      );
+      let fresh = 0;
+      for (const event of page.items) {
+        if (seen.has(event.id)) continue;
+        seen.set(event.id, event.createdAt);
+        if (event.createdAt > newest) newest = event.createdAt;
+        fresh++;
         yield event;
       }
-      await sleep(intervalMs, options.signal);
+      if (newest !== '') {
+        const forgetBefore = earlierBy(newest, SEEN_WINDOW_MS);
+        for (const [id, createdAt] of seen) if (createdAt < forgetBefore) seen.delete(id);
+      }
+      if (page.cursor === '') {
+        // The page ended the list with settled events only: nothing earlier than them can appear.
+        // A cursor belongs to its filters, so the next look starts afresh from there.
+        if (newest !== '') from = newest;
+        cursor = '';
+      } else {
+        cursor = page.cursor;
+      }
+      if (fresh === 0 || page.cursor === '') await sleep(intervalMs, options.signal);
     }
   }
 }
+
+/** Longer than the list's 15 s horizon, the most a listed event can be shown again after a newer one. */
+const SEEN_WINDOW_MS = 120_000;
+
+const earlierBy = (iso: string, ms: number): string => new Date(Date.parse(iso) - ms).toISOString();

@@ -196,7 +196,7 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
     }
     return {
       principalId: clientId,
-      policyDocument: routePolicy(event.methodArn, splitScopes(scope), routes),
+      policyDocument: routePolicy(event.methodArn, routes),
       context: { tenant: payload.tenant as string, clientId, scope },
     };
   };

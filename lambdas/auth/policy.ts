@@ -2,9 +2,10 @@ import type { PolicyDocument, Statement } from 'aws-lambda';
 import type { Route } from '#routes';
 
 /**
- * The IAM policy a TOKEN authorizer returns, built from the route table and evaluated the
- * way API Gateway evaluates it. API Gateway caches the policy by token and reuses it for
- * every route, so it names every route: Allow where the token has the route's scope, Deny elsewhere.
+ * The IAM policy the authorizer returns, built from the route table and evaluated the way API
+ * Gateway evaluates it: Allow on every protected route for a verified token. Each route's scope
+ * is checked by its handler's middleware (#shared/required-scope), where the 403 can name it;
+ * API Gateway answers a Deny with one fixed response that cannot.
  */
 export const INVOKE_ACTION = 'execute-api:Invoke';
 
@@ -21,26 +22,17 @@ export const stageArnOf = (methodArn: string): string => {
 export const routeArn = (stageArn: string, route: Pick<Route, 'method' | 'path'>): string =>
   `${stageArn}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`;
 
-export const routePolicy = (
-  methodArn: string,
-  scopes: readonly string[],
-  routes: readonly Route[],
-): PolicyDocument => {
+export const routePolicy = (methodArn: string, routes: readonly Route[]): PolicyDocument => {
   const stageArn = stageArnOf(methodArn);
-  const protectedRoutes = routes.filter((route) => route.scope !== undefined);
-  const allowed = protectedRoutes
-    .filter((route) => scopes.includes(route.scope as string))
+  const protectedRoutes = routes
+    .filter((route) => route.scope !== undefined)
     .map((r) => routeArn(stageArn, r));
-  const denied = protectedRoutes
-    .filter((route) => !scopes.includes(route.scope as string))
-    .map((r) => routeArn(stageArn, r));
-  const statements: Statement[] = [];
-  if (allowed.length > 0) statements.push({ Effect: 'Allow', Action: INVOKE_ACTION, Resource: allowed });
-  if (denied.length > 0) statements.push({ Effect: 'Deny', Action: INVOKE_ACTION, Resource: denied });
   // A policy must hold a statement; with no protected route there is nothing to allow.
-  if (statements.length === 0)
-    statements.push({ Effect: 'Deny', Action: INVOKE_ACTION, Resource: `${stageArn}/*` });
-  return { Version: '2012-10-17', Statement: statements };
+  const statement: Statement =
+    protectedRoutes.length > 0
+      ? { Effect: 'Allow', Action: INVOKE_ACTION, Resource: protectedRoutes }
+      : { Effect: 'Deny', Action: INVOKE_ACTION, Resource: `${stageArn}/*` };
+  return { Version: '2012-10-17', Statement: [statement] };
 };
 
 const asList = (value: string | string[] | undefined): string[] =>

@@ -14,6 +14,7 @@ import { firstDuplicateKey } from './duplicate-keys.ts';
 import { headerValue, SINGLE_VALUE_HEADERS, singleHeaderValue } from './http-event.ts';
 import { logger } from './logger.ts';
 import { problemResponse } from './problem.ts';
+import { InsufficientScopeError, insufficientScopeChallenge } from './required-scope.ts';
 import { RETRY_AFTER_SECONDS, ServiceUnavailableError } from './service-unavailable.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -40,6 +41,11 @@ export class UnsupportedMediaTypeError extends Error {
 export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
   if (error instanceof InvalidRequestError) {
     return problemResponse(400, 'invalid_request', error.message, { invalidParams: error.invalidParams });
+  }
+  if (error instanceof InsufficientScopeError) {
+    return problemResponse(403, 'insufficient_scope', error.message, {
+      headers: { 'WWW-Authenticate': insufficientScopeChallenge(error) },
+    });
   }
   if (error instanceof PaymentNotFoundError) return problemResponse(404, 'not_found', error.message);
   if (error instanceof NotFoundError) return problemResponse(404, 'not_found', error.message);

@@ -3,6 +3,7 @@ import { type LocalService, startLocalService } from '#local/service-process';
 import { benchAuthorizer } from './authorizer.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
+import { benchCliStart } from './cli-start.ts';
 import { benchIamCheck } from './iam-check.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
@@ -46,7 +47,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, table-calls, authorizer,
- * upload-memory, iam-check, bundles, list-scale, webhooks, token-flood; comma-separated), or the same names as arguments
+ * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -288,6 +289,28 @@ if (runs('bundles')) {
       'How to read this table, what the gap to the target is made of, and the traced figures: "Cold start against the one-GetItem reference" below.',
       '',
       ...preformatted(bundleLines),
+    ],
+  });
+  await report.write();
+}
+
+// The CLI's start, from built JavaScript and through the TypeScript loader: a fresh process to `--help`.
+if (runs('cli')) {
+  const runCount = benchCount('BENCH_CLI_RUNS', process.env.BENCH_CLI_RUNS, 9);
+  const figures = benchCliStart({ runs: runCount });
+  report.section({
+    title: `CLI start: a fresh process to --help (median of ${runCount})`,
+    table: {
+      columns: ['how', 'command', 'median ms', 'fastest ms'],
+      rows: figures.map((figure) => [
+        figure.name,
+        `\`${figure.command}\``,
+        fixed(figure.medianMs, 0),
+        fixed(figure.minMs, 0),
+      ]),
+    },
+    notes: [
+      'Target: under 500 ms from built JavaScript on this machine. `npm run cli` runs the built file and builds client/dist first when a client source is newer (client/scripts/built-cli.mjs); the loader row is what it ran before. Wall time on a shared machine: noisy; the floor row is Node starting alone at the same moment.',
     ],
   });
   await report.write();

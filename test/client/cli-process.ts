@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../client/src/cli.ts', import.meta.url));
+/** What `npm run cli` runs: the built CLI (client/dist), built by the suite's global setup. */
+const CLI = fileURLToPath(new URL('../../client/scripts/cli.mjs', import.meta.url));
 /** Preload that freezes the CLI at a chosen moment (see stall.ts). */
 export const STALL = fileURLToPath(new URL('./stall.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,8 +20,7 @@ export const startCli = (
   env: Record<string, string | undefined>,
   options: { preload?: string[] } = {},
 ) => {
-  const preload = (options.preload ?? []).flatMap((path) => ['--import', path]);
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, CLI, ...args], {
+  const child = spawn(process.execPath, [...preloads(options.preload), CLI, ...args], {
     cwd: ROOT,
     env: { ...withoutCliSettings(process.env), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -39,6 +39,10 @@ export const startCli = (
   return { child: child as ChildProcess, done, stdout: () => stdout, stderr: () => stderr };
 };
 
+/** Preloads are TypeScript: they, and only they, bring the TypeScript loader. */
+const preloads = (paths: string[] = []) =>
+  paths.length === 0 ? [] : ['--import', 'tsx', ...paths.flatMap((path) => ['--import', path])];
+
 export const runCli = (args: string[], env: Record<string, string | undefined>, input?: string) => {
   const run = startCli(args, env);
   run.child.stdin?.end(input);
@@ -56,14 +60,7 @@ export const cliEnv = (baseUrl: string, client: { clientId: string; clientSecret
 
 /** The command line that runs the CLI as `startCli` does, for a shell. */
 export const cliCommand = (args: string[], options: { preload?: string[] } = {}) =>
-  [
-    process.execPath,
-    '--import',
-    'tsx',
-    ...(options.preload ?? []).flatMap((path) => ['--import', path]),
-    CLI,
-    ...args,
-  ]
+  [process.execPath, ...preloads(options.preload), CLI, ...args]
     .map((word) => `'${word.replaceAll("'", `'\\''`)}'`)
     .join(' ');
 

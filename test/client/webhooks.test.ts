@@ -228,4 +228,57 @@ describe('events', () => {
       .map((request) => new URL(request.url).searchParams.get('createdAt.gte'));
     expect(froms).toEqual(['2026-11-24T09:00:00.000Z', '2026-11-24T10:00:01.000Z']);
   });
+
+  it('follow keeps the cursor the list hands back with recent events, and yields a repeat once', async () => {
+    const e1 = statusEvent('e-1', '2026-11-24T10:00:00.000Z');
+    const e2 = statusEvent('e-2', '2026-11-24T10:00:01.000Z', 1);
+    const e3 = statusEvent('e-3', '2026-11-24T10:00:02.000Z', 2);
+    const looks: [unknown[], string][] = [
+      [[e1], 'c-1'],
+      [[e1, e2], 'c-2'],
+      [[e2, e3], ''],
+    ];
+    const { fetch, requests } = fakeFetch((request) => {
+      const url = new URL(request.url);
+      if (url.pathname === '/oauth/token') return tokenAnswer('t');
+      if (url.pathname === '/v1/events') {
+        const [items, cursor] = looks.shift() ?? [[], ''];
+        return json(200, items, { 'Pagination-Cursor': cursor });
+      }
+      return undefined;
+    });
+    const abort = new AbortController();
+    const seen: string[] = [];
+    const following = (async () => {
+      for await (const event of clientWith(fetch).events.follow(
+        { 'createdAt.gte': '2026-11-24T09:00:00.000Z' },
+        { intervalMs: 1, signal: abort.signal },
+      )) {
+        seen.push(event.id);
+        if (event.id === 'e-3') abort.abort();
+      }
+    })();
+    await expect(following).rejects.toThrow();
+    expect(seen).toEqual(['e-1', 'e-2', 'e-3']);
+    const looked = requests
+      .filter((request) => new URL(request.url).pathname === '/v1/events')
+      .map((request) => new URL(request.url).searchParams);
+    expect(looked.map((query) => query.get('cursor'))).toEqual([null, 'c-1', 'c-2']);
+    expect(looked.map((query) => query.get('createdAt.gte'))).toEqual(
+      Array(3).fill('2026-11-24T09:00:00.000Z'),
+    );
+  });
+
+  it('list ends on a page that brings no new event, though it hands back a cursor', async () => {
+    const e1 = statusEvent('e-1', '2026-11-24T10:00:00.000Z');
+    const { fetch } = fakeFetch((request) => {
+      const url = new URL(request.url);
+      if (url.pathname === '/oauth/token') return tokenAnswer('t');
+      if (url.pathname === '/v1/events') return json(200, [e1], { 'Pagination-Cursor': 'at-the-horizon' });
+      return undefined;
+    });
+    const listed: string[] = [];
+    for await (const event of clientWith(fetch).events.list()) listed.push(event.id);
+    expect(listed).toEqual(['e-1']);
+  });
 });

@@ -223,6 +223,29 @@ describe('refused tokens', () => {
     await expectRefusal(`Bearer ${readOnly}`, 403, 'insufficient_scope');
   });
 
+  it('names the missing scope in WWW-Authenticate (RFC 6750 3) and in error_description', async () => {
+    const readOnly = await requestToken(service.baseUrl, 'transactions:read');
+    const write = await callApi(service.baseUrl, TRANSFERS, {
+      token: readOnly,
+      body: minimalCreditTransfer(),
+    });
+    expect(write.status).toBe(403);
+    expect(write.headers.get('www-authenticate')).toBe(
+      'Bearer realm="credit-transfers", error="insufficient_scope", scope="transactions:write", error_description="The access token does not carry the scope transactions:write"',
+    );
+    expect(write.body).toMatchObject({
+      error: 'insufficient_scope',
+      error_description: 'The access token does not carry the scope transactions:write',
+      detail: 'The access token does not carry the scope transactions:write',
+    });
+
+    const writeOnly = await requestToken(service.baseUrl, 'transactions:write');
+    const hooks = await callApi(service.baseUrl, '/v1/webhook-endpoints', { token: writeOnly });
+    expect(hooks.status).toBe(403);
+    expect(hooks.headers.get('www-authenticate')).toContain('scope="webhooks:manage"');
+    expect(hooks.body.error_description).toBe('The access token does not carry the scope webhooks:manage');
+  });
+
   it('accepts the same forged-shape token when it is genuinely signed: the refusals above are about one flaw each', async () => {
     const reply = await callApi(service.baseUrl, TRANSFERS, {
       token: forgeToken(),

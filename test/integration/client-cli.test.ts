@@ -362,16 +362,46 @@ describe('CLI commands', () => {
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout).map((item: { paymentId: string }) => item.paymentId)).toEqual(newestFirst);
 
+    // CSV shows the columns a reconciliation reads by default, every row filled where it matters.
     const csv = await runCli([...filters, '--all', '--format', 'csv'], env);
+    expect(csv.code, csv.stderr).toBe(0);
     const rows = parseCsv(csv.stdout);
-    const header = rows[0] ?? [];
-    expect(header[0]).toBe('paymentId');
-    expect(header).toEqual(expect.arrayContaining(['status', 'amount', 'debtorAccountId', 'purpose']));
+    expect(rows[0]).toEqual([
+      'paymentId',
+      'status',
+      'statusReason',
+      'statusReasonCode',
+      'amount',
+      'currency',
+      'creditor.name',
+      'creditorAccountId',
+      'debtorAccountId',
+      'valueDate',
+      'date',
+    ]);
     expect(rows.slice(1).map((row) => row[0])).toEqual(newestFirst);
-    const purpose = header.indexOf('purpose');
-    expect(rows.slice(1).map((row) => row[purpose])).toEqual(
-      [4, 3, 2, 1, 0].map((i) => `Invoice ${i}, "quoted"`),
+    expect(rows.slice(1).map((row) => [row[4], row[5], row[8]])).toEqual(
+      newestFirst.map(() => ['25.00', 'EUR', account]),
     );
+
+    // --columns: any field, in the order named, quoted as RFC 4180 asks.
+    const chosen = await runCli(
+      [...filters, '--all', '--format', 'csv', '--columns', 'purpose,paymentId'],
+      env,
+    );
+    expect(chosen.code, chosen.stderr).toBe(0);
+    const chosenRows = parseCsv(chosen.stdout);
+    expect(chosenRows[0]).toEqual(['purpose', 'paymentId']);
+    expect(chosenRows.slice(1)).toEqual(newestFirst.map((id, i) => [`Invoice ${4 - i}, "quoted"`, id]));
+    const every = await runCli([...filters, '--format', 'csv', '--columns', 'all'], env);
+    expect(parseCsv(every.stdout)[0]).toHaveLength(28);
+
+    // An unknown column is a usage error: named, with the columns there are, and nothing printed.
+    const unknown = await runCli([...filters, '--format', 'csv', '--columns', 'paymentId,creditorName'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toContain("unknown column 'creditorName'; the columns are paymentId, status");
+    expect(unknown.stderr).toContain('creditor.name');
 
     const table = await runCli([...filters, '--all'], env);
     const lines = table.stdout.trim().split('\n');

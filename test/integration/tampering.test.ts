@@ -132,7 +132,7 @@ describe('the local event bus', () => {
         .filter((entry) => entry.event.data.sequence > 4 || entry.event.data.status === 'Rejected'),
     ).toEqual([]);
 
-    // Listed once older than the settle horizon (15 s): the real changes, and nothing else.
+    // Listed (recent events at once): the real changes, and nothing else.
     const listed = await eventually(
       async () => {
         const reply = await callApi(service.baseUrl, `/v1/events?paymentId.eq=${after}`, {

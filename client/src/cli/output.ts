@@ -38,6 +38,30 @@ type MissingField = Exclude<keyof CreditTransfer, (typeof TRANSFER_FIELDS)[numbe
 const everyFieldListed: [MissingField] extends [never] ? true : MissingField = true;
 void everyFieldListed;
 
+/** Columns that reach into a field: the parties' names. */
+const NESTED_COLUMNS = ['creditor.name', 'debtor.name'] as const;
+
+/** Every column `--columns` may name: each field of a transfer, and the parties' names. */
+export const TRANSFER_COLUMNS: readonly string[] = [...TRANSFER_FIELDS, ...NESTED_COLUMNS];
+
+/**
+ * The columns CSV shows unless `--columns` says otherwise: what a reconciliation reads (who was
+ * paid how much, where it stands and why, when), not the 25 fields most transfers leave empty.
+ */
+export const CSV_COLUMNS = [
+  'paymentId',
+  'status',
+  'statusReason',
+  'statusReasonCode',
+  'amount',
+  'currency',
+  'creditor.name',
+  'creditorAccountId',
+  'debtorAccountId',
+  'valueDate',
+  'date',
+] as const;
+
 /** The columns a table shows: enough to tell transfers apart, one line each. */
 const TABLE_FIELDS = [
   'paymentId',
@@ -50,7 +74,25 @@ const TABLE_FIELDS = [
   'date',
 ];
 
+/** The columns a `--columns` value names (comma-separated, or `all`), in its order, or the names it does not know. */
+export const parseColumns = (text: string): { columns: string[] } | { unknown: string[] } => {
+  if (text.trim() === 'all') return { columns: [...TRANSFER_COLUMNS] };
+  const columns = text.split(',').map((name) => name.trim());
+  const unknown = columns.filter((name) => !TRANSFER_COLUMNS.includes(name));
+  return unknown.length > 0 ? { unknown } : { columns: [...new Set(columns)] };
+};
+
 export type Row = Record<string, unknown>;
+
+/** A column's value: a field, or a field of a field (`creditor.name`). */
+const valueAt = (row: Row, column: string): unknown =>
+  column
+    .split('.')
+    .reduce<unknown>(
+      (value, key) =>
+        value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined,
+      row,
+    );
 
 const cellText = (value: unknown): string =>
   value === undefined || value === null
@@ -66,13 +108,15 @@ export const csvField = (value: unknown): string => {
 };
 
 export const csvLine = (fields: readonly string[], row: Row): string =>
-  `${fields.map((field) => csvField(row[field])).join(',')}\r\n`;
+  `${fields.map((field) => csvField(valueAt(row, field))).join(',')}\r\n`;
 
 export const csv = (fields: readonly string[], rows: readonly Row[]): string =>
   `${fields.join(',')}\r\n${rows.map((row) => csvLine(fields, row)).join('')}`;
 
 export const table = (fields: readonly string[], rows: readonly Row[]): string => {
-  const cells = rows.map((row) => fields.map((field) => cellText(row[field]).replaceAll(/\s+/g, ' ')));
+  const cells = rows.map((row) =>
+    fields.map((field) => cellText(valueAt(row, field)).replaceAll(/\s+/g, ' ')),
+  );
   const widths = fields.map((field, column) =>
     Math.max(field.length, ...cells.map((line) => line[column]?.length ?? 0)),
   );
@@ -84,17 +128,28 @@ export const table = (fields: readonly string[], rows: readonly Row[]): string =
   return `${[line(fields), ...cells.map(line)].join('\n')}\n`;
 };
 
-/** Transfers in the chosen format: one JSON array, a CSV document, or a table. */
-export const formatTransfers = (format: Format, transfers: readonly CreditTransfer[]): string => {
+/**
+ * Transfers in the chosen format: one JSON array (every field), a CSV document or a table, of
+ * `columns` when given (CSV_COLUMNS and TABLE_FIELDS otherwise).
+ */
+export const formatTransfers = (
+  format: Format,
+  transfers: readonly CreditTransfer[],
+  columns?: readonly string[],
+): string => {
   const rows = transfers as readonly Row[];
   if (format === 'json') return `${JSON.stringify(transfers, null, 2)}\n`;
-  if (format === 'csv') return csv(TRANSFER_FIELDS, rows);
-  return table(TABLE_FIELDS, rows);
+  if (format === 'csv') return csv(columns ?? CSV_COLUMNS, rows);
+  return table(columns ?? TABLE_FIELDS, rows);
 };
 
 /** One transfer (an answer of initiate, status or cancel) exactly as the service sent it. */
-export const formatTransfer = (format: Format, transfer: CreditTransfer): string =>
-  format === 'json' ? `${JSON.stringify(transfer, null, 2)}\n` : formatTransfers(format, [transfer]);
+export const formatTransfer = (
+  format: Format,
+  transfer: CreditTransfer,
+  columns?: readonly string[],
+): string =>
+  format === 'json' ? `${JSON.stringify(transfer, null, 2)}\n` : formatTransfers(format, [transfer], columns);
 
 /**
  * Column widths of tables printed line by line (status --watch, poll), where later lines cannot
@@ -144,7 +199,7 @@ export class LineWriter {
       this.write(this.format === 'csv' ? `${this.fields.join(',')}\r\n` : this.#tableLine(this.fields));
     this.#headerDone = true;
     if (this.format === 'csv') this.write(csvLine(this.fields, record));
-    else this.write(this.#tableLine(this.fields.map((field) => cellText(record[field]) || '-')));
+    else this.write(this.#tableLine(this.fields.map((field) => cellText(valueAt(record, field)) || '-')));
   }
 }
 

@@ -6,13 +6,15 @@ import { ApiError, CreditTransfersError } from '../errors.ts';
 import { CHANGE_FIELDS, DEFAULT_STUCK_AFTER_MS, pollOnce } from '../poll.ts';
 import type { CreditTransferRequest, ListFilters, StatusReport } from '../types.ts';
 import {
+  CSV_COLUMNS,
   csv,
   FORMATS,
   type Format,
   formatTransfer,
   formatTransfers,
   LineWriter,
-  TRANSFER_FIELDS,
+  parseColumns,
+  TRANSFER_COLUMNS,
 } from './output.ts';
 import { Spinner } from './spinner.ts';
 import { addWebhookCommands } from './webhooks.ts';
@@ -114,6 +116,22 @@ const limitArgument = (text: string) => {
   return Number(text);
 };
 
+const columnsArgument = (text: string) => {
+  const parsed = parseColumns(text);
+  if ('unknown' in parsed)
+    throw new InvalidArgumentError(
+      `unknown column ${parsed.unknown.map((name) => `'${name}'`).join(', ')}; the columns are ${TRANSFER_COLUMNS.join(', ')}, or all`,
+    );
+  return parsed.columns;
+};
+
+/** `--columns`, on every command that prints transfers. */
+const columnsOption = () =>
+  new Option(
+    '--columns <names>',
+    `comma-separated columns for csv and table (csv default: ${CSV_COLUMNS.join(',')}); all for every field`,
+  ).argParser(columnsArgument);
+
 const readTransferFile = async (path: string): Promise<CreditTransferRequest> => {
   let text: string;
   try {
@@ -214,7 +232,8 @@ export const buildProgram = () => {
     )
     .requiredOption('--file <path>', 'the transfer as JSON')
     .option('--idempotency-id <key>', 'idempotency key (default: a new UUID; reuse it to repeat safely)')
-    .option('--wait', 'wait for the final status and print that report');
+    .option('--wait', 'wait for the final status and print that report')
+    .addOption(columnsOption());
   waitOptions(initiate).action(
     async (options: {
       file: string;
@@ -222,6 +241,7 @@ export const buildProgram = () => {
       wait?: boolean;
       timeout?: number;
       failUnlessSettled?: boolean;
+      columns?: string[];
     }) => {
       const transfer = await readTransferFile(options.file);
       const { client } = clientFrom(globals());
@@ -229,13 +249,13 @@ export const buildProgram = () => {
         ...(options.idempotencyId !== undefined && { idempotencyId: options.idempotencyId }),
       });
       if (!options.wait) {
-        out(formatTransfer(globals().format, answer));
+        out(formatTransfer(globals().format, answer, options.columns));
         return;
       }
       const final = await client.waitForFinalStatus(answer.paymentId, {
         ...(options.timeout !== undefined && { timeoutMs: options.timeout }),
       });
-      out(formatTransfer(globals().format, final));
+      out(formatTransfer(globals().format, final, options.columns));
       settledOrExit(final, options.failUnlessSettled);
     },
   );
@@ -244,24 +264,26 @@ export const buildProgram = () => {
     .command('status')
     .description('status report of a transfer; --watch follows it to a final status')
     .argument('<paymentId>')
-    .option('--watch', 'print one line per status change until a final status');
+    .option('--watch', 'print one line per status change until a final status')
+    .addOption(columnsOption());
   waitOptions(status).action(
     async (
       paymentId: string,
-      options: { watch?: boolean; timeout?: number; failUnlessSettled?: boolean },
+      options: { watch?: boolean; timeout?: number; failUnlessSettled?: boolean; columns?: string[] },
     ) => {
       const { client } = clientFrom(globals());
       const format = globals().format;
       if (!options.watch) {
         const { report } = await client.status(paymentId);
-        out(formatTransfer(format, report));
+        out(formatTransfer(format, report, options.columns));
         if (isFinal(report.status)) settledOrExit(report, options.failUnlessSettled);
         return;
       }
       const fields =
-        format === 'csv'
-          ? TRANSFER_FIELDS
-          : ['date', 'paymentId', 'status', 'statusReason', 'statusReasonCode'];
+        options.columns ??
+        (format === 'csv'
+          ? CSV_COLUMNS
+          : ['date', 'paymentId', 'status', 'statusReason', 'statusReasonCode']);
       const spinner = new Spinner(process.stdout);
       const writer = new LineWriter(format, fields, (text) => spinner.print(text));
       spinner.start(`waiting for ${paymentId}`);
@@ -286,11 +308,13 @@ export const buildProgram = () => {
     .option('--limit <n>', 'page size (1..100)', limitArgument)
     .option('--cursor <cursor>', 'start at this page (Pagination-Cursor of the previous one)')
     .option('--all', 'follow every cursor to the last page')
+    .addOption(columnsOption())
     .addOption(
       new Option('--status <status>', 'only transfers in this status (status.eq)').choices(PAYMENT_STATUSES),
     );
   for (const filter of LIST_FILTERS) list.option(`--${filter} <value>`, `filter ${filter}`);
-  list.action(async (options: Record<string, string | number | boolean | undefined>) => {
+  list.action(async (options: Record<string, string | number | boolean | string[] | undefined>) => {
+    const columns = Array.isArray(options.columns) ? options.columns : undefined;
     const filters = Object.fromEntries(
       LIST_FILTERS.filter((name) => options[name] !== undefined).map((name) => [name, String(options[name])]),
     ) as ListFilters;
@@ -306,14 +330,14 @@ export const buildProgram = () => {
     if (options.all) {
       const transfers = [];
       for await (const transfer of client.list(filters, paging)) transfers.push(transfer);
-      out(formatTransfers(globals().format, transfers));
+      out(formatTransfers(globals().format, transfers, columns));
       return;
     }
     const page = await client.listPage(filters, {
       ...paging,
       ...(typeof options.cursor === 'string' && { cursor: options.cursor }),
     });
-    out(formatTransfers(globals().format, page.items));
+    out(formatTransfers(globals().format, page.items, columns));
     if (page.cursor !== '') process.stderr.write(`More transfers: --cursor ${page.cursor} (or --all)\n`);
   });
 
@@ -323,15 +347,18 @@ export const buildProgram = () => {
     .argument('<paymentId>')
     .option('--reason <text>', 'cancellationReason')
     .option('--idempotency-id <key>', 'idempotency key (default: a new UUID)')
-    .action(async (paymentId: string, options: { reason?: string; idempotencyId?: string }) => {
-      const { client } = clientFrom(globals());
-      const answer = await client.cancel(
-        paymentId,
-        options.reason === undefined ? {} : { cancellationReason: options.reason },
-        { ...(options.idempotencyId !== undefined && { idempotencyId: options.idempotencyId }) },
-      );
-      out(formatTransfer(globals().format, answer));
-    });
+    .addOption(columnsOption())
+    .action(
+      async (paymentId: string, options: { reason?: string; idempotencyId?: string; columns?: string[] }) => {
+        const { client } = clientFrom(globals());
+        const answer = await client.cancel(
+          paymentId,
+          options.reason === undefined ? {} : { cancellationReason: options.reason },
+          { ...(options.idempotencyId !== undefined && { idempotencyId: options.idempotencyId }) },
+        );
+        out(formatTransfer(globals().format, answer, options.columns));
+      },
+    );
 
   program
     .command('poll')

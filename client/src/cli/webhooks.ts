@@ -209,7 +209,7 @@ export const addWebhookCommands = (program: Command, context: CommandContext): v
   const events = program
     .command('events')
     .description(
-      "list events, oldest first (each listed once 15 s old); --follow prints new ones as they come; filters as the API's query parameters",
+      "list events, oldest first (recent ones at once); --follow prints new ones as they come; filters as the API's query parameters",
     )
     .addOption(new Option('--type <type>', 'only events of this type').choices(EVENT_TYPES))
     .option('--limit <n>', 'page size (1..100)', context.limitArgument)
@@ -267,7 +267,7 @@ export const addWebhookCommands = (program: Command, context: CommandContext): v
     )
     .addHelpText(
       'after',
-      '\nEvents recorded from now on are forwarded (each once it is 15 s old, as the events list shows it),\n' +
+      '\nEvents recorded from now on are forwarded (each as soon as the events list shows it, at once),\n' +
         'with the headers webhook-id, webhook-timestamp and webhook-signature; verify them with the secret\n' +
         'printed at start (verifyWebhook, or any Standard Webhooks library). A receiver that fails is not\n' +
         'retried: the line says what it answered. Ctrl-C stops.',

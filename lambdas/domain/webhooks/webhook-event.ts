@@ -24,11 +24,11 @@ export const EVENT_RETENTION_DAYS = 400;
 export const EVENT_WRITE_LIMIT_MS = 5_000;
 
 /**
- * The events list shows only events recorded longer ago than this. Writes race (one event's
- * `createdAt` taken first may be written last), so a list read up to now could page past an
- * event that appears a moment later, earlier in the order. Past this horizon, three times the
- * write limit, every event that will ever be there is there: a consumer following the list
- * misses none.
+ * The events list's cursor never moves past events recorded more recently than this (it shows
+ * them, and hands back a cursor from before them). Writes race (one event's `createdAt` taken
+ * first may be written last), so a cursor past a recent event could page past one that appears a
+ * moment later, earlier in the order. Past this horizon, three times the write limit, every
+ * event that will ever be there is there: a consumer following the cursor misses none.
  */
 export const EVENT_SETTLE_MS = 3 * EVENT_WRITE_LIMIT_MS;
 

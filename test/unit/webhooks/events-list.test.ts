@@ -59,31 +59,48 @@ const eventOf = (tenant: string, createdAt: Date): WebhookEventRecord =>
     createdAt,
   );
 
+const list = (tenant: string, query: Record<string, readonly string[]> = {}) =>
+  listEvents({ events: store, cursorKey: async () => key, clock }, tenant, query);
+
+const idsOf = (bodies: string[]) => bodies.map((body) => (JSON.parse(body) as { id: string }).id);
+
 /**
- * A consumer as the guide describes it: from where it stopped (`createdAt.gte` the last event
- * it saw, and the events at that time it saw already dropped), page after page by cursor.
+ * A consumer as the guide describes it: page after page by cursor, dropping ids it has, until a
+ * page brings nothing new or ends the list. It keeps the last cursor to come back with; after a
+ * page that ended the list (every event on it settled), it comes back from the newest
+ * `createdAt` it saw instead.
  */
 const consumer = (tenant: string) => {
   const seen: string[] = [];
   let since: string | undefined;
+  let newest: string | undefined;
+  let cursor = '';
   return {
     seen,
     catchUp: async () => {
-      let cursor = '';
-      const from = since;
-      do {
-        const page = await listEvents({ events: store, cursorKey: async () => key, clock }, tenant, {
+      for (;;) {
+        const page = await list(tenant, {
           limit: ['2'],
-          ...(from !== undefined && { 'createdAt.gte': [from] }),
+          ...(since !== undefined && { 'createdAt.gte': [since] }),
           ...(cursor !== '' && { cursor: [cursor] }),
         });
+        let fresh = 0;
         for (const body of page.bodies) {
           const event = JSON.parse(body) as { id: string; createdAt: string };
-          if (!seen.includes(event.id)) seen.push(event.id);
-          since = event.createdAt;
+          if (seen.includes(event.id)) continue;
+          seen.push(event.id);
+          fresh++;
+          if (newest === undefined || event.createdAt > newest) newest = event.createdAt;
+        }
+        if (page.nextCursor === '') {
+          // A cursor belongs to its filters: the next look starts afresh from there.
+          since = newest;
+          cursor = '';
+          return;
         }
         cursor = page.nextCursor;
-      } while (cursor !== '');
+        if (fresh === 0) return;
+      }
     },
   };
 };
@@ -100,6 +117,8 @@ describe('the events list', () => {
     const follower = consumer(tenant);
     now = at(10);
     await follower.catchUp();
+    // The recent events are shown at once.
+    expect(follower.seen).toEqual([...older, b].map((event) => event.id));
     // A's write lands a second later, well within the write limit.
     now = at(1_000);
     await store.putIfAbsent(a);
@@ -107,20 +126,27 @@ describe('the events list', () => {
     now = at(EVENT_SETTLE_MS + 1_000);
     await follower.catchUp();
 
-    expect(follower.seen).toEqual([...older, a, b].map((event) => event.id));
+    expect([...follower.seen].sort()).toEqual([...older, a, b].map((event) => event.id).sort());
   });
 
-  it('shows an event once it is older than the settle horizon, not before', async () => {
+  it('shows a recent event at once; the cursor of that page still reaches one written late before it', async () => {
     const tenant = `tenant-${randomUUID()}`;
-    const event = eventOf(tenant, at(100_000));
-    await store.putIfAbsent(event);
-    const follower = consumer(tenant);
-    now = at(100_000 + EVENT_SETTLE_MS - 1);
-    await follower.catchUp();
-    expect(follower.seen).toEqual([]);
-    now = at(100_000 + EVENT_SETTLE_MS + 1);
-    await follower.catchUp();
-    expect(follower.seen).toEqual([event.id]);
+    const later = eventOf(tenant, at(100_005));
+    await store.putIfAbsent(later);
+    now = at(100_010);
+    const first = await list(tenant);
+    expect(idsOf(first.bodies)).toEqual([later.id]);
+    // The cursor stays at the horizon, before the recent event.
+    expect(first.nextCursor).not.toBe('');
+
+    // Written late, earlier in the order than the event already shown.
+    const earlier = eventOf(tenant, at(100_000));
+    await store.putIfAbsent(earlier);
+    now = at(100_000 + EVENT_SETTLE_MS + 10);
+    const next = await list(tenant, { cursor: [first.nextCursor] });
+    expect(idsOf(next.bodies)).toEqual([earlier.id, later.id]);
+    // Every event on the page settled: the page ends the list.
+    expect(next.nextCursor).toBe('');
   });
 
   it('refuses a cursor issued to another tenant', async () => {
