@@ -4,6 +4,7 @@ import { benchAuthorizer } from './authorizer.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
 import { benchCliStart } from './cli-start.ts';
+import { benchFairness } from './fairness.ts';
 import { benchIamCheck } from './iam-check.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
@@ -47,7 +48,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, table-calls, authorizer,
- * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood; comma-separated), or the same names as arguments
+ * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood, fairness; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -241,6 +242,38 @@ if (runs('token-flood')) {
       },
       notes: [
         "The second row is the flood the per-address budget answers; the third is what every flood cost before it, and what a flood from many addresses still costs: WAF's per-IP rule (300 token requests per 5 minutes) is the bound there.",
+      ],
+    });
+  });
+  await report.write();
+}
+
+// One tenant's flood of initiations against another tenant's webhooks and status reads.
+if (runs('fairness')) {
+  await withService({}, async (service, api) => {
+    const floodSeconds = benchCount('BENCH_FLOOD_SECONDS', process.env.BENCH_FLOOD_SECONDS, 45);
+    const figures = await benchFairness(service, api, {
+      probes: 5,
+      floodSeconds,
+      concurrency: 16,
+      timeoutMs: 600_000,
+    });
+    const median = (values: number[]) =>
+      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+    const row = (name: string, probe: { webhookMs: number[]; statusReadMs: number[] }) => [
+      name,
+      fixed(median(probe.webhookMs)),
+      fixed(Math.max(...probe.webhookMs)),
+      fixed(median(probe.statusReadMs)),
+    ];
+    report.section({
+      title: `Fairness between tenants: another tenant's webhooks and status reads during a ${floodSeconds} s flood of initiations (concurrency 16, 5 probe transfers)`,
+      table: {
+        columns: ['probe tenant', 'webhook delay p50 ms', 'webhook delay max ms', 'status read p50 ms'],
+        rows: [row('idle runtime', figures.idle), row('during the flood', figures.flooded)],
+      },
+      notes: [
+        `The flood made ${figures.floodInitiations} initiations in ${fixed(figures.floodSeconds)} s. Webhook delay is from the probe transfer's final status change to the receipt of its webhook; ratio flooded / idle at the median **${fixed(median(figures.flooded.webhookMs) / Math.max(1, median(figures.idle.webhookMs)), 2)}**, status reads **${fixed(median(figures.flooded.statusReadMs) / Math.max(0.1, median(figures.idle.statusReadMs)), 2)}**. TENANT_RATE_LIMIT is off here (its local default), so nothing limits the flood's own rate: what is measured is the sharing of recording, delivery and the workflow between tenants.`,
       ],
     });
   });
