@@ -9,7 +9,11 @@ const BATCHES = '/v1/payments/credit-transfer-batches';
 const TRANSFERS = '/v1/payments/credit-transfers';
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
-const service = useLocalService({ token: 'transactions:read transactions:write' });
+// At INFO: the order of the answer and the lifecycle starts is read from the service's log.
+const service = useLocalService({
+  token: 'transactions:read transactions:write',
+  env: { POWERTOOLS_LOG_LEVEL: 'INFO' },
+});
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -246,6 +250,42 @@ describe('credit transfer batches (pain.001)', () => {
     });
     expect(reply.status).toBe(413);
     expect(reply.body.error_description).toContain('2000');
+  });
+
+  it('answers 202 before any lifecycle of the batch starts: they are started afterwards, once, by the batch lifecycle starter', async () => {
+    const logLines = (): Record<string, unknown>[] =>
+      service
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as Record<string, unknown>];
+          } catch {
+            return [];
+          }
+        });
+    const earlier = logLines().length;
+    const accepted = await submitXml(await example('09', `IT-ASYNC-${Date.now()}`));
+    expect(accepted.status).toBe(202);
+    const { batchId } = accepted.body;
+    await untilAllFinal(batchId);
+
+    // The process's log, in the order things happened: the answer, then the starts.
+    const lines = logLines().slice(earlier);
+    const answered = lines.findIndex(
+      (line) => line.message === 'Request handled' && line.resource === BATCHES && line.statusCode === 202,
+    );
+    const starting = lines.findIndex(
+      (line) => line.message === 'Starting the lifecycles of a batch' && line.batchId === batchId,
+    );
+    const started = lines.filter(
+      (line) => line.message === 'Started the lifecycles of a batch' && line.batchId === batchId,
+    );
+    expect(answered).toBeGreaterThanOrEqual(0);
+    expect(starting).toBeGreaterThan(answered);
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ tenant: 'local', started: 3, failed: 0 });
   });
 
   it('the SDK sends a pain.001 as bytes and reads the batch, typed', async () => {
