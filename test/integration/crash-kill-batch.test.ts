@@ -93,7 +93,7 @@ it('keeps a batch through a SIGKILL while it is being stored: the repeat answers
   );
 
   // Every transfer reaches a final status.
-  const deadline = Date.now() + 480_000;
+  const deadline = Date.now() + 840_000;
   let transfers = await storedTransfers();
   while (transfers.some((transfer) => !FINAL.has(transfer.status)) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -117,4 +117,4 @@ it('keeps a batch through a SIGKILL while it is being stored: the repeat answers
     .map((line) => JSON.parse(line) as { name: string });
   const names = executions.map((execution) => execution.name);
   expect(names.length - new Set(names).size).toBe(0);
-}, 900_000);
+}, 1_200_000);
