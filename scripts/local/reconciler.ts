@@ -92,7 +92,12 @@ const startLocalBatchLifecycles = async () => {
           () => handler(batch),
           BATCH_LIFECYCLES_ENTRY,
         )
-          .catch(() => undefined)
+          .catch((error: unknown) =>
+            logger.warn("A batch's lifecycles did not all start; the reconciler will start them", {
+              batchId: batch.batchId,
+              error: error as Error,
+            }),
+          )
           .finally(() => running.delete(run));
         running.add(run);
       });
