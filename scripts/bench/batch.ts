@@ -41,6 +41,8 @@ export const largePain001 = async (count: number, messageId: string): Promise<st
 
 export interface BatchBenchFigures {
   transfers: number;
+  /** Requests sent until the 202 (a 503 is sent again). */
+  attempts: number;
   bytes: number;
   /** From sending the request to its 202. */
   msTo202: number;
@@ -82,12 +84,21 @@ export const benchBatchLifecycles = async (
 ): Promise<BatchBenchFigures> => {
   const token = await requestToken(service.baseUrl);
   const xml = await largePain001(count, `BENCH-${Date.now()}`);
+  const send = () =>
+    fetch(new URL(BATCHES, service.baseUrl), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/xml' },
+      body: xml,
+    });
   const sent = performance.now();
-  const reply = await fetch(new URL(BATCHES, service.baseUrl), {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/xml' },
-    body: xml,
-  });
+  // A 503 (out of time on a loaded machine) is sent again as a client would: the same MsgId
+  // carries on where the last attempt stopped. The time to the 202 covers every attempt.
+  let reply = await send();
+  let attempts = 1;
+  for (; reply.status === 503 && attempts < 10; attempts++) {
+    await reply.text();
+    reply = await send();
+  }
   const answered = performance.now();
   const answeredAt = Date.now();
   const text = await reply.text();
@@ -99,6 +110,7 @@ export const benchBatchLifecycles = async (
     if (dates.length === count && dates.every((date) => !Number.isNaN(date))) {
       return {
         transfers: count,
+        attempts,
         bytes: Buffer.byteLength(xml),
         msTo202: answered - sent,
         msFrom202ToLastFirstChange: Math.max(...dates) - answeredAt,
