@@ -8,6 +8,7 @@ import type { Construct } from 'constructs';
 import { ROUTES } from '#routes';
 import { GATEWAY_RESPONSES } from '#shared/gateway-responses';
 import { CreditTransferApi } from './constructs/api.ts';
+import { BatchLifecycles } from './constructs/batch-lifecycles.ts';
 import { ListCursorKey } from './constructs/cursor-key.ts';
 import { bind } from './constructs/function-defaults.ts';
 import { CreditTransferLifecycle } from './constructs/lifecycle-workflow.ts';
@@ -45,6 +46,7 @@ export class CreditTransferStack extends Stack {
   readonly webhookSecretKey: WebhookSecretKey;
   readonly api: CreditTransferApi;
   readonly lifecycle: CreditTransferLifecycle;
+  readonly batchLifecycles: BatchLifecycles;
   /** The example consumer queue; absent on `prod` (context exampleConsumer). */
   readonly statusEventConsumer?: StatusEventConsumer;
   readonly webhooks: WebhookDelivery;
@@ -144,11 +146,18 @@ export class CreditTransferStack extends Stack {
       fixedRate: config.xraySamplingRate,
     });
 
+    this.batchLifecycles = new BatchLifecycles(this, 'BatchLifecycles', {
+      table: this.table.table,
+      lifecycle: this.lifecycle.stateMachine,
+      logRetention: config.logRetention,
+    });
+
     const resources: ServiceResources = {
       table: this.table.table,
       signingKey: this.signingKey,
       cursorKey: this.cursorKey,
       lifecycle: this.lifecycle.stateMachine,
+      batchLifecycles: this.batchLifecycles.function.function,
       webhookSecretKey: this.webhookSecretKey,
       issuer: config.issuer,
       audience: config.audience,
@@ -177,6 +186,8 @@ export class CreditTransferStack extends Stack {
         ],
       ),
       ['Reconciler', this.lifecycle.reconciler.function, 'reconciler'],
+      // Starts a batch's executions behind the API, as the workflow's own steps run.
+      ['StartBatchLifecycles', this.batchLifecycles.function.function, 'workflow'],
       // Webhook delivery shares the workflow's reserved share: both run behind the API, off its path.
       ['WebhookIngest', this.webhooks.ingestFunction.function, 'workflow'],
       ['WebhookDeliver', this.webhooks.deliverFunction.function, 'workflow'],
@@ -208,6 +219,7 @@ export class CreditTransferStack extends Stack {
             ] as const)
           : []),
         ['WebhookQueueDeadLetters', this.webhooks.queueDeadLetters],
+        ['BatchLifecyclesDeadLetters', this.batchLifecycles.deadLetters],
         ['WebhookRuleDeadLetters', this.webhooks.ruleDeadLetters],
       ]),
       countAlarms: new Map<string, { description: string; metric: IMetric; severity?: Severity }>([

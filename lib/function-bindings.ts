@@ -1,5 +1,6 @@
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { LIST_INDEXES, WEBHOOK_INDEX } from '#adapters/table/table-definition';
@@ -17,6 +18,8 @@ export interface ServiceResources {
   readonly cursorKey: ListCursorKey;
   /** The credit transfer lifecycle workflow. */
   readonly lifecycle: IStateMachine;
+  /** The function that starts a stored batch's lifecycles (lambdas/workflow/start-batch-lifecycles.ts). */
+  readonly batchLifecycles: IFunction;
   /** The key the webhook signing secrets are sealed under. */
   readonly webhookSecretKey: WebhookSecretKey;
   /** The `iss` and `aud` of the access tokens. */
@@ -201,6 +204,27 @@ export const workflowAccess = (stateMachine: IStateMachine): Binding => ({
     }),
 });
 
+/** Lets a function invoke the batch lifecycle starter (asynchronously), and tells it which function. */
+export const batchLifecyclesInvocation = (fn: IFunction): Binding => ({
+  environment: { BATCH_LIFECYCLES_FUNCTION: fn.functionName },
+  grant: (grantee) =>
+    Grant.addToPrincipal({
+      grantee,
+      actions: ['lambda:InvokeFunction'],
+      // The unqualified ARN the invocation names: no version or alias wildcard.
+      resourceArns: [fn.functionArn],
+    }),
+});
+
+/**
+ * The batch lifecycle starter reads the batch item (BATCH#, which holds its count: the paymentIds
+ * derive from it) and starts one execution per transfer; it reads no transfer.
+ */
+export const BATCH_LIFECYCLES_BINDINGS = (table: ITable, lifecycle: IStateMachine): readonly Binding[] => [
+  tableAccess(table, ['GetItem'], [KEY_PREFIXES.batches]),
+  workflowAccess(lifecycle),
+];
+
 export const tokenClaims = (resources: ServiceResources): Binding => ({
   environment: { ISSUER: resources.issuer, AUDIENCE: resources.audience },
 });
@@ -256,14 +280,15 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     workflowAccess(r.lifecycle),
   ],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
-  // Claims the MsgId, stores the batch and each transfer (conditional puts), marks it stored, starts workflows.
+  // Claims the MsgId, stores the batch and each transfer (conditional puts), marks it stored, and
+  // asks the batch lifecycle starter to start the workflows after it has answered.
   submitCreditTransferBatch: (r) => [
     tableAccess(
       r.table,
       ['PutItem', 'GetItem', 'UpdateItem'],
       [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages],
     ),
-    workflowAccess(r.lifecycle),
+    batchLifecyclesInvocation(r.batchLifecycles),
   ],
   // The batch, then its transfers a hundred at a time.
   getCreditTransferBatch: (r) => [

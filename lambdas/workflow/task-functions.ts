@@ -48,6 +48,9 @@ export const WORKFLOW_FUNCTIONS = {
 /** The reconciler: started by a schedule, not by the state machine. */
 export const RECONCILER_ENTRY = 'lambdas/workflow/reconcile.ts';
 
+/** Starts a stored batch's lifecycles: invoked asynchronously by the batch request. */
+export const BATCH_LIFECYCLES_ENTRY = 'lambdas/workflow/start-batch-lifecycles.ts';
+
 export type AslDefinition = {
   StartAt: string;
   States: Record<string, { Type: string; Resource?: string; [field: string]: unknown }>;

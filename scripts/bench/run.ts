@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchAuthorizer } from './authorizer.ts';
+import { benchBatchLifecycles } from './batch.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
 import { benchCliStart } from './cli-start.ts';
@@ -47,7 +48,7 @@ const scaleReport = new BenchReport('bench-list-scale', ['## List at scale (`npm
 const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`npm run bench`)']);
 
 /**
- * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, table-calls, authorizer,
+ * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, batch, table-calls, authorizer,
  * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood, fairness; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
@@ -159,6 +160,32 @@ if (runs('lifecycle'))
   });
 
 if (runs('lifecycle')) await report.write();
+
+// A payroll-sized pain.001 with the workflow on: the 202 no longer waits for the workflows, which
+// start after it (the StartBatchLifecycles function, in-process here).
+if (runs('batch'))
+  await withService({}, async (service) => {
+    const count = benchCount('BENCH_BATCH_TRANSFERS', process.env.BENCH_BATCH_TRANSFERS, 2000);
+    const figures = await benchBatchLifecycles(service, count);
+    report.section({
+      title: `A pain.001 batch of ${count} transfers (whole local stack, workflow on)`,
+      table: {
+        columns: ['measure', 'ms'],
+        rows: [
+          [
+            `request to its 202 (${(figures.bytes / 1024).toFixed(0)} KB of XML, ${figures.attempts} attempt${figures.attempts === 1 ? '' : 's'})`,
+            fixed(figures.msTo202, 0),
+          ],
+          ["202 to the first transfer's first status change", fixed(figures.msFrom202ToFirstFirstChange, 0)],
+          ["202 to the last transfer's first status change", fixed(figures.msFrom202ToLastFirstChange, 0)],
+        ],
+      },
+      notes: [
+        "First status change: the history entry after Received (AcceptedTechnicalValidation or a rejection), by its own date. Locally the workflow shares the process with the API and runs at most 16 tasks at once; on AWS the starts go at Step Functions' StartExecution rate.",
+      ],
+    });
+  });
+if (runs('batch')) await report.write();
 
 // Table calls, capacity units and CPU per settled transfer, counted inside dynalite: a service of
 // its own, so the counter weighs on no other figure.

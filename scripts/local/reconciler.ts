@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { useWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import { useBatchLifecycleStarter } from '#adapters/iso20022/batch-lifecycle-starter';
 import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-transfers';
+import type { BatchReference } from '#domain/iso20022/ports';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
-import { RECONCILER_ENTRY } from '#workflow/task-functions';
+import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY } from '#workflow/task-functions';
 import { inOwnContext } from './invocations.ts';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
@@ -73,9 +75,46 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
   };
 };
 
+/**
+ * The StartBatchLifecycles function, invoked as Lambda invokes it asynchronously: the batch request
+ * only queues the event, which runs after the request has answered, as that function (its IAM
+ * policies). A run that fails leaves its transfers to the reconciler, as after Lambda's retries.
+ */
+const startLocalBatchLifecycles = async () => {
+  const { handler } = await import('#workflow/start-batch-lifecycles');
+  const running = new Set<Promise<unknown>>();
+  useBatchLifecycleStarter({
+    start: async (batch: BatchReference) => {
+      setImmediate(() => {
+        const run = inOwnContext(
+          'StartBatchLifecycles',
+          `batch-lifecycles-${randomUUID()}`,
+          () => handler(batch),
+          BATCH_LIFECYCLES_ENTRY,
+        )
+          .catch((error: unknown) =>
+            logger.warn("A batch's lifecycles did not all start; the reconciler will start them", {
+              batchId: batch.batchId,
+              error: error as Error,
+            }),
+          )
+          .finally(() => running.delete(run));
+        running.add(run);
+      });
+    },
+  });
+  return {
+    stop: async () => {
+      useBatchLifecycleStarter(undefined);
+      await Promise.all(running);
+    },
+  };
+};
+
 export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promise<LocalLifecycle> => {
   if (!options.enabled) {
     useWorkflowStarter({ start: async () => undefined });
+    useBatchLifecycleStarter({ start: async () => undefined });
     return { stop: async () => undefined };
   }
   const runner = await LocalWorkflowRunner.create({
@@ -83,6 +122,7 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     executionsFile: join(options.dataDir, 'executions.jsonl'),
   });
   useWorkflowStarter(runner);
+  const batchLifecycles = await startLocalBatchLifecycles();
   const { handler } = await import('#workflow/reconcile');
   const reconciler = startLocalReconciler(handler, options.reconcileIntervalSeconds);
   const first = await reconciler.runStartUp();
@@ -90,6 +130,7 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     runner,
     repaired: first?.repaired,
     stop: async () => {
+      await batchLifecycles.stop();
       await reconciler.stop();
       await runner.stop();
       useWorkflowStarter(undefined);

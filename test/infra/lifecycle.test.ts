@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RECOVERY_INDEX } from '#adapters/table/table-definition';
-import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import {
+  BATCH_LIFECYCLES_ENTRY,
+  LIFECYCLE_ASL_FILE,
+  RECONCILER_ENTRY,
+  WORKFLOW_FUNCTIONS,
+} from '#workflow/task-functions';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { SYNTH_TIMEOUT_MS, synthesized } from './synth.ts';
 import {
@@ -190,6 +195,52 @@ describe('credit transfer lifecycle stack', () => {
     expect(queryResources).toHaveLength(2);
     expect(queryResources?.[1]).toContain(`/index/${RECOVERY_INDEX.indexName}`);
     expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
+  });
+
+  it('lets the batch request only invoke the batch lifecycle starter, which only reads batch items and starts executions', () => {
+    const [machineId] = stateMachine();
+    const [starter] = [...functions.entries()].find(([, fn]) =>
+      String(fn.Properties.Description ?? '').startsWith('Batches: starts the lifecycles'),
+    ) ?? [undefined];
+    if (starter === undefined) throw new Error(`No function for ${BATCH_LIFECYCLES_ENTRY}`);
+    const submit = routeFunction('/v1/payments/credit-transfer-batches', 'POST');
+    const submitStatements = statementsOfFunction(template, submit);
+    expect(grantsOf(submitStatements, 'lambda:InvokeFunction')).toEqual([
+      [JSON.stringify({ 'Fn::GetAtt': [starter, 'Arn'] })],
+    ]);
+    // The request no longer starts executions itself.
+    expect(allowedActions(submitStatements).has('states:StartExecution')).toBe(false);
+    const environment = functions.get(submit)?.Properties.Environment as {
+      Variables: Record<string, unknown>;
+    };
+    expect(refOf(environment.Variables.BATCH_LIFECYCLES_FUNCTION)).toBe(starter);
+
+    const statements = statementsOfFunction(template, starter);
+    const actions = [...allowedActions(statements)].filter(
+      (action) => !action.startsWith('xray:') && !action.startsWith('logs:'),
+    );
+    // The dead-letter destination: Lambda sends a failed event there with the function's role.
+    expect(actions.sort()).toEqual(
+      [
+        'dynamodb:GetItem',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+        'states:StartExecution',
+      ].sort(),
+    );
+    expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
+    const reads = statements.filter((statement) =>
+      (Array.isArray(statement.Action) ? statement.Action : [statement.Action]).includes('dynamodb:GetItem'),
+    );
+    expect(reads.map((statement) => (statement as { Condition?: unknown }).Condition)).toEqual([
+      { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BATCH#*'] } },
+    ]);
+    // Failed runs are retried twice within the hour, then kept in a dead-letter queue.
+    const [config] = [...resourcesOf(template, 'AWS::Lambda::EventInvokeConfig').values()].filter(
+      (candidate) => refOf(candidate.Properties.FunctionName) === starter,
+    );
+    expect(config?.Properties).toMatchObject({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 });
   });
 
   it('runs the reconciler every 5 minutes from an EventBridge Scheduler schedule whose role may only invoke it', () => {

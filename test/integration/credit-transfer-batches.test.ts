@@ -1,7 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validatePain002 } from '#adapters/iso20022/xml-schemas';
 import { CreditTransfersClient } from '../../client/src/index.ts';
+import { cliEnv, runCli } from '../client/cli-process.ts';
 import { callApi, createClient, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
 
@@ -9,7 +12,11 @@ const BATCHES = '/v1/payments/credit-transfer-batches';
 const TRANSFERS = '/v1/payments/credit-transfers';
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 
-const service = useLocalService({ token: 'transactions:read transactions:write' });
+// At INFO: the order of the answer and the lifecycle starts is read from the service's log.
+const service = useLocalService({
+  token: 'transactions:read transactions:write',
+  env: { POWERTOOLS_LOG_LEVEL: 'INFO' },
+});
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -248,6 +255,42 @@ describe('credit transfer batches (pain.001)', () => {
     expect(reply.body.error_description).toContain('2000');
   });
 
+  it('answers 202 before any lifecycle of the batch starts: they are started afterwards, once, by the batch lifecycle starter', async () => {
+    const logLines = (): Record<string, unknown>[] =>
+      service
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as Record<string, unknown>];
+          } catch {
+            return [];
+          }
+        });
+    const earlier = logLines().length;
+    const accepted = await submitXml(await example('09', `IT-ASYNC-${Date.now()}`));
+    expect(accepted.status).toBe(202);
+    const { batchId } = accepted.body;
+    await untilAllFinal(batchId);
+
+    // The process's log, in the order things happened: the answer, then the starts.
+    const lines = logLines().slice(earlier);
+    const answered = lines.findIndex(
+      (line) => line.message === 'Request handled' && line.resource === BATCHES && line.statusCode === 202,
+    );
+    const starting = lines.findIndex(
+      (line) => line.message === 'Starting the lifecycles of a batch' && line.batchId === batchId,
+    );
+    const started = lines.filter(
+      (line) => line.message === 'Started the lifecycles of a batch' && line.batchId === batchId,
+    );
+    expect(answered).toBeGreaterThanOrEqual(0);
+    expect(starting).toBeGreaterThan(answered);
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ tenant: 'local', started: 3, failed: 0 });
+  });
+
   it('the SDK sends a pain.001 as bytes and reads the batch, typed', async () => {
     const client = new CreditTransfersClient({
       baseUrl: service.baseUrl,
@@ -261,5 +304,73 @@ describe('credit transfer batches (pain.001)', () => {
     expect(page.creditTransfers.map((item) => item.paymentId)).toEqual(
       accepted.creditTransfers.map((item) => item.paymentId),
     );
+  });
+
+  describe('the CLI', () => {
+    let folder: string;
+    beforeAll(async () => {
+      folder = await mkdtemp(join(tmpdir(), 'cli-batch-'));
+    });
+    afterAll(async () => {
+      if (folder) await rm(folder, { recursive: true, force: true });
+    });
+
+    it('batch submit sends a pain.001 file and, with --wait, prints the counts by final status and reason code', async () => {
+      const path = join(folder, 'payroll.xml');
+      await writeFile(path, await example('09', `IT-CLI-${Date.now()}`));
+      const env = cliEnv(service.baseUrl, LOCAL_CLIENT);
+      const result = await runCli(
+        ['batch', 'submit', path, '--wait', '--timeout', '120s', '--format', 'json'],
+        env,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const summary = JSON.parse(result.stdout);
+      expect(summary.count).toBe(3);
+      // The example: two salaries settle, the supplier payment is refused for insufficient funds.
+      expect(summary.statuses).toEqual([
+        { status: 'AcceptedSettlementCompleted', count: 2 },
+        { status: 'Rejected', statusReasonCode: 'AM04', statusReason: 'InsufficientFunds', count: 1 },
+      ]);
+      const batch = (await getBatch(summary.batchId)).body;
+      expect(batch.messageName).toBe('pain.001.001.09');
+    }, 180_000);
+
+    it('batch submit sends a JSON file; the same file again is the same batch; --fail-unless-settled exits 4 on a rejection', async () => {
+      const path = join(folder, 'batch.json');
+      const account = `cli-${Date.now()}`;
+      await writeFile(
+        path,
+        JSON.stringify({
+          creditTransfers: [
+            { paymentMethod: 'CreditTransfer', amount: '10.00', debtorAccountId: account },
+            { paymentMethod: 'CreditTransfer', amount: '11.00', debtorAccountId: `${account}-closed` },
+          ],
+        }),
+      );
+      const env = cliEnv(service.baseUrl, LOCAL_CLIENT);
+      const sent = await runCli(['batch', 'submit', path, '--format', 'json'], env);
+      expect(sent.code, sent.stderr).toBe(0);
+      const accepted = JSON.parse(sent.stdout);
+      expect(accepted).toMatchObject({ status: 'Accepted', count: 2 });
+
+      const waited = await runCli(
+        ['batch', 'submit', path, '--wait', '--timeout', '120s', '--fail-unless-settled'],
+        env,
+      );
+      expect(waited.code, waited.stderr).toBe(4);
+      // Sent again, the same file is a replay of the same batch: nothing paid twice.
+      expect(waited.stderr).toContain(`Batch ${accepted.batchId}: 2 transfers`);
+      const rows = waited.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s{2,}/));
+      expect(rows[0]).toEqual(['status', 'statusReasonCode', 'statusReason', 'count']);
+      expect(rows.slice(1).sort()).toEqual(
+        [
+          ['AcceptedSettlementCompleted', '1'],
+          ['Rejected', 'AC04', 'ClosedAccountNumber', '1'],
+        ].sort(),
+      );
+    }, 180_000);
   });
 });

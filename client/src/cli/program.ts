@@ -5,6 +5,7 @@ import { parseDuration } from '../duration.ts';
 import { ApiError, CreditTransfersError } from '../errors.ts';
 import { CHANGE_FIELDS, DEFAULT_STUCK_AFTER_MS, pollOnce } from '../poll.ts';
 import type { CreditTransferRequest, ListFilters, StatusReport } from '../types.ts';
+import { addBatchCommands } from './batches.ts';
 import {
   CSV_COLUMNS,
   csv,
@@ -396,14 +397,16 @@ export const buildProgram = () => {
       else if (result.stuck.length > 0) process.exitCode = EXIT.stuck;
     });
 
-  addWebhookCommands(program, {
+  const context = {
     client: () => clientFrom(globals()).client,
     format: () => globals().format,
     out,
-    usageError: (message) => new UsageError(message),
+    usageError: (message: string) => new UsageError(message),
     limitArgument,
     durationArgument,
-  });
+  };
+  addWebhookCommands(program, context);
+  addBatchCommands(program, context);
 
   return program;
 };

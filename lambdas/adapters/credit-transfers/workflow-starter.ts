@@ -3,7 +3,7 @@ import { type LifecycleStart, lifecycleExecutionName } from '#domain/credit-tran
 import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import { requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
-import { stepFunctionsClient } from '../aws/step-functions-client.ts';
+import { bulkStepFunctionsClient, stepFunctionsClient } from '../aws/step-functions-client.ts';
 
 /**
  * Starts the lifecycle state machine (STATE_MACHINE_ARN). The execution name comes from tenant,
@@ -58,4 +58,13 @@ export const workflowStarter = (): WorkflowStarter => {
   if (local) return local;
   shared ??= new StepFunctionsWorkflowStarter(stepFunctionsClient(), requiredEnv('STATE_MACHINE_ARN'));
   return shared;
+};
+
+let bulk: WorkflowStarter | undefined;
+
+/** The starter of a function that starts many executions at once: throttled by the SDK to Step Functions' rate. */
+export const bulkWorkflowStarter = (): WorkflowStarter => {
+  if (local) return local;
+  bulk ??= new StepFunctionsWorkflowStarter(bulkStepFunctionsClient(), requiredEnv('STATE_MACHINE_ARN'));
+  return bulk;
 };

@@ -64,14 +64,21 @@ export class DynamoDbBatchStore implements BatchStore {
     return batch as BatchRecord;
   }
 
-  async markStored(tenant: string, batchId: string): Promise<void> {
-    await this.client.update({
-      TableName: this.tableName,
-      Key: batchKey(tenant, batchId),
-      UpdateExpression: 'SET #state = :stored',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':stored': 'Stored' },
-    });
+  async markStored(tenant: string, batchId: string): Promise<boolean> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: batchKey(tenant, batchId),
+        UpdateExpression: 'SET #state = :stored',
+        ConditionExpression: '#state = :storing',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':stored': 'Stored', ':storing': 'Storing' },
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   async transfers(

@@ -65,7 +65,23 @@ export interface BatchStore {
   /** Stores the batch unless its id is taken; false when taken. */
   create(batch: BatchRecord): Promise<boolean>;
   get(tenant: string, batchId: string): Promise<BatchRecord | undefined>;
-  markStored(tenant: string, batchId: string): Promise<void>;
+  /** Moves the batch from `Storing` to `Stored`: true for the call that moved it, false when it was moved already. */
+  markStored(tenant: string, batchId: string): Promise<boolean>;
   /** The transfers of the batch, by paymentId, in the order asked; a missing one is undefined. */
   transfers(tenant: string, paymentIds: readonly string[]): Promise<(CreditTransferRecord | undefined)[]>;
+}
+
+/** Which batch: what the asynchronous start of its lifecycles carries, identifiers only. */
+export interface BatchReference {
+  tenant: string;
+  batchId: string;
+}
+
+/**
+ * Starts the lifecycles of a stored batch's transfers off the request's path: the request asks
+ * once and answers, and the starts run at the rate the workflow service allows. A failure to ask
+ * leaves the transfers due in the recovery index, for the reconciler (the adapter logs it).
+ */
+export interface BatchLifecycleStarter {
+  start(batch: BatchReference): Promise<void>;
 }

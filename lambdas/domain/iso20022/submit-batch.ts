@@ -21,14 +21,16 @@ import {
 } from '../credit-transfers/initiate-credit-transfer.ts';
 import { STALL_SECONDS, secondsAfter } from '../credit-transfers/lifecycle.ts';
 import { derivedPaymentId, randomPaymentId } from '../credit-transfers/payment-id.ts';
-import type {
-  CreditTransferRecord,
-  CreditTransferStore,
-  WorkflowStarter,
-} from '../credit-transfers/ports.ts';
-import { startLifecycle } from '../credit-transfers/start-lifecycle.ts';
+import type { CreditTransferRecord, CreditTransferStore } from '../credit-transfers/ports.ts';
 import { type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
-import type { BatchMessageSummary, BatchRecord, BatchStore, Pain001Reader } from './ports.ts';
+import { inPool } from './pool.ts';
+import type {
+  BatchLifecycleStarter,
+  BatchMessageSummary,
+  BatchRecord,
+  BatchStore,
+  Pain001Reader,
+} from './ports.ts';
 import { compactId } from './transfer-report.ts';
 
 /** At most this many transfers in one batch (413 above, naming the limit). */
@@ -37,7 +39,7 @@ export const MAX_BATCH_TRANSACTIONS = 2000;
 export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
 /** The message name a report gives a JSON batch. */
 export const JSON_BATCH_MESSAGE_NAME = 'CreditTransferBatchJSON';
-/** Transfers written, or workflows started, at once: enough to keep the table busy, few enough to stay under its rate. */
+/** Transfers written at once: enough to keep the table busy, few enough to stay under its rate. */
 const CONCURRENCY = 16;
 
 export interface BatchDependencies {
@@ -45,7 +47,8 @@ export interface BatchDependencies {
   batches: BatchStore;
   reader: Pain001Reader;
   clock: Clock;
-  workflow?: WorkflowStarter;
+  /** Starts the batch's lifecycles after the answer; absent, none start (the reconciler's). */
+  lifecycles?: BatchLifecycleStarter;
   maxValueDateDays?: number;
 }
 
@@ -240,16 +243,17 @@ const readXmlBatch = async (
   };
 };
 
-/** Runs `task` over `items`, `CONCURRENCY` at a time. */
-const inPool = async <T>(
-  items: readonly T[],
-  task: (item: T, index: number) => Promise<void>,
+/** Asks for the batch's lifecycles; a failure leaves them to the reconciler (the adapter logs it). */
+const askForLifecycles = async (
+  lifecycles: BatchLifecycleStarter | undefined,
+  tenant: string,
+  batchId: string,
 ): Promise<void> => {
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < items.length; index = next++) await task(items[index] as T, index);
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  try {
+    await lifecycles?.start({ tenant, batchId });
+  } catch {
+    // The transfers are due in the recovery index (nextCheckAt): the reconciler starts them.
+  }
 };
 
 /**
@@ -257,6 +261,8 @@ const inPool = async <T>(
  * stored), then the batch item, then one conditional write per transfer under a paymentId derived
  * from the batch, then the batch marked stored. A crash anywhere leaves what a repeat of the same
  * request finishes: the same batchId, the same paymentIds, writes that find their item there.
+ * The lifecycles are not started here: the request that marks the batch stored asks, once, for
+ * them to be started after its answer (2,000 starts would hold the answer for seconds).
  */
 export const submitBatch = async (
   deps: BatchDependencies,
@@ -316,7 +322,7 @@ export const submitBatch = async (
   const paymentIds = batchPaymentIds(batch);
   if (batch.state === 'Storing') {
     const date = batch.createdAt;
-    await inPool(transfers, async (transfer, index) => {
+    await inPool(transfers, CONCURRENCY, async (transfer, index) => {
       const paymentId = paymentIds[index] as string;
       const record: CreditTransferRecord = {
         tenant,
@@ -334,12 +340,10 @@ export const submitBatch = async (
       // Taken already: stored by the attempt that crashed, under the same derived id.
       await deps.store.create(record);
     });
-    await deps.batches.markStored(tenant, batchId);
+    const moved = await deps.batches.markStored(tenant, batchId);
     batch = { ...batch, state: 'Stored' };
-    // Started once stored; a start that fails is the reconciler's, as for a single initiation.
-    await inPool(paymentIds, (paymentId) =>
-      startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'initiation' }),
-    );
+    // Once per batch, by the request that stored it; a crash before this is the reconciler's.
+    if (moved) await askForLifecycles(deps.lifecycles, tenant, batchId);
   }
   return { batch, paymentIds, replayed };
 };

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '#routes';
-import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS } from '../../../lib/constructs/bundling.ts';
 
 /**
@@ -18,6 +18,7 @@ const ENTRIES = [
     'lambdas/auth/authorizer.ts',
     ...Object.values(WORKFLOW_FUNCTIONS).map((fn) => fn.entry),
     RECONCILER_ENTRY,
+    BATCH_LIFECYCLES_ENTRY,
     'lambdas/webhooks/ingest-status-events.ts',
     'lambdas/webhooks/deliver-due-webhooks.ts',
   ]),

@@ -1,0 +1,47 @@
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { bulkWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import { DynamoDbBatchStore } from '#adapters/iso20022/batch-store';
+import type { WorkflowStarter } from '#domain/credit-transfers/ports';
+import type { BatchReference } from '#domain/iso20022/ports';
+import {
+  type BatchLifecyclesDependencies,
+  type BatchLifecyclesReport,
+  startBatchLifecycles,
+} from '#domain/iso20022/start-batch-lifecycles';
+import { logger } from '#shared/logger';
+import { observed } from '#shared/observability';
+
+const isBatchReference = (event: unknown): event is BatchReference => {
+  const { tenant, batchId } = (event ?? {}) as Record<string, unknown>;
+  return typeof tenant === 'string' && tenant !== '' && typeof batchId === 'string' && batchId !== '';
+};
+
+/**
+ * Invoked asynchronously by the batch request once its batch is stored: starts every transfer's
+ * lifecycle. Starts that failed throw, so Lambda invokes it again (a repeat starts nothing twice);
+ * past its retries the transfers are the reconciler's, as they always were.
+ */
+export const startLifecyclesOfBatch = (dependencies: () => BatchLifecyclesDependencies) =>
+  observed(
+    async (event: unknown): Promise<BatchLifecyclesReport> => {
+      if (!isBatchReference(event)) throw new Error('The event names no batch (tenant, batchId)');
+      logger.info('Starting the lifecycles of a batch');
+      const report = await startBatchLifecycles(dependencies(), event);
+      if (!report.found) logger.warn('No stored batch by that id: nothing started');
+      else if (report.failed > 0) {
+        logger.warn('Some lifecycles of the batch did not start; they stay due', { ...report });
+        throw new Error(`${report.failed} lifecycles of the batch did not start`);
+      } else logger.info('Started the lifecycles of a batch', { ...report });
+      return report;
+    },
+    (event) => (isBatchReference(event) ? { tenant: event.tenant, batchId: event.batchId } : {}),
+  );
+
+let batches: DynamoDbBatchStore | undefined;
+// Resolved at each start, so a starter registered by the local runtime is always the one used.
+const workflow: WorkflowStarter = { start: (start) => bulkWorkflowStarter().start(start) };
+
+export const handler = startLifecyclesOfBatch(() => {
+  batches ??= new DynamoDbBatchStore(documentClient(), tableName());
+  return { batches, workflow };
+});
