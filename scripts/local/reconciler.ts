@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { useWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import type { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { checkStandInCall } from '#adapters/aws/stand-ins';
+import {
+  StepFunctionsWorkflowStarter,
+  useWorkflowStarter,
+} from '#adapters/credit-transfers/workflow-starter';
+import type { LifecycleStart } from '#domain/credit-transfers/lifecycle';
 import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
 import { RECONCILER_ENTRY } from '#workflow/task-functions';
+import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_STATE_MACHINE_NAME } from './iam-policies.ts';
 import { inOwnContext } from './invocations.ts';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
@@ -30,6 +37,24 @@ export interface LocalLifecycle {
 }
 
 type Reconcile = (event: ReconcileEvent) => Promise<ReconcileReport>;
+
+const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${LOCAL_STATE_MACHINE_NAME}`;
+
+/**
+ * Step Functions as the handlers' starter calls it: StartExecution, checked against the calling
+ * function's IAM like any call, runs the execution in the local runner. The handlers keep the
+ * starter they have on AWS (StepFunctionsWorkflowStarter), so a refused start takes their own path.
+ */
+const localStepFunctions = (runner: LocalWorkflowRunner): Pick<SFNClient, 'send'> => ({
+  send: (async (command: StartExecutionCommand) => {
+    await checkStandInCall({ action: 'states:StartExecution', resource: 'STATE_MACHINE_ARN' });
+    await runner.start(JSON.parse(command.input.input ?? '{}') as LifecycleStart);
+    return {
+      executionArn: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:${LOCAL_STATE_MACHINE_NAME}:${command.input.name}`,
+      startDate: new Date(),
+    };
+  }) as Pick<SFNClient, 'send'>['send'],
+});
 
 export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: number) => {
   let current: Promise<ReconcileReport | undefined> | undefined;
@@ -82,7 +107,7 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     projectRoot: options.projectRoot,
     executionsFile: join(options.dataDir, 'executions.jsonl'),
   });
-  useWorkflowStarter(runner);
+  useWorkflowStarter(new StepFunctionsWorkflowStarter(localStepFunctions(runner), LOCAL_STATE_MACHINE_ARN));
   const { handler } = await import('#workflow/reconcile');
   const reconciler = startLocalReconciler(handler, options.reconcileIntervalSeconds);
   const first = await reconciler.runStartUp();

@@ -81,7 +81,7 @@ describe.each(['dev', 'prod'])('stage %s', (stage) => {
       roleOf(template(), publisher),
     ]);
     // Status events only: the clients tool's audit events (another source) stay open to IAM.
-    expect(deny?.Condition?.StringEquals).toEqual({ 'events:source': 'credit-transfers' });
+    expect(deny?.Condition?.['ForAnyValue:StringEquals']).toEqual({ 'events:source': 'credit-transfers' });
   });
 
   it('alarms on any status event dropped as forged, and lets ingestion read the transfer it checks', () => {
