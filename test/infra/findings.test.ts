@@ -74,7 +74,8 @@ describe.each(['dev', 'prod'])('stage %s', (stage) => {
       .filter((policy) => JSON.stringify(policy.Properties.EventBusName).includes(busId))
       .map((policy) => policy.Properties.Statement as PolicyStatement);
     const deny = [...onBus, ...separate].find(
-      (statement) => statement.Sid === 'OnlyThePublisherPutsStatusEvents',
+      // CDK prefixes the Sid of an EventBusPolicy statement with `cdk-`.
+      (statement) => statement.Sid?.endsWith('OnlyThePublisherPutsStatusEvents'),
     );
     expect(deny).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 'events:PutEvents' });
     expect(getAttTargets(deny?.Condition?.ArnNotEquals?.['aws:PrincipalArn'])).toEqual([
