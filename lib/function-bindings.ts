@@ -2,6 +2,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { LIST_INDEXES, WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import type { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
@@ -191,6 +192,16 @@ export const webhookSecretSealing = (key: WebhookSecretKey): Binding => ({
 export const webhookSecretOpening = (key: WebhookSecretKey): Binding => ({
   environment: { WEBHOOK_SECRET_KEY_ID: key.key.keyId },
   grant: (grantee) => key.allowOpening(grantee),
+});
+
+/**
+ * Wakes the retry sender through its queue: SendMessage only (the queue is SQS-managed encrypted,
+ * so no key is involved; the URL comes from the environment, so no GetQueueUrl or attributes).
+ */
+export const webhookWakeUps = (queue: IQueue): Binding => ({
+  environment: { WEBHOOK_WAKE_UP_QUEUE_URL: queue.queueUrl },
+  grant: (grantee) =>
+    Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [queue.queueArn] }),
 });
 
 /** Lets a function start lifecycle executions, and tells it which state machine. */

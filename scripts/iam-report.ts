@@ -1,10 +1,11 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  decisionsDir,
   type FunctionPolicies,
-  IAM_DECISIONS_FILE,
   type PolicyDocument,
   PROJECT_ROOT,
+  policiesVersion,
   type StackPolicies,
   stackIam,
   stackPolicies,
@@ -12,8 +13,11 @@ import {
 
 /**
  * `npm run iam:report`: every grant of every function (its role's statements, one line per
- * action) and whether a local run exercised it, from the decisions the local runtime recorded
- * (LOCAL_IAM_DECISIONS_FILE, by default node_modules/.cache/credit-transfers/iam-decisions.jsonl).
+ * action) and whether a local run exercised it, from the decisions every local run recorded, a
+ * file per process (LOCAL_IAM_DECISIONS_DIR, by default node_modules/.cache/credit-transfers/
+ * iam-decisions/), so separate runs of test files add up. Only decisions made under the stack's
+ * policies as they are now count, and none made with a grant taken away (LOCAL_IAM_WITHOUT).
+ * `npm run iam:report -- --reset` empties the folder, before a new round of runs.
  * `npm run security` writes docs/security.md, the table of what each function may do, from the
  * synthesized stack; `npm run security:check` fails while the committed copy is stale.
  */
@@ -145,35 +149,62 @@ export const securityDocument = (all: StackPolicies = policies()): string => {
 interface Recorded {
   function: string;
   action: string;
+  resource: string;
   allowed: boolean;
   allowedBy: string[];
+  policies?: string;
+  without?: string;
 }
 
-const report = (): void => {
-  const file = process.env.LOCAL_IAM_DECISIONS_FILE || IAM_DECISIONS_FILE;
-  const decisions: Recorded[] = existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Recorded)
-    : [];
-  const exercised = new Set(
-    decisions.flatMap((d) => (d.allowed ? d.allowedBy.map((s) => `${d.function} ${s} ${d.action}`) : [])),
+const readDecisions = (directory: string): { files: number; decisions: Recorded[] } => {
+  if (!existsSync(directory)) return { files: 0, decisions: [] };
+  const files = readdirSync(directory).filter((file) => file.endsWith('.jsonl'));
+  const decisions = files.flatMap((file) =>
+    readFileSync(join(directory, file), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as Recorded];
+        } catch {
+          // A line cut short by a process killed while writing it.
+          return [];
+        }
+      }),
   );
-  const denied = decisions.filter((d) => !d.allowed);
-  console.log(`Decisions read from ${file}: ${decisions.length}${existsSync(file) ? '' : ' (no such file)'}`);
-  let unused = 0;
-  for (const [name, fn] of Object.entries(policies().functions)) {
+  return { files: files.length, decisions };
+};
+
+const report = (): void => {
+  const directory = decisionsDir();
+  const iam = stackIam();
+  const version = policiesVersion(iam);
+  const { files, decisions } = readDecisions(directory);
+  const current = decisions.filter((d) => d.policies === version && d.without === undefined);
+  const exercised = new Set(
+    current.flatMap((d) => (d.allowed ? d.allowedBy.map((s) => `${d.function} ${s} ${d.action}`) : [])),
+  );
+  const denied = [
+    ...new Set(current.filter((d) => !d.allowed).map((d) => `${d.function} ${d.action} ${d.resource}`)),
+  ];
+  console.log(
+    `Decisions read from ${directory}: ${files} run(s), ${decisions.length} decision(s), ${current.length} under the current policies with every grant`,
+  );
+  const unused: string[] = [];
+  let grants = 0;
+  for (const [name, fn] of Object.entries(stackPolicies(iam, { tableName: TABLE }).functions)) {
     for (const grant of grantsOf(name, fn)) {
+      grants++;
       const used = exercised.has(`${grant.function} ${grant.statement} ${grant.action}`);
-      if (!used) unused++;
-      console.log(
-        `${used ? 'exercised    ' : 'NOT EXERCISED'}  ${name.padEnd(24)} ${grant.action.padEnd(28)} ${grant.resources.join(' ')}${grant.keys.length > 0 ? ` keys ${grant.keys.join(' ')}` : ''}`,
-      );
+      const line = `${name.padEnd(24)} ${grant.action.padEnd(28)} ${grant.resources.join(' ')}${grant.keys.length > 0 ? ` keys ${grant.keys.join(' ')}` : ''}`;
+      if (!used) unused.push(line);
+      console.log(`${used ? 'exercised    ' : 'NOT EXERCISED'}  ${line}`);
     }
   }
-  console.log(`\n${unused} grant(s) not exercised; ${denied.length} distinct call(s) denied:`);
-  for (const d of denied) console.log(`  DENIED ${d.function} ${d.action}`);
+  console.log(`\n${unused.length} of ${grants} grant(s) not exercised:`);
+  for (const line of unused) console.log(`  ${line}`);
+  console.log(`\n${denied.length} distinct call(s) denied with every grant in place:`);
+  for (const line of denied) console.log(`  DENIED ${line}`);
 };
 
 const mode = process.argv[2];
@@ -186,4 +217,7 @@ if (mode === 'doc') {
       process.exit(1);
     }
   } else writeFileSync(SECURITY_DOC, document);
+} else if (mode === '--reset') {
+  rmSync(decisionsDir(), { recursive: true, force: true });
+  console.log(`Removed ${decisionsDir()}: the next runs record afresh`);
 } else report();

@@ -133,7 +133,9 @@ export class CreditTransferLifecycle extends Construct {
           ArnNotEquals: {
             'aws:PrincipalArn': (this.taskFunctions.publishStatusEvents.function.role as Role).roleArn,
           },
-          StringEquals: { 'events:source': EVENT_SOURCE },
+          // events:source is multivalued (one value per entry of the call): a set operator, so a
+          // call that mixes a status event with others is denied too.
+          'ForAnyValue:StringEquals': { 'events:source': EVENT_SOURCE },
         },
       }),
     );

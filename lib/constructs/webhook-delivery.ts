@@ -3,7 +3,6 @@ import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -15,7 +14,7 @@ import {
   STATUS_EVENTS_FORGED_METRIC,
   WEBHOOK_ENDPOINTS_DISABLED_METRIC,
 } from '#shared/metrics';
-import { KEY_PREFIXES, tableAccess, webhookSecretOpening } from '../function-bindings.ts';
+import { KEY_PREFIXES, tableAccess, webhookSecretOpening, webhookWakeUps } from '../function-bindings.ts';
 import { bind, ServiceFunction } from './function-defaults.ts';
 import { addStatusChangeQueue } from './status-change-queue.ts';
 import type { WebhookSecretKey } from './webhook-secret-key.ts';
@@ -119,10 +118,7 @@ export class WebhookDelivery extends Construct {
       { id: 'AwsSolutions-SQS3', reason: wakeUpReason },
       { id: 'cdk-validator-cfnguard::sqs_dlq_check', reason: wakeUpReason },
     );
-    const wakeUpBinding = {
-      environment: { WEBHOOK_WAKE_UP_QUEUE_URL: this.wakeUps.queueUrl },
-      grant: (grantee: IGrantable) => this.wakeUps.grantSendMessages(grantee),
-    };
+    const wakeUpBinding = webhookWakeUps(this.wakeUps);
     // Both make attempts, so both may schedule a retry; the sender also sends on a wake-up still early.
     bind(this.ingestFunction.function, wakeUpBinding);
     bind(this.deliverFunction.function, wakeUpBinding);

@@ -1,14 +1,21 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { join } from 'node:path';
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
+import { EventBridgeServiceException } from '@aws-sdk/client-eventbridge';
+import { KMSServiceException } from '@aws-sdk/client-kms';
+import { SFNServiceException } from '@aws-sdk/client-sfn';
+import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { addToEveryClient, type SdkMiddleware } from '#adapters/aws/aws-clients';
+import { type StandInCall, useStandInChecks } from '#adapters/aws/stand-ins';
 import { TABLE_DEFINITION } from '#adapters/table/table-definition';
 import {
+  decisionsDir,
   type FunctionPolicies,
-  IAM_DECISIONS_FILE,
   LOCAL_ACCOUNT,
   LOCAL_REGION,
+  type PolicyDocument,
+  policiesVersion,
   type StackPolicies,
   stackIam,
   stackPolicies,
@@ -211,6 +218,10 @@ export const dynamoDbRequests = (command: string, input: Item): IamRequest[] => 
   }
 };
 
+/** A KMS encryption context key in a policy or a request (`kms:EncryptionContext:<key>`). */
+const ENCRYPTION_CONTEXT_KEY = /"(kms:EncryptionContext:[^"]+")/gi;
+const RENAMED_PREFIX = 'aws:RequestTag/';
+
 const statementIds = (
   fn: FunctionPolicies,
   statements: readonly { policyId?: string; statement?: unknown }[] = [],
@@ -231,6 +242,8 @@ export class IamEnforcer {
   constructor(
     readonly policies: StackPolicies,
     private readonly decisionsFile: string | undefined,
+    /** Written with each decision: the policies' version, and any grants taken away (LOCAL_IAM_WITHOUT). */
+    private readonly recordedWith: { policies: string; without?: string } = { policies: '' },
   ) {}
 
   private resourcePolicyFor(resource: string) {
@@ -256,7 +269,24 @@ export class IamEnforcer {
     const fn = this.policies.functions[functionName];
     if (fn === undefined)
       throw new Error(`IAM: no function ${functionName} in the stack (lib/credit-transfer-stack.ts)`);
-    const resourcePolicy = this.resourcePolicyFor(request.resource);
+    // The library drops every key of the form kms:EncryptionContext:<key> from a request (it
+    // matches such keys only up to a '/'), and the key policies rest on them: for the simulation
+    // they are renamed, in the request and in every policy alike, to aws:RequestTag/<the key>,
+    // which it keeps, and which no policy of the stack uses.
+    const renamed = (document: PolicyDocument): PolicyDocument =>
+      JSON.parse(JSON.stringify(document).replace(ENCRYPTION_CONTEXT_KEY, `"${RENAMED_PREFIX}$1`));
+    const identityPolicies = fn.identityPolicies.map(({ name, policy }) => ({
+      name,
+      policy: renamed(policy),
+    }));
+    const found = this.resourcePolicyFor(request.resource);
+    const resourcePolicy = found === undefined ? undefined : renamed(found);
+    const context = Object.fromEntries(
+      Object.entries(request.context).map(([key, value]) => [
+        /^kms:EncryptionContext:/i.test(key) ? `${RENAMED_PREFIX}${key}` : key,
+        value,
+      ]),
+    );
     const result = await runSimulation(
       {
         request: {
@@ -268,10 +298,10 @@ export class IamEnforcer {
             'aws:PrincipalAccount': LOCAL_ACCOUNT,
             'aws:RequestedRegion': LOCAL_REGION,
             'lambda:SourceFunctionArn': `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${functionName}`,
-            ...request.context,
+            ...context,
           },
         },
-        identityPolicies: fn.identityPolicies,
+        identityPolicies,
         serviceControlPolicies: [],
         resourceControlPolicies: [],
         ...(resourcePolicy !== undefined && { resourcePolicy }),
@@ -283,15 +313,12 @@ export class IamEnforcer {
         `IAM: the policies of ${functionName} could not be evaluated: ${JSON.stringify(result.errors)}`,
       );
     const analysis = result.resultType === 'single' ? result.result.analysis : result.results[0]?.analysis;
-    const decision: IamDecision = {
-      function: functionName,
-      ...request,
-      allowed: result.overallResult === 'Allowed',
-      allowedBy: statementIds(
-        fn,
-        analysis?.identityAnalysis?.allowStatements as { policyId?: string; statement?: unknown }[],
-      ),
-    };
+    const allowed = result.overallResult === 'Allowed';
+    const allowedBy = statementIds(
+      { ...fn, identityPolicies },
+      analysis?.identityAnalysis?.allowStatements as { policyId?: string; statement?: unknown }[],
+    );
+    const decision: IamDecision = { function: functionName, ...request, allowed, allowedBy };
     this.record(decision);
     return decision;
   }
@@ -300,10 +327,24 @@ export class IamEnforcer {
   private record(decision: IamDecision): void {
     if (this.decisionsFile === undefined) return;
     const { context: _context, ...summary } = decision;
-    const line = JSON.stringify(summary);
+    const line = JSON.stringify({ ...summary, ...this.recordedWith });
     if (this.recorded.has(line)) return;
     this.recorded.add(line);
     appendFileSync(this.decisionsFile, `${line}\n`);
+  }
+
+  /** The request a stand-in's call makes of IAM: its resource as the stack's, in the local account. */
+  standInRequest(functionName: string, call: StandInCall): IamRequest {
+    const name = call.resource === 'EVENT_SOURCE_QUEUE' ? `${call.resource}:${functionName}` : call.resource;
+    const resource = this.policies.standIns[name];
+    if (resource === undefined)
+      throw new Error(`IAM: no resource of the stack is ${name} (lib/credit-transfer-stack.ts)`);
+    return {
+      action: call.action,
+      resource,
+      // Every call of an SDK client goes over TLS (the queue policies deny any other).
+      context: { 'aws:SecureTransport': 'true', ...call.context },
+    };
   }
 
   /** Throws AccessDeniedException, as AWS answers, unless every request is allowed. */
@@ -316,14 +357,26 @@ export class IamEnforcer {
   }
 }
 
+/** Each service's SDK raises its own exception class; the local check raises the one of the call's service. */
+const EXCEPTION_OF_SERVICE = {
+  dynamodb: DynamoDBServiceException,
+  kms: KMSServiceException,
+  events: EventBridgeServiceException,
+  states: SFNServiceException,
+  sqs: SQSServiceException,
+} as const;
+
 /** The error AWS answers a call no policy allows, as the SDK raises it. */
-export const accessDenied = (fn: FunctionPolicies, functionName: string, request: IamRequest): Error =>
-  new DynamoDBServiceException({
+export const accessDenied = (fn: FunctionPolicies, functionName: string, request: IamRequest): Error => {
+  const service = request.action.split(':')[0] as keyof typeof EXCEPTION_OF_SERVICE;
+  const Exception = EXCEPTION_OF_SERVICE[service] ?? DynamoDBServiceException;
+  return new Exception({
     name: 'AccessDeniedException',
     $fault: 'client',
     $metadata: { httpStatusCode: 400, requestId: 'local-iam' },
-    message: `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${fn.roleName}/${functionName} is not authorized to perform: ${request.action} on resource: ${request.resource} because no identity-based policy allows the ${request.action} action`,
+    message: `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${fn.roleName}/${functionName} is not authorized to perform: ${request.action} on resource: ${request.resource} because no policy allows the ${request.action} action`,
   });
+};
 
 let enforcer: IamEnforcer | undefined;
 
@@ -332,7 +385,8 @@ export const iamEnforcer = (): IamEnforcer | undefined => enforcer;
 
 /**
  * LOCAL_IAM_WITHOUT=Function=action[@KEY_PREFIX],...: that function without that action (only in
- * the statements whose dynamodb:LeadingKeys name KEY_PREFIX, when given). For tests: they show
+ * the statements whose dynamodb:LeadingKeys name KEY_PREFIX, when given; without a prefix, in the
+ * resource policies that name its role too). For tests: they show
  * what a route answers when a grant is missing.
  */
 const withoutGrants = (policies: StackPolicies, setting: string | undefined): StackPolicies => {
@@ -349,6 +403,16 @@ const withoutGrants = (policies: StackPolicies, setting: string | undefined): St
         return actions.length === 0 ? [] : [{ ...statement, Action: actions }];
       });
     }
+    // A key policy may grant the role by name, which KMS honours alone: it goes as well.
+    if (prefix !== undefined) continue;
+    for (const policy of Object.values(policies.resourcePolicies)) {
+      policy.Statement = policy.Statement.flatMap((statement) => {
+        if (statement.Effect !== 'Allow' || !JSON.stringify(statement.Principal ?? {}).includes(fn.roleArn))
+          return [statement];
+        const actions = [statement.Action].flat().filter((a) => a !== action);
+        return actions.length === 0 ? [] : [{ ...statement, Action: actions }];
+      });
+    }
   }
   return policies;
 };
@@ -360,10 +424,19 @@ const withoutGrants = (policies: StackPolicies, setting: string | undefined): St
  */
 export const useIamEnforcement = (tableName: string): IamEnforcer | undefined => {
   if (process.env.LOCAL_IAM === 'off') return undefined;
-  const decisionsFile = process.env.LOCAL_IAM_DECISIONS_FILE || IAM_DECISIONS_FILE;
-  mkdirSync(dirname(decisionsFile), { recursive: true });
-  const policies = withoutGrants(stackPolicies(stackIam(), { tableName }), process.env.LOCAL_IAM_WITHOUT);
-  const made = new IamEnforcer(policies, decisionsFile);
+  const directory = decisionsDir();
+  mkdirSync(directory, { recursive: true });
+  const decisionsFile = join(
+    directory,
+    `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`,
+  );
+  const iam = stackIam();
+  const without = process.env.LOCAL_IAM_WITHOUT || undefined;
+  const policies = withoutGrants(stackPolicies(iam, { tableName }), without);
+  const made = new IamEnforcer(policies, decisionsFile, {
+    policies: policiesVersion(iam),
+    ...(without !== undefined && { without }),
+  });
   enforcer = made;
   const middleware: SdkMiddleware = (next, context) => async (args) => {
     const functionName = currentFunction();
@@ -375,5 +448,14 @@ export const useIamEnforcement = (tableName: string): IamEnforcer | undefined =>
     return next(args);
   };
   addToEveryClient('localIamCheck', middleware);
+  // The stand-ins for KMS, EventBridge, Step Functions and SQS are checked alike.
+  useStandInChecks({
+    check: async (call) => {
+      const functionName = currentFunction();
+      if (functionName !== undefined)
+        await made.check(functionName, [made.standInRequest(functionName, call)]);
+    },
+    scope: () => currentFunction() ?? '',
+  });
   return made;
 };

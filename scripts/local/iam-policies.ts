@@ -27,14 +27,26 @@ export const IAM_CACHE_FILE = join(
   'credit-transfers',
   'iam-stack.json',
 );
-/** Where every local run records its IAM decisions, unless LOCAL_IAM_DECISIONS_FILE says otherwise. */
-export const IAM_DECISIONS_FILE = join(
+/**
+ * Where every local run records its IAM decisions, a file per process (so runs of separate test
+ * files add up), unless LOCAL_IAM_DECISIONS_DIR says otherwise. `npm run iam:report` reads them all.
+ */
+export const IAM_DECISIONS_DIR = join(
   PROJECT_ROOT,
   'node_modules',
   '.cache',
   'credit-transfers',
-  'iam-decisions.jsonl',
+  'iam-decisions',
 );
+
+export const decisionsDir = (): string => process.env.LOCAL_IAM_DECISIONS_DIR || IAM_DECISIONS_DIR;
+
+/**
+ * The stack's policies' version: a hash of the synthesized template. A decision records it, and
+ * the report counts only the current version's (a statement's index means nothing in another).
+ */
+export const policiesVersion = (cache: IamCache): string =>
+  createHash('sha256').update(JSON.stringify(cache.resources)).digest('hex').slice(0, 16);
 
 type Json = unknown;
 interface CfnResource {
@@ -66,6 +78,12 @@ export interface StackPolicies {
   resourcePolicies: Record<string, PolicyDocument>;
   /** Every table of the stack, by name (for their index ARNs' policies). */
   tables: string[];
+  /**
+   * What the local stand-ins play (scripts/local/iam-enforcement.ts), as local ARNs: by the
+   * environment variable that names the resource to a function (`WEBHOOK_SECRET_KEY_ID`...), and
+   * by `EVENT_SOURCE_QUEUE:<function>` the queue a function's event source mapping reads.
+   */
+  standIns: Record<string, string>;
 }
 
 const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -389,7 +407,51 @@ export const stackPolicies = (cache: IamCache, names: LocalNames): StackPolicies
       default:
     }
   }
-  return { functions, resourcePolicies, tables };
+  return { functions, resourcePolicies, tables, standIns: standInResources(cache, resolver) };
+};
+
+/** The first resource a template value refers to (`Ref` or `Fn::GetAtt`), by logical id. */
+const referredResource = (value: Json): string | undefined => {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = referredResource(item);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const object = value as Record<string, Json>;
+  if (typeof object.Ref === 'string' && !object.Ref.startsWith('AWS::')) return object.Ref;
+  const getAtt = object['Fn::GetAtt'];
+  if (getAtt !== undefined)
+    return typeof getAtt === 'string' ? getAtt.split('.')[0] : (getAtt as string[])[0];
+  return referredResource(Object.values(object));
+};
+
+const standInResources = (cache: IamCache, resolver: Resolver): Record<string, string> => {
+  const standIns: Record<string, string> = {};
+  const functionOfLambda = new Map<string, string>();
+  for (const [logicalId, resource] of Object.entries(cache.resources)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    const role = referredResource(resource.Properties?.Role);
+    const name = Object.entries(cache.functions).find(([, roleId]) => roleId === role)?.[0];
+    if (name !== undefined) functionOfLambda.set(logicalId, name);
+    const variables = (resource.Properties?.Environment as { Variables?: Record<string, Json> } | undefined)
+      ?.Variables;
+    for (const [variable, value] of Object.entries(variables ?? {})) {
+      const referred = referredResource(value);
+      if (referred !== undefined && standIns[variable] === undefined)
+        standIns[variable] = resolver.arnOf(referred);
+    }
+  }
+  for (const resource of Object.values(cache.resources)) {
+    if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
+    const name = functionOfLambda.get(referredResource(resource.Properties?.FunctionName) ?? '');
+    const source = referredResource(resource.Properties?.EventSourceArn);
+    if (name !== undefined && source !== undefined)
+      standIns[`EVENT_SOURCE_QUEUE:${name}`] = resolver.arnOf(source);
+  }
+  return standIns;
 };
 
 /** Hashes of `files` (project-relative), for a cache entry. */

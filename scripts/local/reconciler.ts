@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { useWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
+import type { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { checkStandInCall } from '#adapters/aws/stand-ins';
+import {
+  StepFunctionsWorkflowStarter,
+  useWorkflowStarter,
+} from '#adapters/credit-transfers/workflow-starter';
 import { useBatchLifecycleStarter } from '#adapters/iso20022/batch-lifecycle-starter';
+import type { LifecycleStart } from '#domain/credit-transfers/lifecycle';
 import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-transfers';
 import type { BatchReference } from '#domain/iso20022/ports';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
 import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY } from '#workflow/task-functions';
+import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_STATE_MACHINE_NAME } from './iam-policies.ts';
 import { inOwnContext } from './invocations.ts';
 import { LocalWorkflowRunner } from './workflow-runner.ts';
 
@@ -32,6 +39,24 @@ export interface LocalLifecycle {
 }
 
 type Reconcile = (event: ReconcileEvent) => Promise<ReconcileReport>;
+
+const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${LOCAL_STATE_MACHINE_NAME}`;
+
+/**
+ * Step Functions as the handlers' starter calls it: StartExecution, checked against the calling
+ * function's IAM like any call, runs the execution in the local runner. The handlers keep the
+ * starter they have on AWS (StepFunctionsWorkflowStarter), so a refused start takes their own path.
+ */
+const localStepFunctions = (runner: LocalWorkflowRunner): Pick<SFNClient, 'send'> => ({
+  send: (async (command: StartExecutionCommand) => {
+    await checkStandInCall({ action: 'states:StartExecution', resource: 'STATE_MACHINE_ARN' });
+    await runner.start(JSON.parse(command.input.input ?? '{}') as LifecycleStart);
+    return {
+      executionArn: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:${LOCAL_STATE_MACHINE_NAME}:${command.input.name}`,
+      startDate: new Date(),
+    };
+  }) as Pick<SFNClient, 'send'>['send'],
+});
 
 export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: number) => {
   let current: Promise<ReconcileReport | undefined> | undefined;
@@ -121,7 +146,7 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     projectRoot: options.projectRoot,
     executionsFile: join(options.dataDir, 'executions.jsonl'),
   });
-  useWorkflowStarter(runner);
+  useWorkflowStarter(new StepFunctionsWorkflowStarter(localStepFunctions(runner), LOCAL_STATE_MACHINE_ARN));
   const batchLifecycles = await startLocalBatchLifecycles();
   const { handler } = await import('#workflow/reconcile');
   const reconciler = startLocalReconciler(handler, options.reconcileIntervalSeconds);

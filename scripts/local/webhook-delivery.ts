@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
+import type { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { checkStandInCall } from '#adapters/aws/stand-ins';
 import { localEventBusOffsetKey } from '#adapters/table/keys';
+import { SqsDeliveryWaker } from '#adapters/webhooks/delivery-waker';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
 import type { PendingDelivery } from '#domain/webhooks/ports';
 import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
@@ -10,6 +13,7 @@ import { endpointsOncePerBatch, recordStatusEventFromBus } from '#domain/webhook
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { countStatusEventForged, flushMetrics } from '#shared/metrics';
 import { deliveryDependencies, transferHistories } from '../../lambdas/webhooks/dependencies.ts';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './iam-policies.ts';
 import { addBilledDuration } from './invocation-meter.ts';
 import { inOwnContext } from './invocations.ts';
 import { FairQueue } from './workflow-runner.ts';
@@ -42,6 +46,26 @@ const RECORD_CONCURRENCY = 8;
  * here (on AWS they scale apart), and settling a payment comes before telling about it.
  */
 const RECORD_CONCURRENCY_BEHIND_WORKFLOW = 1;
+
+/**
+ * The wake-up queue as the delivery functions' waker calls it: SendMessage is checked against the
+ * caller's IAM like any call, and then nothing more is needed, since the local worker looks at the
+ * table for due deliveries every poll. The functions keep the waker they have on AWS, so a refused
+ * wake-up takes its own path (logged, left to the periodic look).
+ */
+const localWakeUps: Pick<SQSClient, 'send'> = {
+  send: (async (_command: SendMessageCommand) => {
+    await checkStandInCall({ action: 'sqs:SendMessage', resource: 'WEBHOOK_WAKE_UP_QUEUE_URL' });
+    return {};
+  }) as Pick<SQSClient, 'send'>['send'],
+};
+const LOCAL_WAKE_UP_QUEUE_URL = `https://sqs.${LOCAL_REGION}.amazonaws.com/${LOCAL_ACCOUNT}/webhook-wake-ups`;
+
+/** The queue the ingest function reads on AWS: Lambda receives and deletes its messages with the function's role. */
+const queueRead = (action: 'sqs:ReceiveMessage' | 'sqs:DeleteMessage') =>
+  inOwnContext('WebhookIngest', randomUUID(), () =>
+    checkStandInCall({ action, resource: 'EVENT_SOURCE_QUEUE' }),
+  );
 
 const readOffset = async (): Promise<number> => {
   const { Item } = await documentClient().get({
@@ -148,7 +172,11 @@ export const startLocalWebhookDelivery = async (options: {
       },
     },
   });
-  const deps = { ...wired, deliveries };
+  const deps = {
+    ...wired,
+    deliveries,
+    waker: wired.waker ?? new SqsDeliveryWaker(LOCAL_WAKE_UP_QUEUE_URL, undefined, localWakeUps),
+  };
   const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
     onError: (error, delivery) =>
       console.error(`Webhook delivery of event ${delivery.eventId} failed; it is due again later`, error),
@@ -175,6 +203,7 @@ export const startLocalWebhookDelivery = async (options: {
       // One transfer's changes are recorded in order (so the events list has them in order),
       // different transfers' side by side, the tenants in turns.
       const transfers = inTenantTurns(lines.flatMap((line) => statusEventOf(line)?.detail ?? []));
+      if (transfers.length > 0) await queueRead('sqs:ReceiveMessage');
       const recording = {
         ...deps,
         endpoints: endpointsOncePerBatch(deps.endpoints),
@@ -199,11 +228,13 @@ export const startLocalWebhookDelivery = async (options: {
                 INGEST_ENTRY,
               );
               for (const delivery of queued) firstAttempts.set(attemptKey(delivery), undefined);
-              dispatcher.offer(queued);
+              // The first attempts are the ingest function's on AWS, under its role.
+              inOwnContext('WebhookIngest', randomUUID(), () => dispatcher.offer(queued));
             }
           }),
         );
       }
+      if (transfers.length > 0) await queueRead('sqs:DeleteMessage');
       offset = next;
       await writeOffset(offset);
     }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
+import { eventually } from './support/webhook-receiver.ts';
 
 /**
  * The local runtime checks every AWS SDK call of a function against that function's IAM policies,
@@ -8,6 +10,11 @@ import { useLocalService } from './support/use-local-service.ts';
  * needs it fails as it would on AWS: the SDK raises AccessDeniedException, the handler answers 500.
  */
 const STATUS_PATH = '/v1/payments/credit-transfers/no-such-payment/status';
+const TRANSFERS = '/v1/payments/credit-transfers';
+
+/** The service's output once it shows `pattern` (a denial logged by a function that runs in the background). */
+const outputShowing = (output: () => string, pattern: RegExp) =>
+  eventually(() => (pattern.test(output()) ? output() : undefined), `output matching ${pattern}`);
 
 describe('with every grant of the stack', () => {
   const service = useLocalService({ token: 'transactions:read' });
@@ -45,5 +52,90 @@ describe("without the status route's GetItem", () => {
     expect(service.output()).toMatch(
       /AccessDeniedException[\s\S]*GetCreditTransferStatus is not authorized to perform: dynamodb:GetItem on resource: arn:aws:dynamodb:local:000000000000:table\//,
     );
+  });
+});
+
+/*
+ * The stand-ins for KMS, EventBridge, Step Functions and SQS (key files, the events file, the local
+ * workflow runner, the delivery worker) are checked alike: each call against the calling function's
+ * role and the resource policy involved, failing with that service's AccessDeniedException.
+ */
+describe('without the webhook secret key for the endpoint route, nor the lifecycle start for the initiation route', () => {
+  const service = useLocalService({
+    token: true,
+    env: {
+      LOCAL_IAM_WITHOUT:
+        'CreateWebhookEndpoint=kms:GenerateDataKey,InitiateCreditTransfer=states:StartExecution',
+    },
+  });
+
+  it('answers the endpoint creation with 500: KMS refused the data key its secret is sealed under', async () => {
+    const reply = await callApi(service.baseUrl, '/v1/webhook-endpoints', {
+      token: service.token,
+      // A receiver on this machine: the local runtime allows one (nothing listens; none is called).
+      body: { url: 'http://127.0.0.1:9/hooks' },
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(500);
+    expect(service.output()).toMatch(
+      /AccessDeniedException[\s\S]*CreateWebhookEndpoint is not authorized to perform: kms:GenerateDataKey on resource: arn:aws:kms:local:000000000000:key\/WebhookSecretKey/,
+    );
+  });
+
+  it('accepts the transfer, the lifecycle start refused by Step Functions and left to the reconciler', async () => {
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      token: service.token,
+      body: minimalCreditTransfer(),
+    });
+    expect(reply.status).toBe(202);
+    const output = await outputShowing(
+      service.output,
+      /InitiateCreditTransfer is not authorized to perform: states:StartExecution/,
+    );
+    expect(output).toMatch(
+      /Lifecycle workflow not started; the reconciler will start it[\s\S]*AccessDeniedException[\s\S]*states:StartExecution on resource: arn:aws:states:local:000000000000:stateMachine:/,
+    );
+  });
+});
+
+describe("without the status publisher's PutEvents", () => {
+  const service = useLocalService({
+    token: true,
+    env: { LOCAL_IAM_WITHOUT: 'PublishStatusEvents=events:PutEvents' },
+  });
+
+  it('publishes no status event: EventBridge refuses the publishing step, which is retried', async () => {
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      token: service.token,
+      body: minimalCreditTransfer(),
+    });
+    expect(reply.status).toBe(202);
+    await outputShowing(
+      service.output,
+      /AccessDeniedException[\s\S]*PublishStatusEvents is not authorized to perform: events:PutEvents on resource: arn:aws:events:local:000000000000:event-bus\//,
+    );
+    const events = await callApi(service.baseUrl, '/v1/events', { token: service.token });
+    expect(events.status).toBe(200);
+    expect(events.body).toEqual([]);
+  });
+});
+
+describe("without the ingest function's receive on its queue", () => {
+  const service = useLocalService({
+    token: true,
+    env: { LOCAL_IAM_WITHOUT: 'WebhookIngest=sqs:ReceiveMessage' },
+  });
+
+  it('records no status event: Lambda cannot read the queue the bus feeds', async () => {
+    const reply = await callApi(service.baseUrl, TRANSFERS, {
+      token: service.token,
+      body: minimalCreditTransfer(),
+    });
+    expect(reply.status).toBe(202);
+    await outputShowing(
+      service.output,
+      /AccessDeniedException[\s\S]*WebhookIngest is not authorized to perform: sqs:ReceiveMessage on resource: arn:aws:sqs:local:000000000000:WebhooksQueue/,
+    );
+    const events = await callApi(service.baseUrl, '/v1/events', { token: service.token });
+    expect(events.body).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { TokenKeys, TokenSigner } from '#domain/access/ports';
 import { type JsonWebKeySet, rsaSigningJwk } from '#domain/access/token-signer';
+import { checkStandInCall } from '../aws/stand-ins.ts';
 
 /** The size of the keys this service makes, and the least it signs with. */
 export const SIGNING_KEY_BITS = 2048;
@@ -156,8 +157,34 @@ export const localKeyFiles = (paths: { current: string; previous?: string }): To
     }
     return loaded;
   };
+  // The files stand in for the KMS signing key: each use is checked as the KMS call it would be.
+  const getPublicKey = () => checkStandInCall({ action: 'kms:GetPublicKey', resource: 'SIGNING_KEY_IDS' });
   return {
-    signingKey: async () => (await keys()).signing,
-    publicJwks: async () => (await keys()).jwks,
+    signingKey: async () => {
+      const signing = (await keys()).signing;
+      const signer: TokenSigner = {
+        publicJwks: async () => {
+          await getPublicKey();
+          return signing.publicJwks();
+        },
+        keyId: async () => {
+          await getPublicKey();
+          return signing.keyId();
+        },
+        sign: async (signingInput) => {
+          await checkStandInCall({
+            action: 'kms:Sign',
+            resource: 'SIGNING_KEY_IDS',
+            context: { 'kms:SigningAlgorithm': 'RSASSA_PKCS1_V1_5_SHA_256', 'kms:MessageType': 'DIGEST' },
+          });
+          return signing.sign(signingInput);
+        },
+      };
+      return signer;
+    },
+    publicJwks: async () => {
+      await getPublicKey();
+      return (await keys()).jwks;
+    },
   };
 };

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { GenerateMacCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { optionalEnv } from '#shared/config';
 import { kmsClient } from '../aws/kms-client.ts';
+import { checkStandInCall } from '../aws/stand-ins.ts';
 
 /**
  * The secret that signs list cursors. On AWS it is derived from a KMS HMAC key: one GenerateMac
@@ -75,7 +76,15 @@ export const secretCursorKey = (secret: string): (() => Promise<Uint8Array>) => 
   const key = Buffer.from(secret, 'base64url');
   if (key.length < SECRET_BYTES)
     throw new Error(`LIST_CURSOR_SECRET must encode at least ${SECRET_BYTES} bytes`);
-  return async () => key;
+  // The key stands in for the KMS HMAC key: each use is checked as the GenerateMac that derives it.
+  return async () => {
+    await checkStandInCall({
+      action: 'kms:GenerateMac',
+      resource: 'LIST_CURSOR_KEY_ID',
+      context: { 'kms:MacAlgorithm': 'HMAC_SHA_256' },
+    });
+    return key;
+  };
 };
 
 let shared: (() => Promise<Uint8Array>) | undefined;

@@ -2,6 +2,7 @@ import { appendFileSync, closeSync, fstatSync, fsyncSync, ftruncateSync, openSyn
 import { appendFile } from 'node:fs/promises';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
 import type { StatusChangedEvent, StatusEventPublisher } from '#domain/credit-transfers/ports';
+import { checkStandInCall } from '../aws/stand-ins.ts';
 import { EVENT_SOURCE } from './event-publisher.ts';
 
 /** The longest last line looked at for tearing; an event line is a few hundred bytes. */
@@ -82,6 +83,13 @@ export class JsonLinesStatusEventPublisher implements StatusEventPublisher {
     // One buffer, one append; after a failed one the torn part is set aside first, so no event is
     // ever glued to half of another.
     const write = this.tail.then(async () => {
+      // The file stands in for the bus: the PutEvents is checked first, as AWS checks it (in the
+      // chain, so appends keep the order of the calls).
+      await checkStandInCall({
+        action: 'events:PutEvents',
+        resource: 'EVENT_BUS_NAME',
+        context: { 'events:source': EVENT_SOURCE, 'events:detail-type': STATUS_CHANGED_EVENT },
+      });
       if (this.mayBeTorn) setAsideTornTail(this.file);
       this.mayBeTorn = false;
       try {

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { TRANSFER_PARKED_EVENT } from '#domain/credit-transfers/parked-transfers';
 import type { OperationsEventPublisher, TransferParkedEvent } from '#domain/credit-transfers/ports';
+import { checkStandInCall } from '../aws/stand-ins.ts';
 
 /** The `source` of events for operators, apart from the transfers' status events (no webhook carries them). */
 export const OPERATIONS_EVENT_SOURCE = 'credit-transfers.operations';
@@ -50,6 +51,11 @@ export class JsonLinesOperationsEventPublisher implements OperationsEventPublish
   constructor(private readonly file: string) {}
 
   async publishParked(event: TransferParkedEvent): Promise<void> {
+    await checkStandInCall({
+      action: 'events:PutEvents',
+      resource: 'EVENT_BUS_NAME',
+      context: { 'events:source': OPERATIONS_EVENT_SOURCE, 'events:detail-type': TRANSFER_PARKED_EVENT },
+    });
     const line = JSON.stringify({
       id: event.eventId,
       source: OPERATIONS_EVENT_SOURCE,

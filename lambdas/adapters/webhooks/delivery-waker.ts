@@ -1,4 +1,4 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeliveryWaker, PendingDelivery } from '#domain/webhooks/ports';
 import { logger } from '#shared/logger';
 import { sqsClient } from '../aws/sqs-client.ts';
@@ -27,6 +27,8 @@ export class SqsDeliveryWaker implements DeliveryWaker {
   constructor(
     private readonly queueUrl: string,
     private readonly now: () => Date = () => new Date(),
+    /** The container's SQS client unless given (made at the first wake-up). */
+    private readonly sqs?: Pick<SQSClient, 'send'>,
   ) {}
 
   async wakeAt(
@@ -40,7 +42,7 @@ export class SqsDeliveryWaker implements DeliveryWaker {
       dueAt: dueAt.toISOString(),
     };
     try {
-      await sqsClient().send(
+      await (this.sqs ?? sqsClient()).send(
         new SendMessageCommand({
           QueueUrl: this.queueUrl,
           MessageBody: JSON.stringify(message),

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
 import type { SecretContext, SecretOpener, SecretSealer } from '#domain/webhooks/webhook-endpoint';
+import { checkStandInCall } from '../aws/stand-ins.ts';
 
 /**
  * Webhook signing secrets sealed by envelope encryption: each secret under a data key of its own
@@ -23,6 +24,17 @@ export const encryptionContextOf = (context: SecretContext): Record<string, stri
   tenant: context.tenant,
   webhookEndpoint: context.endpointId,
 });
+
+/** The condition keys KMS sets for a call with the endpoint's encryption context. */
+const kmsConditionKeys = (context: SecretContext): Record<string, string | string[]> => {
+  const encryptionContext = encryptionContextOf(context);
+  return {
+    ...Object.fromEntries(
+      Object.entries(encryptionContext).map(([key, value]) => [`kms:EncryptionContext:${key}`, value]),
+    ),
+    'kms:EncryptionContextKeys': Object.keys(encryptionContext),
+  };
+};
 
 /** The same context as additional authenticated data of the secret itself. */
 const aadOf = (context: SecretContext): Buffer =>
@@ -147,12 +159,22 @@ export class LocalDataKeys implements DataKeys {
   }
 
   async generate(context: SecretContext): Promise<{ plaintext: Uint8Array; wrapped: Uint8Array }> {
+    await checkStandInCall({
+      action: 'kms:GenerateDataKey',
+      resource: 'WEBHOOK_SECRET_KEY_ID',
+      context: { ...kmsConditionKeys(context), 'kms:DataKeySpec': 'AES_256' },
+    });
     const plaintext = randomBytes(KEY_BYTES);
     const { iv, ciphertext, tag } = gcmSeal(this.key, plaintext, aadOf(context));
     return { plaintext, wrapped: Buffer.concat([iv, tag, ciphertext]) };
   }
 
   async unwrap(wrapped: Uint8Array, context: SecretContext): Promise<Uint8Array> {
+    await checkStandInCall({
+      action: 'kms:Decrypt',
+      resource: 'WEBHOOK_SECRET_KEY_ID',
+      context: kmsConditionKeys(context),
+    });
     const bytes = Buffer.from(wrapped);
     try {
       return gcmOpen(

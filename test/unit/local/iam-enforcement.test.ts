@@ -1,4 +1,9 @@
+import { EventBridgeServiceException } from '@aws-sdk/client-eventbridge';
+import { KMSServiceException } from '@aws-sdk/client-kms';
+import { SFNServiceException } from '@aws-sdk/client-sfn';
+import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import type { StandInCall } from '#adapters/aws/stand-ins';
 import { dynamoDbRequests, IamEnforcer } from '#local/iam-enforcement';
 import { stackIam, stackPolicies } from '#local/iam-policies';
 
@@ -95,5 +100,79 @@ describe('decisions on the stack policies', () => {
     await expect(check('Reconciler', 'ScanCommand', {})).rejects.toMatchObject({
       name: 'AccessDeniedException',
     });
+  });
+});
+
+describe('decisions on the stand-ins of KMS, EventBridge, Step Functions and SQS', () => {
+  const standIn = (fn: string, call: StandInCall) => enforcer.check(fn, [enforcer.standInRequest(fn, call)]);
+  const secretContext = (purpose = 'webhook-signing-secret') => ({
+    'kms:EncryptionContext:purpose': purpose,
+    'kms:EncryptionContext:tenant': 'tenant-a',
+    'kms:EncryptionContext:webhookEndpoint': 'we_1',
+    'kms:EncryptionContextKeys': ['purpose', 'tenant', 'webhookEndpoint'],
+  });
+  const denied = (service: new (...args: never[]) => Error) =>
+    expect.objectContaining({ name: 'AccessDeniedException', constructor: service });
+
+  it('lets the delivery function decrypt a secret only with its encryption context (the key policy)', async () => {
+    const decrypt = (fn: string, context: Record<string, string | string[]>) =>
+      standIn(fn, { action: 'kms:Decrypt', resource: 'WEBHOOK_SECRET_KEY_ID', context });
+    await expect(decrypt('WebhookDeliver', secretContext())).resolves.toBeUndefined();
+    await expect(decrypt('WebhookDeliver', secretContext('something-else'))).rejects.toEqual(
+      denied(KMSServiceException),
+    );
+    const { 'kms:EncryptionContext:webhookEndpoint': _, ...withoutEndpoint } = secretContext();
+    await expect(
+      decrypt('WebhookDeliver', { ...withoutEndpoint, 'kms:EncryptionContextKeys': ['purpose', 'tenant'] }),
+    ).rejects.toEqual(denied(KMSServiceException));
+    // The function that seals may not open.
+    await expect(decrypt('CreateWebhookEndpoint', secretContext())).rejects.toEqual(
+      denied(KMSServiceException),
+    );
+  });
+
+  it('lets only the token endpoint sign, and the authorizer read the public key', async () => {
+    const sign = { action: 'kms:Sign', resource: 'SIGNING_KEY_IDS' } as const;
+    await expect(standIn('IssueToken', sign)).resolves.toBeUndefined();
+    await expect(standIn('Authorizer', sign)).rejects.toEqual(denied(KMSServiceException));
+    await expect(
+      standIn('Authorizer', { action: 'kms:GetPublicKey', resource: 'SIGNING_KEY_IDS' }),
+    ).resolves.toBeUndefined();
+  });
+
+  it('lets only the publisher put status events on the bus (the bus policy)', async () => {
+    const put = (fn: string, source: string) =>
+      standIn(fn, {
+        action: 'events:PutEvents',
+        resource: 'EVENT_BUS_NAME',
+        context: { 'events:source': source },
+      });
+    await expect(put('PublishStatusEvents', 'credit-transfers')).resolves.toBeUndefined();
+    // Granted PutEvents for operations events, denied status events by the bus policy.
+    await expect(put('ParkTransfer', 'credit-transfers.operations')).resolves.toBeUndefined();
+    await expect(put('ParkTransfer', 'credit-transfers')).rejects.toEqual(
+      denied(EventBridgeServiceException),
+    );
+    await expect(put('GetCreditTransferStatus', 'credit-transfers')).rejects.toEqual(
+      denied(EventBridgeServiceException),
+    );
+  });
+
+  it('lets the routes that start the lifecycle start it, and no other', async () => {
+    const start = { action: 'states:StartExecution', resource: 'STATE_MACHINE_ARN' } as const;
+    await expect(standIn('InitiateCreditTransfer', start)).resolves.toBeUndefined();
+    await expect(standIn('GetCreditTransferStatus', start)).rejects.toEqual(denied(SFNServiceException));
+  });
+
+  it('lets the webhook functions use their queues, and no other function', async () => {
+    const wake = { action: 'sqs:SendMessage', resource: 'WEBHOOK_WAKE_UP_QUEUE_URL' } as const;
+    await expect(standIn('WebhookDeliver', wake)).resolves.toBeUndefined();
+    await expect(standIn('ListEvents', wake)).rejects.toEqual(denied(SQSServiceException));
+    await expect(
+      standIn('WebhookIngest', { action: 'sqs:ReceiveMessage', resource: 'EVENT_SOURCE_QUEUE' }),
+    ).resolves.toBeUndefined();
+    expect(enforcer.standInRequest('WebhookIngest', wake).resource).toMatch(
+      /^arn:aws:sqs:local:000000000000:WebhooksWakeUps/,
+    );
   });
 });
