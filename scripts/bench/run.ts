@@ -3,6 +3,7 @@ import { type LocalService, startLocalService } from '#local/service-process';
 import { benchAuthorizer } from './authorizer.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
+import { benchDpopReplay } from './dpop-replay.ts';
 import { benchIamCheck } from './iam-check.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
@@ -211,6 +212,47 @@ if (runs('authorizer'))
     });
   });
 if (runs('table-calls') || runs('authorizer')) await report.write();
+
+// DPoP replay detection: one conditional write of each proof's jti per API call with a bound token.
+if (runs('dpop-replay')) {
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+    const concurrency = benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16);
+    const bench = await benchDpopReplay(service, {
+      invocations: 1000,
+      concurrency,
+      rounds: 3,
+      tableName: 'credit-transfers',
+    });
+    report.section({
+      title: `DPoP replay detection (1000 authorizer invocations x 3 rounds, concurrency ${concurrency}, alternating)`,
+      table: {
+        columns: ['authorizer with a bound token', 'per second', 'p50 ms', 'p99 ms'],
+        rows: [
+          [
+            "proof's jti written (conditional PutItem, dynalite)",
+            fixed(bench.withGuard.perSecond),
+            fixed(bench.withGuard.p50Ms),
+            fixed(bench.withGuard.p99Ms),
+          ],
+          [
+            'jti kept in memory (no replay cost)',
+            fixed(bench.withoutGuard.perSecond),
+            fixed(bench.withoutGuard.p50Ms),
+            fixed(bench.withoutGuard.p99Ms),
+          ],
+        ],
+      },
+      notes: [
+        `Counted: **${fixed(bench.writesPerCall, 2)} conditional PutItem** per call, **${fixed(bench.writeUnitsPerRecord, 2)} WCU** each: ` +
+          `**$${fixed(bench.writeUsdPerMillion, 3)} per million calls** at the on-demand write price of docs/aws-prices.json. ` +
+          `Added latency at the median: ${fixed(bench.addedP50Ms, 2)} ms (noisy: a shared machine).`,
+        `A bound token also needs the authorizer on every call (its answer is never cached, or a replayed proof would pass): ` +
+          `$${fixed(bench.invocationUsdPerMillion, 3)} per million in Lambda requests, plus its duration; a bearer token has the same uncached authorizer today.`,
+      ],
+    });
+  });
+  await report.write();
+}
 
 // Memory under anonymous uploads: bodies are limited before they are read, so it stays flat.
 if (runs('upload-memory')) {
