@@ -90,6 +90,31 @@ describe('the SDK with privateKeyJwt', () => {
     expect(client.tokens.issued).toBe(1);
   });
 
+  it('after a 401 on a bound token, obtains a new token and tries once more with a new proof', async () => {
+    let spoiled = 0;
+    const client = new CreditTransfersClient({
+      baseUrl: service.baseUrl,
+      clientId,
+      privateKeyJwt: { key: privateKey, kid },
+      dpop: true,
+      // The first API call loses its proof on the way: the service answers 401.
+      fetch: async (input, init) => {
+        if (!String(input).endsWith('/oauth/token') && spoiled === 0) {
+          spoiled++;
+          const headers = new Headers(init?.headers);
+          headers.delete('DPoP');
+          const refused = await fetch(input, { ...init, headers });
+          expect(refused.status).toBe(401);
+          return refused;
+        }
+        return fetch(input, init);
+      },
+    });
+    expect((await client.listPage({}, { limit: 1 })).items).toEqual(expect.any(Array));
+    expect(spoiled).toBe(1);
+    expect(client.tokens.issued).toBe(2);
+  });
+
   it('another instance makes another key pair: tokens are never bound to a shared key', async () => {
     const first = sdk({ dpop: true }).client;
     const second = sdk({ dpop: true }).client;
