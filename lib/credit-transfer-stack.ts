@@ -67,6 +67,9 @@ export class CreditTransferStack extends Stack {
     // The generation's key and the one before it; `npm run keys -- rotate` moves between them.
     this.signingKey = new TokenSigningKeys(this, 'TokenSigningKeys', {
       generation: config.signingKeyGeneration,
+      ...(config.signingKeyEs256FromGeneration !== undefined && {
+        es256FromGeneration: config.signingKeyEs256FromGeneration,
+      }),
       ...(config.backupRegion !== undefined && { backupRegion: config.backupRegion }),
     });
     this.cursorKey = new ListCursorKey(this, 'ListCursorKey');
@@ -163,6 +166,7 @@ export class CreditTransferStack extends Stack {
       audience: config.audience,
       clientSecrets: config.clientSecrets,
       requireDpop: config.requireDpop,
+      ...(config.dpopNonces && { dpopNonceSecret: this.createDpopNonceSecret() }),
     };
     for (const route of ROUTES) {
       bind(this.api.functionFor(route.operationId).function, ...routeBindings(route.operationId)(resources));
@@ -354,6 +358,24 @@ export class CreditTransferStack extends Stack {
   }
 
   /** A generated HMAC key, retained: the connector holds the same key, and losing it stops payments. */
+  /**
+   * The HMAC key DPoP server nonces are made with (RFC 9449 8). Only this stack's token function
+   * reads it; a new value only makes the nonces given out before it fail once (the client retries
+   * with the nonce of the refusal), so it needs no replica and no rotation function.
+   */
+  private createDpopNonceSecret(): Secret {
+    const secret = new Secret(this, 'DpopNonceSecret', {
+      description: `HMAC key the token function of ${this.stackName} makes DPoP server nonces with`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'A nonce lives 300 s and a client recovers from a refused one by retrying with the nonce of the refusal; a new secret is a redeploy with a new value, no rotation function is needed.',
+    });
+    return secret;
+  }
+
   private createConnectorSecret(replicaRegion: string | undefined): Secret {
     const secret = new Secret(this, 'ConnectorSecret', {
       description: `HMAC key the credit transfer workflow (${this.stackName}) signs connector requests with`,

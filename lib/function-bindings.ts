@@ -29,6 +29,8 @@ export interface ServiceResources {
   /** The stage's client authentication settings (lambdas/auth/client-authentication-settings.ts). */
   readonly clientSecrets: boolean;
   readonly requireDpop: boolean;
+  /** The secret DPoP server nonces are made with, when the stage asks for them (`-c dpopNonces=true`). */
+  readonly dpopNonceSecret?: ISecret;
 }
 
 type TableAction =
@@ -248,6 +250,20 @@ export const clientAuthentication = (resources: ServiceResources): Binding => ({
   },
 });
 
+/** The token function makes and checks DPoP server nonces with this secret, when there is one. */
+export const dpopNonces = (resources: ServiceResources): Binding =>
+  resources.dpopNonceSecret === undefined
+    ? { environment: {} }
+    : {
+        environment: { DPOP_NONCE_SECRET_ARN: resources.dpopNonceSecret.secretArn },
+        grant: (grantee) =>
+          Grant.addToPrincipal({
+            grantee,
+            actions: ['secretsmanager:GetSecretValue'],
+            resourceArns: [(resources.dpopNonceSecret as ISecret).secretArn],
+          }),
+      };
+
 type Bindings = (resources: ServiceResources) => readonly Binding[];
 
 /**
@@ -266,6 +282,7 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     ...signingKeyAccess(r.signingKey, r.table, ['Sign', 'GetPublicKey']),
     tokenClaims(r),
     clientAuthentication(r),
+    dpopNonces(r),
   ],
   getJsonWebKeySet: (r) => [...signingKeyAccess(r.signingKey, r.table, ['GetPublicKey']), tokenClaims(r)],
   // The discovery document only names URLs under the issuer: no key.

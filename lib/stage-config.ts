@@ -43,6 +43,11 @@ export interface StageConfig extends OperationsConfig {
   readonly apiGatewayCloudWatchRole: boolean;
   /** Raising it adds a new token signing key (and drops the one two generations back, retained); see docs/keys.md. */
   readonly signingKeyGeneration: number;
+  /**
+   * The first signing key generation that is ES256 (`-c signingKeyEs256FromGeneration=N`); earlier
+   * ones stay RS256. Absent: RS256 throughout (a deployed key's spec cannot change). docs/keys.md.
+   */
+  readonly signingKeyEs256FromGeneration?: number;
   /** The AWS SDK's FIPS and dual-stack endpoints for every function's AWS calls (docs/aws-sdk.md). */
   readonly awsEndpoints: AwsEndpointSettings;
   /** Warm instances per latency-critical function group; 0 (the default) is none (docs/aws-sdk.md). */
@@ -51,6 +56,8 @@ export interface StageConfig extends OperationsConfig {
   readonly clientSecrets: boolean;
   /** Every access token DPoP-bound (`-c requireDpop=true`). */
   readonly requireDpop: boolean;
+  /** DPoP proofs at the token endpoint must carry a server nonce (`-c dpopNonces=true`, RFC 9449 8). */
+  readonly dpopNonces: boolean;
   /** A second region for copies (`-c backupRegion=...`): the signing keys are replicated there. */
   readonly backupRegion?: string;
   /** Share of API requests and workflow executions X-Ray traces (`-c xraySamplingRate=0.05`). */
@@ -237,8 +244,15 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     logRetention,
     apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole', false),
     signingKeyGeneration: contextCount(text('signingKeyGeneration') ?? '1', 'signingKeyGeneration'),
+    ...(text('signingKeyEs256FromGeneration') !== undefined && {
+      signingKeyEs256FromGeneration: contextCount(
+        text('signingKeyEs256FromGeneration') as string,
+        'signingKeyEs256FromGeneration',
+      ),
+    }),
     clientSecrets: flag('clientSecrets', true),
     requireDpop: flag('requireDpop', false),
+    dpopNonces: flag('dpopNonces', false),
     awsEndpoints: { fips: flag('fipsEndpoints', false), dualStack: flag('dualStackEndpoints', false) },
     provisionedConcurrency: Object.fromEntries(
       PROVISIONED_CONCURRENCY_GROUPS.map((group) => {

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { STSClient } from '@aws-sdk/client-sts';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { kmsSigner } from '#adapters/access/signer-kms';
 import { DynamoDbSigningKeyScheduleStore } from '#adapters/access/signing-key-schedule';
 import { initialSchedule, SIGNING_KEY_SCHEDULE_CACHE_SECONDS } from '#adapters/access/signing-keys-kms';
@@ -16,6 +16,8 @@ import {
   SigningKeyScheduleError,
   scheduleRetirement,
   scheduleRotation,
+  TOKEN_SIGNING_ALGORITHMS,
+  type TokenSigningAlgorithm,
 } from '#domain/access/token-signer';
 import { DataFolderError } from '#local/data-folder';
 import {
@@ -127,10 +129,12 @@ export const keysProgram = (): Command => {
       const now = new Date();
       if (options.table === undefined) {
         const { current, previous } = localKeyStatus(dataDir());
-        console.log(`Signs:    ${current.kid} (${current.path}, since ${current.since.toISOString()})`);
+        console.log(
+          `Signs:    ${current.kid} ${current.algorithm} (${current.path}, since ${current.since.toISOString()})`,
+        );
         if (previous !== undefined) {
           console.log(
-            `Verifies: ${previous.kid} (${previous.path}; may be retired from ${previous.retiresAt.toISOString()})`,
+            `Verifies: ${previous.kid} ${previous.algorithm} (${previous.path}; may be retired from ${previous.retiresAt.toISOString()})`,
           );
         }
         return;
@@ -150,20 +154,31 @@ export const keysProgram = (): Command => {
       .command('rotate')
       .description(
         'Publish a new key and sign with it (locally at once; on a stage after the key set caches renew); the old key verifies until retired',
+      )
+      .addOption(
+        new Option(
+          '--algorithm <alg>',
+          "locally: the new key's algorithm (default: the current key's); on a stage the newest KMS key's spec decides (signingKeyEs256FromGeneration)",
+        ).choices(TOKEN_SIGNING_ALGORITHMS),
       ),
-  ).action(async (options: StageOptions) => {
+  ).action(async (options: StageOptions & { algorithm?: TokenSigningAlgorithm }) => {
     const now = new Date();
     if (options.table === undefined) {
-      const { status, retired } = rotateLocalSigningKey(dataDir(), now);
+      const { status, retired } = rotateLocalSigningKey(dataDir(), now, options.algorithm);
       if (retired !== undefined)
         console.log(`Retired the previous key ${retired}, past its tokens' lifetime`);
       console.log(
-        `Signs now:    ${status.current.kid} (a running service within a second, else from its start)`,
+        `Signs now:    ${status.current.kid} ${status.current.algorithm} (a running service within a second, else from its start)`,
       );
       console.log(
-        `Verifies too: ${status.previous?.kid} until retired: npm run keys -- retire, from ${status.previous?.retiresAt.toISOString()}`,
+        `Verifies too: ${status.previous?.kid} ${status.previous?.algorithm} until retired: npm run keys -- retire, from ${status.previous?.retiresAt.toISOString()}`,
       );
       return;
+    }
+    if (options.algorithm !== undefined) {
+      throw new OperatorError(
+        '--algorithm is for the local data folder: on a stage the newest KMS key signs with its own algorithm (-c signingKeyEs256FromGeneration, docs/keys.md)',
+      );
     }
     const heldKeyIds = splitKeyIds(options.signingKeyIds);
     const { store, kms } = await stage({ ...options, table: options.table });
@@ -176,11 +191,13 @@ export const keysProgram = (): Command => {
       );
     }
     const after = scheduleRotation(before, newest, now, AWS_ROTATION_TIMING);
-    // The key must exist and sign RS256 before anyone is told to trust it.
+    // The key must exist and sign RS256 or ES256 before anyone is told to trust it.
     const [jwk] = (await kmsSigner(newest, kms).publicJwks()).keys;
     await saved(store, before, after);
     console.log(`Rotation scheduled on ${options.table}:`);
-    console.log(`  ${newest} (kid ${jwk?.kid}) is published now and signs from ${after.keys[1]?.signsFrom}`);
+    console.log(
+      `  ${newest} (kid ${jwk?.kid}, ${jwk?.alg}) is published now and signs from ${after.keys[1]?.signsFrom}`,
+    );
     console.log(
       `  ${after.keys[0]?.keyId} verifies until ${after.keys[0]?.retiresAt}; then: npm run keys -- retire`,
     );

@@ -219,14 +219,28 @@ export const jsonWebKeySetSchema = named(
     keys: described(
       z
         .array(
-          z.strictObject({
-            kty: z.literal('RSA'),
-            n: described(text(1, 1024), 'RSA modulus, base64url.'),
-            e: described(text(1, 16), 'RSA public exponent, base64url.'),
-            kid: described(text(1, 64), 'Key id (RFC 7638 thumbprint), the `kid` of the token header.'),
-            alg: z.literal('RS256'),
-            use: z.literal('sig'),
-          }),
+          z.discriminatedUnion('kty', [
+            z.strictObject({
+              kty: z.literal('EC'),
+              crv: z.literal('P-256'),
+              x: described(text(43, 43), 'The point x coordinate, base64url.'),
+              y: described(text(43, 43), 'The point y coordinate, base64url.'),
+              kid: described(text(1, 64), 'Key id (RFC 7638 thumbprint), the `kid` of the token header.'),
+              alg: described(z.literal('ES256'), 'ECDSA P-256 with SHA-256 (FAPI 2.0).'),
+              use: z.literal('sig'),
+            }),
+            z.strictObject({
+              kty: z.literal('RSA'),
+              n: described(text(1, 1024), 'RSA modulus, base64url.'),
+              e: described(text(1, 16), 'RSA public exponent, base64url.'),
+              kid: described(text(1, 64), 'Key id (RFC 7638 thumbprint), the `kid` of the token header.'),
+              alg: described(
+                z.literal('RS256'),
+                'RSASSA-PKCS1-v1_5 with SHA-256: keys made before the move to ES256.',
+              ),
+              use: z.literal('sig'),
+            }),
+          ]),
         )
         .check(z.maxLength(10)),
       'The signing key, and during a rotation the next or previous one.',
@@ -1079,10 +1093,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
 // The document.
 
 const TOKEN_DESCRIPTION =
-  'Access token from `POST /oauth/token` (client credentials grant): a JWT signed with RS256, verifiable with ' +
-  'the keys at `/.well-known/jwks.json`, valid for 3600 seconds, carrying the granted scopes. Tokens are ' +
-  'issued and verified following the JSON Web Token Best Current Practices (RFC8725): one fixed signature ' +
-  'algorithm, never taken from the token; issuer, audience and expiry are checked on every call.';
+  'Access token from `POST /oauth/token` (client credentials grant): a JWT signed with ES256 (or RS256 by a ' +
+  'key made before the move to ES256), verifiable with the keys at `/.well-known/jwks.json`, valid for 3600 ' +
+  'seconds, carrying the granted scopes. Tokens are issued and verified following the JSON Web Token Best ' +
+  'Current Practices (RFC8725): each key has one fixed signature algorithm, named in the key set and never ' +
+  'taken from the token; issuer, audience and expiry are checked on every call.';
 
 /** What the reference page's auth panel shows first: how to get a token there, then what it is. */
 const CLIENT_CREDENTIALS_DESCRIPTION =

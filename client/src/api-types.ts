@@ -1193,6 +1193,15 @@ export interface components {
      * @example {
      *       "keys": [
      *         {
+     *           "kty": "EC",
+     *           "crv": "P-256",
+     *           "x": "MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4",
+     *           "y": "4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM",
+     *           "kid": "Jc4yWpX8cz7g3nPq0AZg",
+     *           "alg": "ES256",
+     *           "use": "sig"
+     *         },
+     *         {
      *           "kty": "RSA",
      *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
      *           "e": "AQAB",
@@ -1205,20 +1214,44 @@ export interface components {
      */
     JsonWebKeySet: {
       /** @description The signing key, and during a rotation the next or previous one. */
-      keys: {
-        /** @constant */
-        kty: 'RSA';
-        /** @description RSA modulus, base64url. */
-        n: string;
-        /** @description RSA public exponent, base64url. */
-        e: string;
-        /** @description Key id (RFC 7638 thumbprint), the `kid` of the token header. */
-        kid: string;
-        /** @constant */
-        alg: 'RS256';
-        /** @constant */
-        use: 'sig';
-      }[];
+      keys: (
+        | {
+            /** @constant */
+            kty: 'EC';
+            /** @constant */
+            crv: 'P-256';
+            /** @description The point x coordinate, base64url. */
+            x: string;
+            /** @description The point y coordinate, base64url. */
+            y: string;
+            /** @description Key id (RFC 7638 thumbprint), the `kid` of the token header. */
+            kid: string;
+            /**
+             * @description ECDSA P-256 with SHA-256 (FAPI 2.0).
+             * @constant
+             */
+            alg: 'ES256';
+            /** @constant */
+            use: 'sig';
+          }
+        | {
+            /** @constant */
+            kty: 'RSA';
+            /** @description RSA modulus, base64url. */
+            n: string;
+            /** @description RSA public exponent, base64url. */
+            e: string;
+            /** @description Key id (RFC 7638 thumbprint), the `kid` of the token header. */
+            kid: string;
+            /**
+             * @description RSASSA-PKCS1-v1_5 with SHA-256: keys made before the move to ES256.
+             * @constant
+             */
+            alg: 'RS256';
+            /** @constant */
+            use: 'sig';
+          }
+      )[];
     };
     /**
      * @example {
@@ -2113,6 +2146,15 @@ export interface operations {
           /**
            * @example {
            *       "keys": [
+           *         {
+           *           "kty": "EC",
+           *           "crv": "P-256",
+           *           "x": "MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4",
+           *           "y": "4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM",
+           *           "kid": "Jc4yWpX8cz7g3nPq0AZg",
+           *           "alg": "ES256",
+           *           "use": "sig"
+           *         },
            *         {
            *           "kty": "RSA",
            *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",

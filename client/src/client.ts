@@ -4,6 +4,12 @@ import { type ApiCaller, type ResultShape, responseInfo } from './api-caller.ts'
 import type { paths } from './api-types.ts';
 import { apiErrorFrom, type RequestLine, WaitTimeoutError } from './errors.ts';
 import {
+  asksForNonce,
+  type DpopOption,
+  DpopProver,
+  type PrivateKeyJwtOptions,
+} from './key-authentication.ts';
+import {
   type Repeat,
   type RetryOptions,
   type RetrySettings,
@@ -58,7 +64,15 @@ export interface CreditTransfersClientOptions {
   /** The API's base URL, e.g. https://api.example.com (the paths start with /v1); a path prefix is kept. */
   baseUrl: string;
   clientId: string;
-  clientSecret: string;
+  /** client_secret_post; or give `privateKeyJwt`. */
+  clientSecret?: string | undefined;
+  /** private_key_jwt (RFC 7523): authenticate with a private key whose public key the client is registered with. */
+  privateKeyJwt?: PrivateKeyJwtOptions | undefined;
+  /**
+   * DPoP-bound tokens (RFC 9449): `true` makes an ES256 key pair for this client instance, or give
+   * a pair. A stolen token is then useless without the private key.
+   */
+  dpop?: DpopOption | undefined;
   /** Default: the base URL's /oauth/token. */
   tokenUrl?: string | undefined;
   /** Space-separated scopes; omitted asks for every scope the client is allowed. */
@@ -134,7 +148,9 @@ export class CreditTransfersClient {
     this.tokens = new TokenManager({
       tokenUrl: options.tokenUrl ?? `${baseUrl}/oauth/token`,
       clientId: options.clientId,
-      clientSecret: options.clientSecret,
+      ...(options.clientSecret !== undefined && { clientSecret: options.clientSecret }),
+      ...(options.privateKeyJwt !== undefined && { privateKeyJwt: options.privateKeyJwt }),
+      ...(options.dpop !== undefined && { dpop: new DpopProver(options.dpop) }),
       ...(options.scope !== undefined && { scope: options.scope }),
       fetch: fetchImpl,
       retry: this.#retry,
@@ -157,12 +173,20 @@ export class CreditTransfersClient {
     const callerSignal = request.signal;
     const line: RequestLine = { call: 'api', method: request.method, url: request.url };
     let renewedAfter401 = false;
+    let nonceRetried = false;
+    const { dpop } = this.tokens;
     for (;;) {
       const token = await this.tokens.accessToken(callerSignal);
       const response = await sendWithRetries(
-        ({ signal }) => {
+        async ({ signal }) => {
           const attemptHeaders = new Headers(headers);
-          attemptHeaders.set('Authorization', `Bearer ${token}`);
+          if (dpop === undefined) {
+            attemptHeaders.set('Authorization', `Bearer ${token}`);
+          } else {
+            // A fresh proof for every attempt: the service refuses a proof it has seen.
+            attemptHeaders.set('Authorization', `DPoP ${token}`);
+            attemptHeaders.set('DPoP', await dpop.proof(request.method, request.url, token));
+          }
           return this.#fetch(request.url, { method: request.method, headers: attemptHeaders, body, signal });
         },
         { ...this.#retry, attemptTimeoutMs },
@@ -170,11 +194,18 @@ export class CreditTransfersClient {
         line,
         repeat,
       );
+      dpop?.remember(response);
+      if (response.status === 401 && dpop !== undefined && !nonceRetried && asksForNonce(response)) {
+        // RFC 9449 9: the same token, with the nonce the refusal offers.
+        nonceRetried = true;
+        void response.body?.cancel().catch(() => undefined);
+        continue;
+      }
       if (response.status !== 401 || renewedAfter401) {
         this.#requests.set(response, line);
         return response;
       }
-      // Refused token (expired early, key rotated): one new token, one more try.
+      // Refused token (expired early, key rotated, proof refused): one new token, one more try.
       renewedAfter401 = true;
       this.tokens.invalidate(token);
       // Not awaited: cancelling one branch of a cloned body waits for the other.

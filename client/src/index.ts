@@ -28,6 +28,12 @@ export {
   type WebhookVerificationFailure,
 } from './errors.ts';
 export {
+  type DpopOption,
+  DpopProver,
+  type KeyAlgorithm,
+  type PrivateKeyJwtOptions,
+} from './key-authentication.ts';
+export {
   DEFAULT_STUCK_AFTER_MS,
   type PollOptions,
   type PollResult,

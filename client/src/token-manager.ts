@@ -1,5 +1,12 @@
 import { apiErrorFrom, CreditTransfersError, type RequestLine } from './errors.ts';
 import {
+  asksForNonce,
+  assertionSigner,
+  type DpopProver,
+  JWT_BEARER_ASSERTION_TYPE,
+  type PrivateKeyJwtOptions,
+} from './key-authentication.ts';
+import {
   type RetryOptions,
   type RetrySettings,
   retryAfterMs,
@@ -12,7 +19,12 @@ export interface TokenManagerOptions {
   /** The token endpoint, e.g. https://api.example.com/oauth/token. */
   tokenUrl: string;
   clientId: string;
-  clientSecret: string;
+  /** client_secret_post; or authenticate with `privateKeyJwt`. */
+  clientSecret?: string | undefined;
+  /** private_key_jwt (RFC 7523): assertions signed with this key, in place of a secret. */
+  privateKeyJwt?: PrivateKeyJwtOptions | undefined;
+  /** DPoP-bound tokens (RFC 9449): proofs made with this key pair. */
+  dpop?: DpopProver | undefined;
   /** Space-separated scopes; omitted asks for every scope the client is allowed. */
   scope?: string | undefined;
   fetch?: typeof globalThis.fetch | undefined;
@@ -38,7 +50,8 @@ const renewalMargin = (lifetimeMs: number) => Math.min(60_000, lifetimeMs / 10);
  */
 export class TokenManager {
   readonly #tokenUrl: string;
-  readonly #requestBody: () => string;
+  readonly #requestBody: () => Promise<{ contentType: string; body: string }>;
+  readonly #dpop: DpopProver | undefined;
   readonly #fetch: typeof globalThis.fetch;
   readonly #retry: RetrySettings;
   readonly #now: () => number;
@@ -48,15 +61,35 @@ export class TokenManager {
   issued = 0;
 
   constructor(options: TokenManagerOptions) {
-    const { clientId, clientSecret, scope } = options;
+    const { clientId, clientSecret, scope, privateKeyJwt } = options;
     this.#tokenUrl = options.tokenUrl;
-    this.#requestBody = () =>
-      JSON.stringify({
-        grant_type: 'client_credentials',
-        client_id: clientId,
-        client_secret: clientSecret,
-        ...(scope !== undefined && { scope }),
+    this.#dpop = options.dpop;
+    if ((clientSecret === undefined) === (privateKeyJwt === undefined)) {
+      throw new TypeError('Give either clientSecret or privateKeyJwt');
+    }
+    if (privateKeyJwt !== undefined) {
+      // The token endpoint URL is an audience the service accepts beside its issuer identifier.
+      const assertion = assertionSigner(clientId, options.tokenUrl, privateKeyJwt);
+      this.#requestBody = async () => ({
+        contentType: 'application/x-www-form-urlencoded',
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_assertion_type: JWT_BEARER_ASSERTION_TYPE,
+          client_assertion: await assertion(),
+          ...(scope !== undefined && { scope }),
+        }).toString(),
       });
+    } else {
+      this.#requestBody = async () => ({
+        contentType: 'application/json',
+        body: JSON.stringify({
+          grant_type: 'client_credentials',
+          client_id: clientId,
+          client_secret: clientSecret,
+          ...(scope !== undefined && { scope }),
+        }),
+      });
+    }
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#retry = retrySettings(options.retry);
     this.#now = options.now ?? Date.now;
@@ -93,20 +126,43 @@ export class TokenManager {
     return this.#pending;
   }
 
+  /** The token endpoint's answer; once more with the nonce it asks for (RFC 9449 8). */
+  async #post(): Promise<{ response: Response; body: unknown }> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await sendWithRetries(
+        // Every attempt signs anew: an assertion's and a proof's jti are used once.
+        async ({ signal: attemptSignal }) => {
+          const { contentType, body } = await this.#requestBody();
+          const dpop = await this.#dpop?.proof('POST', this.#tokenUrl);
+          return this.#fetch(this.#tokenUrl, {
+            method: 'POST',
+            headers: {
+              'Content-Type': contentType,
+              Accept: 'application/json',
+              ...(dpop !== undefined && { DPoP: dpop }),
+            },
+            body,
+            signal: attemptSignal,
+          });
+        },
+        this.#retry,
+        undefined,
+        this.#requestLine,
+      );
+      this.#dpop?.remember(response);
+      const body: unknown = await response.json().catch(() => undefined);
+      if (attempt === 1 && this.#dpop !== undefined && !response.ok && asksForNonce(response, body)) continue;
+      return { response, body };
+    }
+  }
+
+  /** The DPoP prover tokens are bound with, when they are. */
+  get dpop(): DpopProver | undefined {
+    return this.#dpop;
+  }
+
   async #request(): Promise<CachedToken> {
-    const response = await sendWithRetries(
-      ({ signal: attemptSignal }) =>
-        this.#fetch(this.#tokenUrl, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-          body: this.#requestBody(),
-          signal: attemptSignal,
-        }),
-      this.#retry,
-      undefined,
-      this.#requestLine,
-    );
-    const body: unknown = await response.json().catch(() => undefined);
+    const { response, body } = await this.#post();
     if (!response.ok) {
       throw apiErrorFrom(
         response,

@@ -13,7 +13,7 @@ import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import { TOKEN_GENERATION_CLAIM, tokenRevocationReason } from '#domain/access/client';
 import type { ClientStore, ReplayGuard, TokenKeys } from '#domain/access/ports';
 import { splitScopes } from '#domain/access/scopes';
-import type { JsonWebKeySet } from '#domain/access/token-signer';
+import { type JsonWebKeySet, TOKEN_SIGNING_ALGORITHMS } from '#domain/access/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { publicUrl, requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
@@ -36,7 +36,6 @@ export interface AuthorizerDependencies {
   publicUrl: string;
   /** Every token must be DPoP-bound (stage setting REQUIRE_DPOP). */
   requireDpop: boolean;
-  dpopNonceSecret?: string;
   now?: () => Date;
 }
 
@@ -69,7 +68,10 @@ const checkClaims = ({
   header: { alg?: string; crit?: unknown };
   payload: JwtPayload;
 }): void => {
-  if (header.alg !== 'RS256') throw new Error('Only RS256 tokens are accepted');
+  // The algorithm must also be the one the key set names for the token's kid (aws-jwt-verify checks it).
+  if (!(TOKEN_SIGNING_ALGORITHMS as readonly unknown[]).includes(header.alg)) {
+    throw new Error(`Only ${TOKEN_SIGNING_ALGORITHMS.join(' and ')} tokens are accepted`);
+  }
   if (
     header.crit !== undefined &&
     (!Array.isArray(header.crit) || header.crit.some((name) => !UNDERSTOOD_CRITICAL.includes(String(name))))
@@ -227,8 +229,9 @@ const bindingRefusal = async (
       method: event.httpMethod,
       url: `${settings.publicUrl}${event.path}`,
       accessToken: presented.token,
+      // No server nonce here: API Gateway's 401 cannot carry the DPoP-Nonce a client would need
+      // (RFC 9449 9); nonces guard the token endpoint (section 8), the jti and iat window this one.
       now,
-      ...(settings.dpopNonceSecret !== undefined && { nonceSecret: settings.dpopNonceSecret }),
     });
     if (proof.jkt !== jkt) return 'the DPoP proof is signed by another key than the token is bound to';
     // Outside a try that turns faults into refusals: a table that cannot be written is a fault.

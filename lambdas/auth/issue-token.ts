@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbAuthenticationThrottle } from '#adapters/access/authentication-throttle';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { dpopNonceSecretFromEnvironment } from '#adapters/access/dpop-nonce-secret';
 import { DynamoDbReplayGuard } from '#adapters/access/replay-guard';
 import { tokenKeysFromEnvironment } from '#adapters/access/signer';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
@@ -40,8 +41,9 @@ const throttlePolicy = authenticationThrottlePolicy(
 );
 
 /** Read per invocation: cheap, and a local runtime restarted on another port gets the new ISSUER. */
-const tokenIssuerDependencies = (): TokenIssuerDependencies => {
+const tokenIssuerDependencies = async (): Promise<TokenIssuerDependencies> => {
   const lifetimeSeconds = localTokenLifetime();
+  const dpopNonceSecret = await dpopNonceSecretFromEnvironment();
   return {
     clients: new DynamoDbClientStore(documentClient(), tableName()),
     keys: tokenKeysFromEnvironment(),
@@ -52,16 +54,17 @@ const tokenIssuerDependencies = (): TokenIssuerDependencies => {
     replay: new DynamoDbReplayGuard(documentClient(), tableName()),
     tokenEndpoint: `${publicUrl()}/oauth/token`,
     ...clientAuthenticationSettings(),
+    ...(dpopNonceSecret !== undefined && { dpopNonceSecret }),
     ...(lifetimeSeconds !== undefined && { lifetimeSeconds }),
   };
 };
 
 /** POST /oauth/token: OAuth 2.0 client credentials grant (RFC 6749 4.4). */
 export const issueToken =
-  (dependencies: () => TokenIssuerDependencies) =>
+  (dependencies: () => TokenIssuerDependencies | Promise<TokenIssuerDependencies>) =>
   async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const request = parseTokenRequest(event);
-    const issuer = dependencies();
+    const issuer = await dependencies();
     // The metrics of a refusal too (skipped secret checks), published before the invocation ends.
     const { response, claims } = await issueAccessToken(issuer, request).finally(flushMetrics);
     logger.info('Access token issued', {
@@ -83,7 +86,9 @@ export const issueToken =
     });
   };
 
-export const createIssueTokenHandler = (dependencies: () => TokenIssuerDependencies) =>
+export const createIssueTokenHandler = (
+  dependencies: () => TokenIssuerDependencies | Promise<TokenIssuerDependencies>,
+) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(injectLambdaContext(logger, { clearState: true }))
     .use(problemResponses())

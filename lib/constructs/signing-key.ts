@@ -17,6 +17,12 @@ const SIGNING_KEY_USE = { throughIam: ['kms:GetPublicKey', 'kms:DescribeKey'] } 
 export interface TokenSigningKeysProps {
   /** `signingKeyGeneration`: the newest key; the one before it is held too, for a rotation. */
   readonly generation: number;
+  /**
+   * `signingKeyEs256FromGeneration`: the first generation whose key is ECC_NIST_P256 (ES256, FAPI
+   * 2.0); the generations before it are RSA_2048 (RS256). Absent: every generation is RSA_2048.
+   * Per generation because KMS cannot change a key's spec: a deployed key keeps the one it has.
+   */
+  readonly es256FromGeneration?: number;
   /** A region for a replica of every key (same key id and material), for a restore there. */
   readonly backupRegion?: string;
 }
@@ -24,8 +30,17 @@ export interface TokenSigningKeysProps {
 /** The singleton function behind every AwsCustomResource of a stack. */
 const CUSTOM_RESOURCE_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
 
+/** The key spec and JWS algorithm of a generation's key. */
+export const signingKeySpec = (
+  generation: number,
+  es256FromGeneration: number | undefined,
+): { keySpec: KeySpec; algorithm: 'RS256' | 'ES256' } =>
+  es256FromGeneration !== undefined && generation >= es256FromGeneration
+    ? { keySpec: KeySpec.ECC_NIST_P256, algorithm: 'ES256' }
+    : { keySpec: KeySpec.RSA_2048, algorithm: 'RS256' };
+
 /**
- * The asymmetric KMS keys that sign access tokens (RS256): the key of the stage's signing key
+ * The asymmetric KMS keys that sign access tokens (RS256 or ES256, by generation): the key of the stage's signing key
  * generation and the one before it, so a rotation can publish the new key before it signs and keep
  * the old one until its tokens expire. Which one signs is no deploy's business: the functions
  * follow the signing key schedule in the table (docs/keys.md). Every key is multi-Region, with a
@@ -39,7 +54,9 @@ export class TokenSigningKeys extends Construct {
   constructor(scope: Construct, id: string, props: TokenSigningKeysProps) {
     super(scope, id);
     const generations = props.generation > 1 ? [props.generation - 1, props.generation] : [props.generation];
-    this.keys = generations.map((generation) => this.signingKey(generation));
+    this.keys = generations.map((generation) =>
+      this.signingKey(generation, signingKeySpec(generation, props.es256FromGeneration)),
+    );
     if (props.backupRegion !== undefined) {
       // One role makes every replica, and is named in each replica's policy: KMS's lockout
       // safety check wants whoever creates a key able to put its next policy.
@@ -82,10 +99,10 @@ export class TokenSigningKeys extends Construct {
     for (const key of this.keys) key.grant(grantee, ...actions);
   }
 
-  private signingKey(generation: number): Key {
+  private signingKey(generation: number, spec: ReturnType<typeof signingKeySpec>): Key {
     return new Key(this, `Generation${generation}`, {
-      description: `Signs the access tokens of the credit transfer API (RS256), generation ${generation}`,
-      keySpec: KeySpec.RSA_2048,
+      description: `Signs the access tokens of the credit transfer API (${spec.algorithm}), generation ${generation}`,
+      keySpec: spec.keySpec,
       keyUsage: KeyUsage.SIGN_VERIFY,
       // Always: a key cannot become multi-Region later without being replaced, which would end
       // every token it signed. Costs nothing without a replica.

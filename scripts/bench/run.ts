@@ -5,6 +5,7 @@ import { benchBatchLifecycles } from './batch.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
 import { benchCliStart } from './cli-start.ts';
+import { benchDpopReplay } from './dpop-replay.ts';
 import { benchFairness } from './fairness.ts';
 import { benchIamCheck } from './iam-check.ts';
 import { benchInitiationCapacity, benchInitiationThroughput } from './initiation.ts';
@@ -49,7 +50,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, batch, table-calls, authorizer,
- * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood, fairness; comma-separated), or the same names as arguments
+ * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood, fairness, dpop-replay; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -301,6 +302,47 @@ if (runs('fairness')) {
       },
       notes: [
         `The flood made ${figures.floodInitiations} initiations in ${fixed(figures.floodSeconds)} s. Webhook delay is from the probe transfer's final status change to the receipt of its webhook; ratio flooded / idle at the median **${fixed(median(figures.flooded.webhookMs) / Math.max(1, median(figures.idle.webhookMs)), 2)}**, status reads **${fixed(median(figures.flooded.statusReadMs) / Math.max(0.1, median(figures.idle.statusReadMs)), 2)}**. TENANT_RATE_LIMIT is off here (its local default), so nothing limits the flood's own rate: what is measured is the sharing of recording, delivery and the workflow between tenants.`,
+      ],
+    });
+  });
+  await report.write();
+}
+
+// DPoP replay detection: one conditional write of each proof's jti per API call with a bound token.
+if (runs('dpop-replay')) {
+  await withService({ LOCAL_LIFECYCLE: 'off' }, async (service) => {
+    const concurrency = benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16);
+    const bench = await benchDpopReplay(service, {
+      invocations: 1000,
+      concurrency,
+      rounds: 3,
+      tableName: 'credit-transfers',
+    });
+    report.section({
+      title: `DPoP replay detection (1000 authorizer invocations x 3 rounds, concurrency ${concurrency}, alternating)`,
+      table: {
+        columns: ['authorizer with a bound token', 'per second', 'p50 ms', 'p99 ms'],
+        rows: [
+          [
+            "proof's jti written (conditional PutItem, dynalite)",
+            fixed(bench.withGuard.perSecond),
+            fixed(bench.withGuard.p50Ms),
+            fixed(bench.withGuard.p99Ms),
+          ],
+          [
+            'jti kept in memory (no replay cost)',
+            fixed(bench.withoutGuard.perSecond),
+            fixed(bench.withoutGuard.p50Ms),
+            fixed(bench.withoutGuard.p99Ms),
+          ],
+        ],
+      },
+      notes: [
+        `Counted: **${fixed(bench.writesPerCall, 2)} conditional PutItem** per call, **${fixed(bench.writeUnitsPerRecord, 2)} WCU** each: ` +
+          `**$${fixed(bench.writeUsdPerMillion, 3)} per million calls** at the on-demand write price of docs/aws-prices.json. ` +
+          `Added latency at the median: ${fixed(bench.addedP50Ms, 2)} ms (noisy: a shared machine).`,
+        `A bound token also needs the authorizer on every call (its answer is never cached, or a replayed proof would pass): ` +
+          `$${fixed(bench.invocationUsdPerMillion, 3)} per million in Lambda requests, plus its duration; a bearer token has the same uncached authorizer today.`,
       ],
     });
   });

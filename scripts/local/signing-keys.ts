@@ -10,9 +10,9 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { checkLocalSigningKey, newSigningKeyPem } from '#adapters/access/signer-local';
+import { checkLocalSigningKey, localKeyAlgorithm, newSigningKeyPem } from '#adapters/access/signer-local';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
-import { rsaSigningJwk } from '#domain/access/token-signer';
+import { signingJwk, type TokenSigningAlgorithm } from '#domain/access/token-signer';
 import { DataFolderError, dataFolderFiles } from './data-folder.ts';
 
 /**
@@ -31,11 +31,14 @@ export class SigningKeyCommandError extends Error {
 }
 
 export interface LocalKeyStatus {
-  current: { path: string; kid: string; since: Date };
-  previous?: { path: string; kid: string; retiresAt: Date };
+  current: { path: string; kid: string; algorithm: TokenSigningAlgorithm; since: Date };
+  previous?: { path: string; kid: string; algorithm: TokenSigningAlgorithm; retiresAt: Date };
 }
 
-const kidOf = (path: string): string => rsaSigningJwk(createPrivateKey(readFileSync(path, 'utf8'))).kid;
+const keyOf = (path: string): { kid: string; algorithm: TokenSigningAlgorithm } => {
+  const pem = readFileSync(path, 'utf8');
+  return { kid: signingJwk(createPrivateKey(pem)).kid, algorithm: localKeyAlgorithm(pem) };
+};
 
 const exists = (path: string): boolean => {
   try {
@@ -65,12 +68,12 @@ export const localKeyStatus = (dataDir: string): LocalKeyStatus => {
   checked(files.signingKey);
   // The current key file is written by the rotation that made it current: its time is the rotation's.
   const since = statSync(files.signingKey).mtime;
-  const status: LocalKeyStatus = { current: { path: files.signingKey, kid: kidOf(files.signingKey), since } };
+  const status: LocalKeyStatus = { current: { path: files.signingKey, ...keyOf(files.signingKey), since } };
   if (exists(files.previousSigningKey)) {
     checked(files.previousSigningKey);
     status.previous = {
       path: files.previousSigningKey,
-      kid: kidOf(files.previousSigningKey),
+      ...keyOf(files.previousSigningKey),
       retiresAt: new Date(since.getTime() + LOCAL_RETIRE_AFTER_SECONDS * 1000),
     };
   }
@@ -89,13 +92,15 @@ const writeDurably = (path: string, content: string): void => {
 
 /**
  * A new key signs from now on (in a running service within a second), the one before is kept as
- * the previous key until retired. Refused while a previous key may still verify live tokens.
+ * the previous key until retired. The new key signs with `algorithm` (default: the current key's),
+ * so a rotation is also how a data folder moves from RS256 to ES256. Refused while a previous key may still verify live tokens.
  * Each step leaves a usable folder: the old key is linked as the previous one before the new key
  * replaces it in one rename.
  */
 export const rotateLocalSigningKey = (
   dataDir: string,
   now: Date = new Date(),
+  algorithm?: TokenSigningAlgorithm,
 ): { status: LocalKeyStatus; retired?: string } => {
   const files = dataFolderFiles(dataDir);
   const before = localKeyStatus(dataDir);
@@ -113,7 +118,7 @@ export const rotateLocalSigningKey = (
   }
   const next = `${files.signingKey}.next`;
   if (exists(next)) unlinkSync(next);
-  writeDurably(next, newSigningKeyPem());
+  writeDurably(next, newSigningKeyPem(algorithm ?? before.current.algorithm));
   linkSync(files.signingKey, files.previousSigningKey);
   renameSync(next, files.signingKey);
   return { status: localKeyStatus(dataDir), ...(retired !== undefined && { retired }) };

@@ -30,7 +30,7 @@ describe('stage settings from context', () => {
   });
 
   it('samples traces and logs only workflow failures on prod, everything elsewhere, and refuses what it cannot use', () => {
-    const pager = { alarmEmail: 'oncall@bank.example' };
+    const pager = { alarmEmail: 'oncall@bank.example', ...PROD_PINNED };
     expect(configOf({ stage: 'prod', sandbox: 'true', ...pager })).toMatchObject({
       xraySamplingRate: 0.05,
       workflowLogLevel: 'ERROR',

@@ -14,8 +14,10 @@ const ENV = { LOCAL_AUTHORIZER_CACHE_SECONDS: '0' };
 
 const service = useLocalService({ env: ENV });
 
-const kidOf = (token: string): string =>
-  JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()).kid as string;
+const headerOf = (token: string): { kid: string; alg: string } =>
+  JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString());
+
+const kidOf = (token: string): string => headerOf(token).kid;
 
 const publishedKids = async (): Promise<string[]> =>
   ((await callApi(service.baseUrl, '/.well-known/jwks.json')).body.keys as { kid: string }[]).map(
@@ -101,5 +103,47 @@ describe('rotating the token signing key locally', () => {
     await eventually(async () => (await publishedKids()).length, 1);
     expect(await statusWith(before)).toBe(401);
     expect(await statusWith(await requestToken(service.baseUrl, 'transactions:read'))).toBe(404);
+  }, 120_000);
+
+  it('moves from RS256 to ES256 by a rotation, RS256 tokens in flight working until the old key is retired', async () => {
+    const rs256Token = await requestToken(service.baseUrl, 'transactions:read');
+    expect(headerOf(rs256Token).alg).toBe('RS256');
+
+    // Calls with the RS256 token go on while the key changes: none of them may be refused.
+    let rotating = true;
+    const inFlight: number[] = [];
+    const caller = (async () => {
+      while (rotating) inFlight.push(await statusWith(rs256Token));
+    })();
+    const rotated = await runScript(service, 'keys', 'rotate', '--algorithm', 'ES256');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stdout).toMatch(/Signs now: +\S+ ES256/);
+    await eventually(async () => (await publishedKids()).length, 2);
+    const es256Token = await requestToken(service.baseUrl, 'transactions:read');
+    rotating = false;
+    await caller;
+    expect(inFlight.length).toBeGreaterThan(0);
+    expect(new Set(inFlight)).toEqual(new Set([404]));
+
+    // The key set publishes the new EC key first and the old RSA key beside it, each with its algorithm.
+    const { keys } = (await callApi(service.baseUrl, '/.well-known/jwks.json')).body as {
+      keys: { kty: string; alg: string; kid: string; crv?: string }[];
+    };
+    expect(keys.map(({ kty, alg, crv }) => ({ kty, alg, crv }))).toEqual([
+      { kty: 'EC', alg: 'ES256', crv: 'P-256' },
+      { kty: 'RSA', alg: 'RS256', crv: undefined },
+    ]);
+    expect(headerOf(es256Token)).toMatchObject({ alg: 'ES256', kid: keys[0]?.kid });
+    expect(await statusWith(rs256Token)).toBe(404);
+    expect(await statusWith(es256Token)).toBe(404);
+
+    // A later rotation keeps ES256 without being told; retiring the RSA key ends its tokens.
+    const retired = await runScript(service, 'keys', 'retire', '--now');
+    expect(retired.code, retired.stderr).toBe(0);
+    await eventually(async () => (await publishedKids()).length, 1);
+    expect(await statusWith(rs256Token)).toBe(401);
+    expect(await statusWith(es256Token)).toBe(404);
+    const status = await runScript(service, 'keys', 'status');
+    expect(status.stdout).toMatch(/Signs: +\S+ ES256/);
   }, 120_000);
 });

@@ -1,8 +1,11 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CreditTransfersClient, isFinal, PAYMENT_STATUSES } from '../client.ts';
 import { parseDuration } from '../duration.ts';
 import { ApiError, CreditTransfersError } from '../errors.ts';
+import type { PrivateKeyJwtOptions } from '../key-authentication.ts';
 import { CHANGE_FIELDS, DEFAULT_STUCK_AFTER_MS, pollOnce } from '../poll.ts';
 import type { CreditTransferRequest, ListFilters, StatusReport } from '../types.ts';
 import { addBatchCommands } from './batches.ts';
@@ -55,6 +58,9 @@ interface GlobalOptions {
   tokenUrl?: string;
   clientId?: string;
   clientSecret?: string;
+  privateKey?: string;
+  kid?: string;
+  dpop?: boolean;
   scope?: string;
   format: Format;
 }
@@ -62,8 +68,36 @@ interface GlobalOptions {
 const SETTINGS = [
   ['apiUrl', 'CREDIT_TRANSFERS_API_URL', '--api-url'],
   ['clientId', 'CREDIT_TRANSFERS_CLIENT_ID', '--client-id'],
-  ['clientSecret', 'CREDIT_TRANSFERS_CLIENT_SECRET', '--client-secret'],
 ] as const;
+
+/** A client secret, or a private key file (PKCS#8 PEM) with its kid: private_key_jwt. */
+const clientAuthentication = (
+  options: GlobalOptions,
+  value: (flag: string | undefined, variable: string) => string | undefined,
+): { clientSecret: string } | { privateKeyJwt: PrivateKeyJwtOptions } => {
+  const keyFile = value(options.privateKey, 'CREDIT_TRANSFERS_PRIVATE_KEY_FILE');
+  const secret = value(options.clientSecret, 'CREDIT_TRANSFERS_CLIENT_SECRET');
+  if (keyFile === undefined) {
+    if (secret === undefined) {
+      throw new UsageError(
+        'Missing configuration: CREDIT_TRANSFERS_CLIENT_SECRET (or --client-secret), or CREDIT_TRANSFERS_PRIVATE_KEY_FILE (or --private-key) with --kid',
+      );
+    }
+    return { clientSecret: secret };
+  }
+  const kid = value(options.kid, 'CREDIT_TRANSFERS_KID');
+  if (kid === undefined)
+    throw new UsageError('--private-key needs the key id: CREDIT_TRANSFERS_KID (or --kid)');
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(readFileSync(keyFile, 'utf8'));
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read a PEM private key from ${keyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  return { privateKeyJwt: { key, kid } };
+};
 
 const configuration = (options: GlobalOptions) => {
   const value = (flag: string | undefined, variable: string) => {
@@ -83,7 +117,8 @@ const configuration = (options: GlobalOptions) => {
   return {
     apiUrl,
     clientId: value(options.clientId, 'CREDIT_TRANSFERS_CLIENT_ID') as string,
-    clientSecret: value(options.clientSecret, 'CREDIT_TRANSFERS_CLIENT_SECRET') as string,
+    authentication: clientAuthentication(options, value),
+    dpop: options.dpop === true || process.env.CREDIT_TRANSFERS_DPOP === 'true',
     tokenUrl,
     scope: value(options.scope, 'CREDIT_TRANSFERS_SCOPE'),
   };
@@ -96,7 +131,8 @@ const clientFrom = (options: GlobalOptions) => {
     client: new CreditTransfersClient({
       baseUrl: config.apiUrl,
       clientId: config.clientId,
-      clientSecret: config.clientSecret,
+      ...config.authentication,
+      ...(config.dpop && { dpop: true }),
       ...(config.tokenUrl !== undefined && { tokenUrl: config.tokenUrl }),
       ...(config.scope !== undefined && { scope: config.scope }),
     }),
@@ -160,6 +196,9 @@ Environment (each flag wins over its variable):
   CREDIT_TRANSFERS_TOKEN_URL      token endpoint (default: <api-url>/oauth/token)
   CREDIT_TRANSFERS_CLIENT_ID      client id
   CREDIT_TRANSFERS_CLIENT_SECRET  client secret (safer than --client-secret, which shows in ps)
+  CREDIT_TRANSFERS_PRIVATE_KEY_FILE  private_key_jwt in place of a secret: a PKCS#8 PEM private key file
+  CREDIT_TRANSFERS_KID            the key id of that key, as registered with the service
+  CREDIT_TRANSFERS_DPOP           true: DPoP-bound tokens, with a key pair made for the run
   CREDIT_TRANSFERS_SCOPE          space-separated scopes (default: every scope the client is allowed)
 
 Exit codes: 0 done, 1 error, 3 a transfer is stuck (poll), 4 not settled (--fail-unless-settled).`;
@@ -202,6 +241,14 @@ export const buildProgram = () => {
         'CREDIT_TRANSFERS_CLIENT_SECRET',
       ),
     )
+    .addOption(
+      new Option(
+        '--private-key <file>',
+        'private_key_jwt: a PKCS#8 PEM private key file, in place of a secret',
+      ).env('CREDIT_TRANSFERS_PRIVATE_KEY_FILE'),
+    )
+    .addOption(new Option('--kid <kid>', 'with --private-key: its key id').env('CREDIT_TRANSFERS_KID'))
+    .addOption(new Option('--dpop', 'DPoP-bound tokens (RFC 9449), with a key pair made for the run'))
     .addOption(
       new Option('--scope <scopes>', 'space-separated scopes (default: all allowed)').env(
         'CREDIT_TRANSFERS_SCOPE',

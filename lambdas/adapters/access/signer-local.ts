@@ -3,11 +3,37 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { TokenKeys, TokenSigner } from '#domain/access/ports';
-import { type JsonWebKeySet, rsaSigningJwk } from '#domain/access/token-signer';
+import { type JsonWebKeySet, signingJwk, type TokenSigningAlgorithm } from '#domain/access/token-signer';
 import { checkStandInCall } from '../aws/stand-ins.ts';
 
-/** The size of the keys this service makes, and the least it signs with. */
+/** The size of the RSA keys this service makes, and the least it signs with. */
 export const SIGNING_KEY_BITS = 2048;
+
+/** The algorithm a new data folder's first key signs with. */
+export const DEFAULT_LOCAL_SIGNING_ALGORITHM: TokenSigningAlgorithm = 'RS256';
+
+/** The algorithm a private key signs with, or why it cannot sign tokens. */
+const algorithmOf = (key: KeyObject): TokenSigningAlgorithm | { problem: string } => {
+  if (key.asymmetricKeyType === 'rsa') {
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits < SIGNING_KEY_BITS)
+      return { problem: `its RSA key has ${bits} bits, fewer than ${SIGNING_KEY_BITS}` };
+    return 'RS256';
+  }
+  if (key.asymmetricKeyType === 'ec') {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    return curve === 'prime256v1' ? 'ES256' : { problem: `its EC key is on ${curve}, not P-256` };
+  }
+  return { problem: `it holds a ${key.asymmetricKeyType} key, not RSA or EC P-256` };
+};
+
+/** The algorithm a key file signs with (RS256 or ES256). */
+export const localKeyAlgorithm = (pem: string): TokenSigningAlgorithm => {
+  const algorithm = algorithmOf(createPrivateKey(pem));
+  if (typeof algorithm !== 'string')
+    throw new Error(`The token signing key cannot sign: ${algorithm.problem}`);
+  return algorithm;
+};
 
 /** Why a key file cannot sign tokens, or undefined when it can. */
 const signingKeyProblem = (pem: string): string | undefined => {
@@ -18,10 +44,8 @@ const signingKeyProblem = (pem: string): string | undefined => {
   } catch {
     return 'it is not a PEM private key';
   }
-  if (key.asymmetricKeyType !== 'rsa') return `it holds a ${key.asymmetricKeyType} key, not RSA`;
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < SIGNING_KEY_BITS) return `its RSA key has ${bits} bits, fewer than ${SIGNING_KEY_BITS}`;
-  return undefined;
+  const algorithm = algorithmOf(key);
+  return typeof algorithm === 'string' ? undefined : algorithm.problem;
 };
 
 /**
@@ -40,45 +64,58 @@ export const checkLocalSigningKey = (path: string): void => {
 };
 
 /**
- * The local runtime's signer: an RSA key in a PKCS#8 PEM file under DATA_DIR, created once,
+ * The local runtime's signer: an RSA or EC P-256 key in a PKCS#8 PEM file under DATA_DIR, created once,
  * so tokens stay valid across restarts just as they do across Lambda containers. An existing
  * file is checked, never overwritten.
  */
-export const ensureLocalSigningKey = (path: string): void => {
+export const ensureLocalSigningKey = (
+  path: string,
+  algorithm: TokenSigningAlgorithm = DEFAULT_LOCAL_SIGNING_ALGORITHM,
+): void => {
   if (existsSync(path)) {
     checkLocalSigningKey(path);
     return;
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS });
   try {
     // 'wx': when two processes race, the first key written wins and neither is overwritten.
-    writeFileSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+    writeFileSync(path, newSigningKeyPem(algorithm), { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     checkLocalSigningKey(path);
   }
 };
 
-/** Makes a new signing key in PKCS#8 PEM. */
-export const newSigningKeyPem = (): string =>
-  generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS })
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+/** Makes a new signing key in PKCS#8 PEM: RSA for RS256, EC P-256 for ES256. */
+export const newSigningKeyPem = (
+  algorithm: TokenSigningAlgorithm = DEFAULT_LOCAL_SIGNING_ALGORITHM,
+): string =>
+  (algorithm === 'ES256'
+    ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    : generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS })
+  ).privateKey
+    .export({ type: 'pkcs8', format: 'pem' })
     .toString();
 
 /** A key that signs, and is its own key set: tests and single-key uses. */
 export const privateKeySigner = (privateKey: KeyObject): TokenSigner & TokenKeys => {
-  if (
-    privateKey.asymmetricKeyType !== 'rsa' ||
-    (privateKey.asymmetricKeyDetails?.modulusLength ?? 0) < SIGNING_KEY_BITS
-  ) {
-    throw new Error(`The token signing key must be an RSA private key of at least ${SIGNING_KEY_BITS} bits`);
+  const algorithm = algorithmOf(privateKey);
+  if (typeof algorithm !== 'string') {
+    throw new Error(
+      `The token signing key must be an RSA private key of at least ${SIGNING_KEY_BITS} bits or an EC P-256 one: ${algorithm.problem}`,
+    );
   }
-  const jwk = rsaSigningJwk(createPublicKey(privateKey));
+  const jwk = signingJwk(createPublicKey(privateKey));
   const signer: TokenSigner & TokenKeys = {
     keyId: async () => jwk.kid,
-    // For RSA keys node signs RSASSA-PKCS1-v1_5, which is what RS256 is.
-    sign: async (signingInput) => sign('sha256', signingInput, privateKey),
+    algorithm: async () => algorithm,
+    // RSA: node signs RSASSA-PKCS1-v1_5 (RS256). EC: r||s as JWS wants it, not DER (RFC 7518 3.4).
+    sign: async (signingInput) =>
+      sign(
+        'sha256',
+        signingInput,
+        algorithm === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey,
+      ),
     publicJwks: async () => ({ keys: [jwk] }),
     signingKey: async () => signer,
   };
@@ -171,11 +208,16 @@ export const localKeyFiles = (paths: { current: string; previous?: string }): To
           await getPublicKey();
           return signing.keyId();
         },
+        algorithm: () => signing.algorithm(),
         sign: async (signingInput) => {
+          const algorithm = await signing.algorithm();
           await checkStandInCall({
             action: 'kms:Sign',
             resource: 'SIGNING_KEY_IDS',
-            context: { 'kms:SigningAlgorithm': 'RSASSA_PKCS1_V1_5_SHA_256', 'kms:MessageType': 'DIGEST' },
+            context: {
+              'kms:SigningAlgorithm': algorithm === 'ES256' ? 'ECDSA_SHA_256' : 'RSASSA_PKCS1_V1_5_SHA_256',
+              'kms:MessageType': 'DIGEST',
+            },
           });
           return signing.sign(signingInput);
         },

@@ -1,5 +1,5 @@
 import type { ClientRecord } from './client.ts';
-import type { JsonWebKeySet, SigningKeySchedule } from './token-signer.ts';
+import type { JsonWebKeySet, SigningKeySchedule, TokenSigningAlgorithm } from './token-signer.ts';
 
 /** Where clients live: the token endpoint reads them, registration and administration write them. */
 export interface ClientStore {
@@ -90,11 +90,16 @@ export interface ClientAuditPublisher {
   publish(event: ClientAuditEvent): Promise<void>;
 }
 
-/** Signs access tokens (RS256) with one key. On AWS the private key stays in KMS; locally it is a key file. */
+/**
+ * Signs access tokens (RS256 or ES256, as the key is) with one key. On AWS the private key stays
+ * in KMS; locally it is a key file.
+ */
 export interface TokenSigner {
   /** The `kid` of the key that signs now. */
   keyId(): Promise<string>;
-  /** RSASSA-PKCS1-v1_5 with SHA-256 over the JWS signing input. */
+  /** The JWS `alg` this key signs with. */
+  algorithm(): Promise<TokenSigningAlgorithm>;
+  /** The JWS signature over the signing input (RS256: RSASSA-PKCS1-v1_5; ES256: raw r||s, 64 bytes). */
   sign(signingInput: Buffer): Promise<Buffer>;
   publicJwks(): Promise<JsonWebKeySet>;
 }

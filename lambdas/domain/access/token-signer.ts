@@ -1,4 +1,11 @@
-import { createHash, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+
+/**
+ * The algorithms the service signs its access tokens with: RS256 (the keys made before FAPI 2.0)
+ * and ES256 (ECDSA P-256, FAPI 2.0). A key signs with exactly one of them, named by its JWK.
+ */
+export const TOKEN_SIGNING_ALGORITHMS = ['RS256', 'ES256'] as const;
+export type TokenSigningAlgorithm = (typeof TOKEN_SIGNING_ALGORITHMS)[number];
 
 /** A public key of the key set, in the form RFC 7517 gives it; `kid` is its RFC 7638 thumbprint. */
 export type RsaSigningJwk = {
@@ -10,12 +17,32 @@ export type RsaSigningJwk = {
   use: 'sig';
 };
 
-export type JsonWebKeySet = { keys: RsaSigningJwk[] };
+export type EcSigningJwk = {
+  kty: 'EC';
+  crv: 'P-256';
+  x: string;
+  y: string;
+  kid: string;
+  alg: 'ES256';
+  use: 'sig';
+};
+
+export type SigningJwk = RsaSigningJwk | EcSigningJwk;
+
+export type JsonWebKeySet = { keys: SigningJwk[] };
 
 /** RFC 7638: SHA-256 over the required members in lexicographic order, without whitespace. */
-export const jwkThumbprint = (jwk: { e: string; n: string }): string =>
+export const jwkThumbprint = (
+  jwk: { kty?: 'RSA'; e: string; n: string } | { kty: 'EC'; crv: string; x: string; y: string },
+): string =>
   createHash('sha256')
-    .update(JSON.stringify({ e: jwk.e, kty: 'RSA', n: jwk.n }))
+    .update(
+      JSON.stringify(
+        jwk.kty === 'EC'
+          ? { crv: jwk.crv, kty: 'EC', x: jwk.x, y: jwk.y }
+          : { e: jwk.e, kty: 'RSA', n: jwk.n },
+      ),
+    )
     .digest('base64url');
 
 export const rsaSigningJwk = (publicKey: KeyObject): RsaSigningJwk => {
@@ -23,6 +50,25 @@ export const rsaSigningJwk = (publicKey: KeyObject): RsaSigningJwk => {
   if (kty !== 'RSA' || n === undefined || e === undefined)
     throw new Error('The token signing key is not an RSA key');
   return { kty: 'RSA', n, e, kid: jwkThumbprint({ e, n }), alg: 'RS256', use: 'sig' };
+};
+
+/** The public JWK of a signing key: RSA signs RS256, EC P-256 signs ES256; no other key signs. */
+export const signingJwk = (key: KeyObject): SigningJwk => {
+  const publicKey = key.type === 'private' ? createPublicKey(key) : key;
+  if (publicKey.asymmetricKeyType === 'rsa') return rsaSigningJwk(publicKey);
+  const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
+  if (kty !== 'EC' || crv !== 'P-256' || x === undefined || y === undefined) {
+    throw new Error('The token signing key is neither an RSA key nor an EC P-256 key');
+  }
+  return {
+    kty: 'EC',
+    crv: 'P-256',
+    x,
+    y,
+    kid: jwkThumbprint({ kty: 'EC', crv, x, y }),
+    alg: 'ES256',
+    use: 'sig',
+  };
 };
 
 /**

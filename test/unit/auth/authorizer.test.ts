@@ -305,6 +305,37 @@ describe('the authorizer verifies by kid against every key of the key set', () =
   });
 });
 
+describe('the authorizer during a move from RS256 to ES256', () => {
+  const es256 = privateKeySigner(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+  const both: TokenKeys = {
+    signingKey: async () => es256,
+    publicJwks: async () => ({
+      keys: [...(await es256.publicJwks()).keys, ...(await signer.publicJwks()).keys],
+    }),
+  };
+
+  it('accepts ES256 tokens of the new key and RS256 tokens of the old one', async () => {
+    const moving = createAuthorizer(() => ({ ...dependencies(), keys: both }));
+    const newToken = await bearer({}, es256);
+
+    expect(
+      JSON.parse(Buffer.from(newToken.split(' ')[1]?.split('.')[0] ?? '', 'base64url').toString()),
+    ).toMatchObject({
+      alg: 'ES256',
+    });
+    await expect(moving(event(newToken))).resolves.toMatchObject({ principalId: CLIENT.clientId });
+    await expect(moving(event(await bearer()))).resolves.toMatchObject({ principalId: CLIENT.clientId });
+  });
+
+  it('refuses a token whose alg is not the one its key signs with', async () => {
+    const moving = createAuthorizer(() => ({ ...dependencies(), keys: both }));
+    const [, payload, signature] = (await bearer({}, es256)).split(' ')[1]?.split('.') ?? [];
+    const relabelled = `${segment({ alg: 'RS256', typ: 'JWT', kid: await es256.keyId() })}.${payload}.${signature}`;
+
+    await expect(moving(event(`Bearer ${relabelled}`))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
 describe('the authorizer refuses the tokens of a client that can no longer have them', () => {
   const rejects = async (authorizationToken: string) =>
     expect(authorize(event(authorizationToken))).rejects.toThrow(/^Unauthorized$/);

@@ -1,15 +1,18 @@
 import {
   constants,
+  createHash,
   createPublicKey,
   generateKeyPairSync,
   type JsonWebKey,
   privateEncrypt,
+  sign,
   verify,
 } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms';
+import { calculateJwkThumbprint, compactVerify, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tokenKeysFromEnvironment } from '#adapters/access/signer';
 import { type KmsSend, kmsSigner } from '#adapters/access/signer-kms';
@@ -22,7 +25,12 @@ import {
 import { SIGNING_KEY_SCHEDULE_CACHE_SECONDS, scheduledKeys } from '#adapters/access/signing-keys-kms';
 import { signJwt } from '#auth/jwt';
 import type { SigningKeyScheduleStore, TokenSigner } from '#domain/access/ports';
-import { jwkThumbprint, rsaSigningJwk, type SigningKeySchedule } from '#domain/access/token-signer';
+import {
+  jwkThumbprint,
+  rsaSigningJwk,
+  type SigningKeySchedule,
+  signingJwk,
+} from '#domain/access/token-signer';
 import { testPrivateKey } from './fakes.ts';
 
 const verifies = async (signer: TokenSigner, input = Buffer.from('header.payload')): Promise<boolean> => {
@@ -187,13 +195,13 @@ describe('the KMS signer', () => {
     expect(calls.filter((call) => call.startsWith('GetPublicKey'))).toHaveLength(1);
   });
 
-  it('refuses a key that does not sign RSASSA_PKCS1_V1_5_SHA_256', async () => {
+  it('refuses a key that signs neither RSASSA_PKCS1_V1_5_SHA_256 nor ECDSA_SHA_256 on P-256', async () => {
     const signer = kmsSigner(
       'key-1',
-      fakeKms({ KeySpec: 'ECC_NIST_P256', SigningAlgorithms: ['ECDSA_SHA_256'] }).kms,
+      fakeKms({ KeySpec: 'ECC_NIST_P384', SigningAlgorithms: ['ECDSA_SHA_384'] }).kms,
     );
 
-    await expect(signer.keyId()).rejects.toThrow(/not an RSA SIGN_VERIFY key/);
+    await expect(signer.keyId()).rejects.toThrow(/not an RSA or ECC_NIST_P256 SIGN_VERIFY key/);
   });
 
   it('tries again after a failed public key read', async () => {
@@ -212,6 +220,71 @@ describe('the KMS signer', () => {
   });
 });
 
+describe('the KMS signer with an ECC_NIST_P256 key', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  /** KMS signs a digest; node cannot, so the fake looks up the message the test signs. */
+  const messages = new Map<string, Buffer>();
+  const kms = {
+    send: async (command: unknown) => {
+      if (command instanceof GetPublicKeyCommand) {
+        return {
+          KeySpec: 'ECC_NIST_P256',
+          KeyUsage: 'SIGN_VERIFY',
+          SigningAlgorithms: ['ECDSA_SHA_256'],
+          PublicKey: new Uint8Array(publicKey.export({ format: 'der', type: 'spki' })),
+        };
+      }
+      if (command instanceof SignCommand) {
+        expect(command.input).toMatchObject({ MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' });
+        const message = messages.get(Buffer.from(command.input.Message ?? new Uint8Array()).toString('hex'));
+        if (message === undefined) throw new Error('unknown digest');
+        // DER, as KMS returns ECDSA signatures.
+        return { Signature: new Uint8Array(sign('sha256', message, privateKey)) };
+      }
+      throw new Error('unexpected operation');
+    },
+  } as KmsSend;
+
+  it('signs ES256: the DER signature of KMS becomes the 64-byte r||s a JWS carries', async () => {
+    const signer = kmsSigner('key-ec', kms);
+    const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: await signer.keyId() })).toString(
+      'base64url',
+    );
+    const input = `${header}.${Buffer.from('{"sub":"a"}').toString('base64url')}`;
+    messages.set(createHash('sha256').update(input).digest('hex'), Buffer.from(input));
+
+    const signature = await signer.sign(Buffer.from(input));
+
+    expect(signature).toHaveLength(64);
+    expect(await signer.algorithm()).toBe('ES256');
+    expect(await signer.publicJwks()).toEqual({ keys: [signingJwk(publicKey)] });
+    const { payload } = await compactVerify(`${input}.${signature.toString('base64url')}`, publicKey, {
+      algorithms: ['ES256'],
+    });
+    expect(Buffer.from(payload).toString()).toBe('{"sub":"a"}');
+  });
+});
+
+describe('a local ES256 key', () => {
+  it('signs tokens jose verifies as ES256, with an EC P-256 JWK whose kid is its RFC 7638 thumbprint', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const signer = privateKeySigner(privateKey);
+    const token = await signJwt({ sub: 'a' }, signer);
+
+    const { protectedHeader } = await jwtVerify(token, publicKey, { algorithms: ['ES256'] });
+    expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'JWT', kid: await signer.keyId() });
+    const [jwk] = (await signer.publicJwks()).keys;
+    expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect(jwk?.kid).toBe(await calculateJwkThumbprint(jwk as never));
+  });
+
+  it('refuses an EC key on another curve', () => {
+    expect(() => privateKeySigner(generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey)).toThrow(
+      /not P-256/,
+    );
+  });
+});
+
 describe('the scheduled KMS keys', () => {
   const T0 = new Date('2031-05-06T07:00:00.000Z');
   const keyPairs = new Map(
@@ -220,7 +293,12 @@ describe('the scheduled KMS keys', () => {
   const kidOf = (id: string) => rsaSigningJwk(createPublicKey(keyPairs.get(id) as never)).kid;
   const signerFor = (id: string): TokenSigner => {
     const signer = privateKeySigner(keyPairs.get(id) as never);
-    return { keyId: signer.keyId, sign: signer.sign, publicJwks: signer.publicJwks };
+    return {
+      keyId: signer.keyId,
+      algorithm: signer.algorithm,
+      sign: signer.sign,
+      publicJwks: signer.publicJwks,
+    };
   };
   const storeOf = (schedule: SigningKeySchedule | undefined) => {
     const store = { schedule, reads: 0 } as { schedule: SigningKeySchedule | undefined; reads: number };
