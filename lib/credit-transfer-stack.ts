@@ -276,6 +276,10 @@ export class CreditTransferStack extends Stack {
           'WebhookRuleDeadLetters',
           { queue: this.webhooks.ruleDeadLetters, oldestMessageBound: Duration.days(7) },
         ],
+        [
+          'BatchLifecyclesDeadLetters',
+          { queue: this.batchLifecycles.deadLetters, oldestMessageBound: Duration.days(7) },
+        ],
       ]),
       ...(this.webAcl && { webAclName: this.webAcl.name }),
       ...(config.alarmEmail !== undefined && { alarmEmail: config.alarmEmail }),

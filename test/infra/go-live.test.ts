@@ -86,8 +86,8 @@ const groupOf = (template: Template, functionId: string): keyof typeof PRODUCTIO
   if (Object.values(WORKFLOW_FUNCTIONS).some((fn) => description.startsWith(fn.description)))
     return 'workflow';
   if (/^(GET|POST|PUT|DELETE|PATCH) \//.test(description)) return 'api';
-  // Webhook delivery shares the workflow's share (lib/credit-transfer-stack.ts).
-  if (description.startsWith('Webhooks:')) return 'workflow';
+  // Webhook delivery and a batch's lifecycle starts share the workflow's share (lib/credit-transfer-stack.ts).
+  if (description.startsWith('Webhooks:') || description.startsWith('Batches:')) return 'workflow';
   throw new Error(`Function ${functionId} (${description}) belongs to no group`);
 };
 
