@@ -70,6 +70,9 @@ const SETTINGS = [
   ['clientId', 'CREDIT_TRANSFERS_CLIENT_ID', '--client-id'],
 ] as const;
 
+const CLIENT_AUTHENTICATION_MISSING =
+  'CREDIT_TRANSFERS_CLIENT_SECRET (or --client-secret), or CREDIT_TRANSFERS_PRIVATE_KEY_FILE (or --private-key) with --kid';
+
 /** A client secret, or a private key file (PKCS#8 PEM) with its kid: private_key_jwt. */
 const clientAuthentication = (
   options: GlobalOptions,
@@ -79,9 +82,7 @@ const clientAuthentication = (
   const secret = value(options.clientSecret, 'CREDIT_TRANSFERS_CLIENT_SECRET');
   if (keyFile === undefined) {
     if (secret === undefined) {
-      throw new UsageError(
-        'Missing configuration: CREDIT_TRANSFERS_CLIENT_SECRET (or --client-secret), or CREDIT_TRANSFERS_PRIVATE_KEY_FILE (or --private-key) with --kid',
-      );
+      throw new UsageError(`Missing configuration: ${CLIENT_AUTHENTICATION_MISSING}`);
     }
     return { clientSecret: secret };
   }
@@ -107,6 +108,12 @@ const configuration = (options: GlobalOptions) => {
   const missing = SETTINGS.filter(([key, variable]) => value(options[key], variable) === undefined).map(
     ([, variable, flag]) => `${variable} (or ${flag})`,
   );
+  // Named with the others, so one run lists everything that is missing.
+  if (
+    value(options.clientSecret, 'CREDIT_TRANSFERS_CLIENT_SECRET') === undefined &&
+    value(options.privateKey, 'CREDIT_TRANSFERS_PRIVATE_KEY_FILE') === undefined
+  )
+    missing.push(CLIENT_AUTHENTICATION_MISSING);
   if (missing.length > 0) throw new UsageError(`Missing configuration: ${missing.join(', ')}`);
   const apiUrl = value(options.apiUrl, 'CREDIT_TRANSFERS_API_URL') as string;
   if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol))
