@@ -59,7 +59,8 @@ const SMALL_RSA = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey
   type: 'pkcs8',
   format: 'pem',
 }) as string;
-const EC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+// ES256 signs with P-256: a key on another curve cannot sign tokens.
+const EC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({
   type: 'pkcs8',
   format: 'pem',
 }) as string;
@@ -70,7 +71,7 @@ describe('a damaged secret in the data folder', () => {
     ['empty', ''],
     ['cut short', '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n'],
     ['an RSA key too small', SMALL_RSA],
-    ['not RSA', EC_KEY],
+    ['neither RSA nor EC P-256', EC_KEY],
     ['unreadable', 'directory'],
   ];
   for (const [label, content] of signingKeyCases) {
