@@ -257,8 +257,9 @@ describe('CreditTransfers stack, default stage', () => {
 
   it('runs every function on nodejs24.x and arm64', () => {
     const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').values()];
-    // One per route, the authorizer, one per workflow task, the reconciler, and the two of webhooks.
-    expect(functions).toHaveLength(ROUTES.length + 1 + Object.keys(WORKFLOW_FUNCTIONS).length + 1 + 2);
+    // One per route, the authorizer, one per workflow task, the reconciler, the two of webhooks and
+    // the batch-start function.
+    expect(functions).toHaveLength(ROUTES.length + 1 + Object.keys(WORKFLOW_FUNCTIONS).length + 1 + 2 + 1);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
     }
