@@ -31,7 +31,9 @@ const awsEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProx
     stageVariables: null,
     body: null,
     isBase64Encoded: false,
-    requestContext: { authorizer: { tenant: 't', clientId: 'c' } },
+    requestContext: {
+      authorizer: { tenant: 't', clientId: 'c', scope: 'transactions:read transactions:write' },
+    },
     ...overrides,
   }) as APIGatewayProxyEvent;
 

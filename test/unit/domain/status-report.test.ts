@@ -38,8 +38,11 @@ const request = (tenant: string, headers: Record<string, string> = {}): APIGatew
   ({
     headers,
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    // As API Gateway hands the status route over: its method and resource name the route.
+    httpMethod: 'GET',
+    resource: '/v1/payments/credit-transfers/{paymentId}/status',
     pathParameters: { paymentId: 'p-1' },
-    requestContext: { authorizer: { tenant, clientId: `${tenant}-client` } },
+    requestContext: { authorizer: { tenant, clientId: `${tenant}-client`, scope: 'transactions:read' } },
   }) as unknown as APIGatewayProxyEvent;
 
 describe('the status report', () => {
