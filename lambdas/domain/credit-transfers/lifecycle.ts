@@ -126,6 +126,7 @@ export const toStatusChangedEvent = (
     status: entry.status,
     ...(previous !== undefined && { previousStatus: previous.status }),
     ...(entry.statusReason !== undefined && { statusReason: entry.statusReason }),
+    ...(entry.statusReasonCode !== undefined && { statusReasonCode: entry.statusReasonCode }),
     date: entry.date,
     actor: entry.actor,
   };
