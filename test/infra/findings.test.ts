@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/credit-transfer-app.ts';
 import { stageConfig } from '../../lib/stage-config.ts';
-import { CDK_JSON_CONTEXT, type Synthesized, synthesize } from './synth.ts';
+import { CDK_JSON_CONTEXT, SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import {
   getAttTargets,
   type Resource,
@@ -26,7 +26,6 @@ const PROD = {
   account: ACCOUNT,
   keyAdminRoleArn: KEY_ADMIN_ROLE,
 };
-const SYNTH_TIMEOUT_MS = 15 * 60_000;
 
 interface PolicyStatement extends Statement {
   Sid?: string;
@@ -55,12 +54,12 @@ const roleOf = (template: Synthesized['template'], functionId: string): string =
 const keyPolicyOf = (key: Resource): PolicyStatement[] =>
   (key.Properties.KeyPolicy as { Statement: PolicyStatement[] }).Statement;
 
-/** Each stage synthesized once for this file, by the first test of its block that runs. */
+/** Each stage synthesized once per run, shared with the files asserting on the same stage. */
 const stages: Record<string, Synthesized> = {};
 
 describe.each(['dev', 'prod'])('stage %s', (stage) => {
-  beforeAll(() => {
-    stages[stage] = synthesize(stage === 'prod' ? PROD : {});
+  beforeAll(async () => {
+    [stages[stage]] = await synthesized(stage === 'prod' ? PROD : {});
   }, SYNTH_TIMEOUT_MS);
   const template = () => (stages[stage] as Synthesized).template;
 

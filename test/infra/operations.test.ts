@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
-import { type Synthesized, synthesize } from './synth.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import { refOf, resourcesOf } from './template-queries.ts';
 
 const TICKETS = 'arn:aws:sns:eu-west-1:111111111111:payments-tickets';
@@ -19,8 +19,8 @@ const alarmTopics = (s: Synthesized, alarmId: string): string[] => {
 
 describe('operations of a production stage', () => {
   let prod: Synthesized;
-  beforeAll(() => {
-    prod = synthesize({
+  beforeAll(async () => {
+    [prod] = await synthesized({
       stage: 'prod',
       // Every prod stage names its account and its key administrator.
       account: '123456789012',
@@ -29,7 +29,7 @@ describe('operations of a production stage', () => {
       alarmEmail: 'oncall@bank.example',
       ticketTopicArn: TICKETS,
     });
-  }, 1_500_000);
+  }, SYNTH_TIMEOUT_MS);
 
   it('pages for money at risk and files a ticket for the rest', () => {
     for (const paging of ['TransfersParked', 'TransfersStuck', 'Api5xxRate', 'WebhookQueueOldestMessage'])
