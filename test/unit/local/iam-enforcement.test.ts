@@ -72,7 +72,7 @@ describe('decisions on the stack policies', () => {
   });
 
   it('refuses a batch with one key outside the grant', async () => {
-    const keys = [{ pk: 'TENANT#a', sk: '1' }];
+    const keys = [{ pk: 'PAYMENT#a#p', sk: 'CREDIT_TRANSFER' }];
     await expect(
       check('ListCreditTransfers', 'BatchGetItemCommand', { RequestItems: { [TABLE]: { Keys: keys } } }),
     ).resolves.toBeUndefined();
@@ -87,7 +87,7 @@ describe('decisions on the stack policies', () => {
     const query = (IndexName: string) => ({
       IndexName,
       KeyConditionExpression: 'listTenant = :p',
-      ExpressionAttributeValues: { ':p': 'TENANT#a' },
+      ExpressionAttributeValues: { ':p': 'PAYMENT_LIST#a#ALL' },
     });
     await expect(
       check('ListCreditTransfers', 'QueryCommand', query('listByTenant')),
