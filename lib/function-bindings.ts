@@ -49,8 +49,16 @@ const TABLE_WRITES: readonly TableAction[] = ['PutItem', 'UpdateItem', 'DeleteIt
  * them. A grant names the prefixes a function needs, and DynamoDB refuses any other partition.
  */
 export const KEY_PREFIXES = {
-  /** A tenant's credit transfers, and the list indexes' partitions (also per tenant). */
-  creditTransfers: 'TENANT#',
+  /** A tenant's credit transfers (payments). */
+  creditTransfers: 'PAYMENT#',
+  /** The list indexes' partitions (per tenant): queried by the list route only. */
+  creditTransferLists: 'PAYMENT_LIST#',
+  /** A tenant's webhook endpoints with their sealed signing secrets, and its endpoint allocation. */
+  webhookEndpoints: 'WEBHOOK_ENDPOINT#',
+  /** Status events as webhooks and the events API give them, their copies per transfer, and their index partitions. */
+  events: 'EVENT#',
+  /** Each endpoint's webhook deliveries and delivery attempts. */
+  deliveries: 'DELIVERY#',
   clients: 'CLIENT#',
   /** The failed-authentication counts. */
   authenticationThrottle: 'THROTTLE#',
@@ -292,10 +300,11 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   listCreditTransfers: (r) => [
     tableAccess(
       r.table,
-      ['Query', 'GetItem', 'BatchGetItem'],
-      [KEY_PREFIXES.creditTransfers],
+      ['Query'],
+      [KEY_PREFIXES.creditTransferLists],
       Object.values(LIST_INDEXES).map((index) => index.indexName),
     ),
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
   initiateCreditTransfer: (r) => [
@@ -325,33 +334,35 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).
   // The tenant's endpoint allocation (Get, Update; see keys.ts) holds the limit of endpoints.
   createWebhookEndpoint: (r) => [
-    tableAccess(r.table, ['Query', 'GetItem', 'PutItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['Query', 'GetItem', 'PutItem', 'UpdateItem'], [KEY_PREFIXES.webhookEndpoints]),
     webhookSecretSealing(r.webhookSecretKey),
   ],
   listWebhookEndpoints: (r) => [
-    tableAccess(r.table, ['Query'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.webhookEndpoints]),
     cursorKeyAccess(r.cursorKey),
   ],
-  getWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
+  getWebhookEndpoint: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.webhookEndpoints])],
   deleteWebhookEndpoint: (r) => [
-    tableAccess(r.table, ['GetItem', 'DeleteItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['GetItem', 'DeleteItem', 'UpdateItem'], [KEY_PREFIXES.webhookEndpoints]),
   ],
   // Seals the new secret; the one it replaces stays sealed as it is, never opened here.
   rotateWebhookSecret: (r) => [
-    tableAccess(r.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.webhookEndpoints]),
     webhookSecretSealing(r.webhookSecretKey),
   ],
-  listWebhookDeliveries: (r) => [tableAccess(r.table, ['GetItem', 'Query'], [KEY_PREFIXES.creditTransfers])],
+  // The endpoint, then its attempts.
+  listWebhookDeliveries: (r) => [
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.webhookEndpoints]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.deliveries]),
+  ],
+  // The endpoint, the events (by id, or a page of them), and a delivery queued for each.
   redeliverWebhookEvents: (r) => [
-    tableAccess(
-      r.table,
-      ['GetItem', 'Query', 'PutItem'],
-      [KEY_PREFIXES.creditTransfers],
-      [WEBHOOK_INDEX.indexName],
-    ),
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.webhookEndpoints]),
+    tableAccess(r.table, ['GetItem', 'Query'], [KEY_PREFIXES.events], [WEBHOOK_INDEX.indexName]),
+    tableAccess(r.table, ['PutItem'], [KEY_PREFIXES.deliveries]),
   ],
   listEvents: (r) => [
-    tableAccess(r.table, ['Query'], [KEY_PREFIXES.creditTransfers], [WEBHOOK_INDEX.indexName]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.events], [WEBHOOK_INDEX.indexName]),
     cursorKeyAccess(r.cursorKey),
   ],
   getOpenApiDocument: () => [],

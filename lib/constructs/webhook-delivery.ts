@@ -76,13 +76,13 @@ export class WebhookDelivery extends Construct {
     const metricsEnvironment = {
       environment: { POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME: SERVICE_NAME },
     };
-    // Events and endpoints by key, the queue of deliveries through its index.
-    const webhookTable = tableAccess(
-      props.table,
-      ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
-      [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.webhookDue],
-      [WEBHOOK_INDEX.indexName],
-    );
+    // Each kind of item with the actions used on it: the endpoints (listed, read, marked failing
+    // or disabled), the deliveries and their attempts, the queue of deliveries through its index.
+    const webhookTable = [
+      tableAccess(props.table, ['Query', 'GetItem', 'UpdateItem'], [KEY_PREFIXES.webhookEndpoints]),
+      tableAccess(props.table, ['PutItem', 'UpdateItem'], [KEY_PREFIXES.deliveries]),
+      tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookDue], [WEBHOOK_INDEX.indexName]),
+    ];
 
     this.ingestFunction = new ServiceFunction(this, 'IngestFunction', {
       entry: 'lambdas/webhooks/ingest-status-events.ts',
@@ -91,7 +91,15 @@ export class WebhookDelivery extends Construct {
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
     const signing = webhookSecretOpening(props.secretKey);
-    bind(this.ingestFunction.function, webhookTable, metricsEnvironment, signing);
+    bind(
+      this.ingestFunction.function,
+      ...webhookTable,
+      // Records the events; reads the transfer each status event is checked against.
+      tableAccess(props.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.events]),
+      tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
+      metricsEnvironment,
+      signing,
+    );
     this.ingestFunction.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 20 }),
     );
@@ -102,7 +110,14 @@ export class WebhookDelivery extends Construct {
       timeout: Duration.seconds(75),
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
-    bind(this.deliverFunction.function, webhookTable, metricsEnvironment, signing);
+    // Reads the events it sends; records none.
+    bind(
+      this.deliverFunction.function,
+      ...webhookTable,
+      tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.events]),
+      metricsEnvironment,
+      signing,
+    );
 
     // A wake-up only says "look now": losing one delays a retry to the next minute's run, so it
     // needs no dead-letter queue of its own.

@@ -15,7 +15,7 @@ const CALLS: { name: string; fn: string; request: IamRequest }[] = [
     request: {
       action: 'dynamodb:GetItem',
       resource: TABLE,
-      context: { 'dynamodb:LeadingKeys': ['TENANT#t#PAYMENT#p'] },
+      context: { 'dynamodb:LeadingKeys': ['PAYMENT#t#p'] },
     },
   },
   {
@@ -24,7 +24,7 @@ const CALLS: { name: string; fn: string; request: IamRequest }[] = [
     request: {
       action: 'dynamodb:Query',
       resource: `${TABLE}/index/listByTenant`,
-      context: { 'dynamodb:LeadingKeys': ['TENANT#t'] },
+      context: { 'dynamodb:LeadingKeys': ['PAYMENT_LIST#t#ALL'] },
     },
   },
   {
@@ -33,7 +33,7 @@ const CALLS: { name: string; fn: string; request: IamRequest }[] = [
     request: {
       action: 'dynamodb:BatchGetItem',
       resource: TABLE,
-      context: { 'dynamodb:LeadingKeys': Array.from({ length: 25 }, (_, i) => `TENANT#t#PAYMENT#${i}`) },
+      context: { 'dynamodb:LeadingKeys': Array.from({ length: 25 }, (_, i) => `PAYMENT#t#${i}`) },
     },
   },
   {

@@ -6,6 +6,7 @@ import {
   DynamoDbCreditTransferStore,
   toCreditTransferItem,
 } from '#adapters/credit-transfers/credit-transfer-store';
+import { creditTransferKey } from '#adapters/table/keys';
 import { systemClock } from '#domain/commons/ports';
 import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
 import type { LocalService } from '#local/service-process';
@@ -56,7 +57,7 @@ export const benchInitiationThroughput = async (
       const paymentId = randomUUID();
       await client.put({
         TableName: TABLE,
-        Item: { ...template, pk: `TENANT#bench#CT#${paymentId}`, paymentId },
+        Item: { ...template, pk: creditTransferKey('bench', paymentId).pk, paymentId },
         ConditionExpression: 'attribute_not_exists(pk)',
       });
     });

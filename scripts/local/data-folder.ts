@@ -111,6 +111,15 @@ export const damagedTable = (path: string, error: unknown): DataFolderError =>
     'every client, payment and idempotency key stored locally is lost',
   );
 
+/**
+ * The table holds items of the key layout before each kind of item had a prefix of its own: this
+ * version would read them as absent (payments not found, endpoints gone), so it refuses to start.
+ */
+export const oldKeyLayout = (path: string, items: number): DataFolderError =>
+  new DataFolderError(
+    `${path} holds ${items} items of the old key layout (partition keys under TENANT#), which this version cannot read: finish or export them with the version that stored them, or remove ${path} to start afresh (every client, payment and webhook endpoint stored locally is lost).`,
+  );
+
 /** The key webhook signing secrets are sealed under: created when absent, checked when present; answers its value. */
 export const checkWebhookSecretKey = (path: string): string => {
   try {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { EventBridgeServiceException } from '@aws-sdk/client-eventbridge';
 import { KMSServiceException } from '@aws-sdk/client-kms';
+import { LambdaServiceException } from '@aws-sdk/client-lambda';
 import { SFNServiceException } from '@aws-sdk/client-sfn';
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
@@ -364,6 +365,7 @@ const EXCEPTION_OF_SERVICE = {
   events: EventBridgeServiceException,
   states: SFNServiceException,
   sqs: SQSServiceException,
+  lambda: LambdaServiceException,
 } as const;
 
 /** The error AWS answers a call no policy allows, as the SDK raises it. */

@@ -101,8 +101,8 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
 };
 
 /**
- * The StartBatchLifecycles function, invoked as Lambda invokes it asynchronously: the batch request
- * only queues the event, which runs after the request has answered, as that function (its IAM
+ * The StartBatchLifecycles function, invoked as Lambda invokes it asynchronously (the caller's
+ * lambda:InvokeFunction checked first): the batch request only queues the event, which runs after the request has answered, as that function (its IAM
  * policies). A run that fails leaves its transfers to the reconciler, as after Lambda's retries.
  */
 const startLocalBatchLifecycles = async () => {
@@ -110,6 +110,16 @@ const startLocalBatchLifecycles = async () => {
   const running = new Set<Promise<unknown>>();
   useBatchLifecycleStarter({
     start: async (batch: BatchReference) => {
+      // The submitting function's lambda:InvokeFunction, refused as Lambda refuses it.
+      try {
+        await checkStandInCall({ action: 'lambda:InvokeFunction', resource: 'BATCH_LIFECYCLES_FUNCTION' });
+      } catch (error) {
+        logger.warn("A batch's lifecycles were not started; the reconciler will start them", {
+          batchId: batch.batchId,
+          error: error as Error,
+        });
+        throw error;
+      }
       setImmediate(() => {
         const run = inOwnContext(
           'StartBatchLifecycles',

@@ -22,6 +22,7 @@ import {
   DataFolderError,
   damagedTable,
   dataFolderFiles,
+  oldKeyLayout,
   tightenDataFolder,
 } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
@@ -175,6 +176,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       WEBHOOK_ALLOW_LOCAL_RECEIVERS: 'true',
     });
 
+    let oldLayoutItems = 0;
     try {
       try {
         await ensureTable(tableAdmin(), options.tableName);
@@ -191,7 +193,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         dynalite = await openTable();
         await ensureTable(tableAdmin(), options.tableName);
       }
-      await checkTableReadable(tableAdmin(), options.tableName);
+      oldLayoutItems = await checkTableReadable(tableAdmin(), options.tableName);
     } catch (error) {
       // dynalite stops on some damage (a corrupt block): what it said is the better reason.
       const said =
@@ -200,6 +202,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           : undefined;
       throw damagedTable(files.table, said ?? error);
     }
+    if (oldLayoutItems > 0) throw oldKeyLayout(files.table, oldLayoutItems);
     // Before the first AWS client is made: each function's calls are checked against its IAM.
     (await import('./iam-enforcement.ts')).useIamEnforcement(options.tableName);
     const { registerClient } = await import('#auth/register-client');

@@ -61,15 +61,32 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string): Pr
 };
 
 /**
- * Reads every item once, so a damaged table file is found at start rather than by a request
- * answered 500 later. Local tables are small; the read is a count, nothing is kept.
+ * The partition-key prefix every payment, webhook endpoint, event and delivery had before each
+ * kind got a prefix of its own (keys.ts): no key is built under it any more.
  */
-export const checkTableReadable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+export const OLD_LAYOUT_PREFIX = 'TENANT#';
+
+/**
+ * Reads every item once, so a damaged table file is found at start rather than by a request
+ * answered 500 later. Local tables are small; the read is a count, nothing is kept. Answers how
+ * many items are of the old key layout (OLD_LAYOUT_PREFIX), which this version would read as absent.
+ */
+export const checkTableReadable = async (client: DynamoDBClient, tableName: string): Promise<number> => {
+  let oldLayout = 0;
   let startKey: ScanCommand['input']['ExclusiveStartKey'];
   do {
     const page = await client.send(
-      new ScanCommand({ TableName: tableName, Select: 'COUNT', ExclusiveStartKey: startKey }),
+      new ScanCommand({
+        TableName: tableName,
+        Select: 'COUNT',
+        // The filter applies after the read: every item is still read.
+        FilterExpression: 'begins_with(pk, :old)',
+        ExpressionAttributeValues: { ':old': { S: OLD_LAYOUT_PREFIX } },
+        ExclusiveStartKey: startKey,
+      }),
     );
+    oldLayout += page.Count ?? 0;
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
+  return oldLayout;
 };

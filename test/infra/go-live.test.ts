@@ -10,16 +10,21 @@ import {
   listCreditorAccountIdKey,
   listCreditorAccountNumberKey,
   listDebtorAccountIdKey,
+  listStatusKey,
   listTenantKey,
+  paymentEventKey,
   recoveryShardKey,
   sandboxClearingKey,
   signingKeyScheduleKey,
+  webhookAttemptKey,
   webhookDeliveryKey,
   webhookDueShardKey,
+  webhookEndpointAllocationKey,
   webhookEndpointKey,
   webhookEventKey,
 } from '#adapters/table/keys';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { ROUTES } from '../../lambdas/routes.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { COMMON_RULES_COUNTED } from '../../lib/constructs/web-acl.ts';
 import { KEY_PREFIXES } from '../../lib/function-bindings.ts';
@@ -118,17 +123,25 @@ const PARTITIONS = {
     listDebtorAccountIdKey('acme', 'a-1'),
     listCreditorAccountIdKey('acme', 'a-2'),
     listCreditorAccountNumberKey('acme', '12345678'),
+    listStatusKey('acme', 'AcceptedSettlementCompleted'),
   ],
   client: clientKey('acme-erp').pk,
   throttle: authenticationFailuresKey({ clientId: 'acme-erp', sourceAddress: '192.0.2.1' }).pk,
   recovery: recoveryShardKey(3),
   sandboxClearing: sandboxClearingKey('acme', 'p-1').pk,
   signingKeys: signingKeyScheduleKey().pk,
-  webhooks: [
-    webhookEndpointKey('acme', 'e-1').pk,
-    webhookDeliveryKey('acme', 'e-1', 'ev-1').pk,
+  /** The endpoints with their sealed secrets, and the tenant's endpoint allocation. */
+  webhookEndpoints: [webhookEndpointKey('acme', 'e-1').pk, webhookEndpointAllocationKey('acme').pk],
+  /** The events, their copies under a transfer, and the events index partition. */
+  events: [
     webhookEventKey('acme', 'ev-1').pk,
+    paymentEventKey('acme', 'p-1', 'o').pk,
     eventsIndexKey('acme'),
+  ],
+  /** The deliveries and their attempts. */
+  deliveries: [
+    webhookDeliveryKey('acme', 'e-1', 'ev-1').pk,
+    webhookAttemptKey('acme', 'e-1', '2026-01-01T00:00:00.000Z', 'ev-1').pk,
   ],
   webhookDue: webhookDueShardKey(2),
 };
@@ -428,13 +441,15 @@ describe('going live', () => {
     it('builds every partition key under the prefix its grants name', () => {
       const under = (prefix: string, value: string) => expect(value.startsWith(prefix), value).toBe(true);
       under(KEY_PREFIXES.creditTransfers, PARTITIONS.creditTransfer);
-      for (const value of PARTITIONS.listIndexes) under(KEY_PREFIXES.creditTransfers, value);
+      for (const value of PARTITIONS.listIndexes) under(KEY_PREFIXES.creditTransferLists, value);
       under(KEY_PREFIXES.clients, PARTITIONS.client);
       under(KEY_PREFIXES.authenticationThrottle, PARTITIONS.throttle);
       under(KEY_PREFIXES.recovery, PARTITIONS.recovery);
       under(KEY_PREFIXES.sandboxClearing, PARTITIONS.sandboxClearing);
       under(KEY_PREFIXES.signingKeys, PARTITIONS.signingKeys);
-      for (const value of PARTITIONS.webhooks) under(KEY_PREFIXES.creditTransfers, value);
+      for (const value of PARTITIONS.webhookEndpoints) under(KEY_PREFIXES.webhookEndpoints, value);
+      for (const value of PARTITIONS.events) under(KEY_PREFIXES.events, value);
+      for (const value of PARTITIONS.deliveries) under(KEY_PREFIXES.deliveries, value);
       under(KEY_PREFIXES.webhookDue, PARTITIONS.webhookDue);
       // No prefix covers another's items.
       const prefixes = Object.values(KEY_PREFIXES);
@@ -488,6 +503,80 @@ describe('going live', () => {
       );
       expect(query.flatMap((s) => leadingKeysOf(s) ?? [])).toEqual([`${KEY_PREFIXES.recovery}*`]);
       expect(RECONCILER_ENTRY).toBeDefined();
+    });
+
+    it('lets only the writers of each kind of item write it: payments, webhook endpoints and their secrets, events, deliveries, clients', () => {
+      // A function by what it is: its route's operationId, its workflow task, or its own name.
+      const routeOf = new Map(
+        ROUTES.map((route) => [`${route.method} ${route.path}: ${route.summary}`, route.operationId]),
+      );
+      const named: [string, string][] = [
+        ...Object.entries(WORKFLOW_FUNCTIONS).map(([key, w]): [string, string] => [w.description, key]),
+        ['Lifecycle: drives on', 'reconciler'],
+        ['Batches: starts the lifecycles', 'batchLifecycles'],
+        ['Webhooks: records status events', 'webhookIngest'],
+        ['Webhooks: sends the deliveries', 'webhookDeliver'],
+      ];
+      const nameOf = (fn: Resource): string => {
+        const description = descriptionOf(fn);
+        return (
+          routeOf.get(description) ??
+          named.find(([prefix]) => description.startsWith(prefix))?.[1] ??
+          description
+        );
+      };
+      const KINDS = {
+        payments: [PARTITIONS.creditTransfer],
+        webhookEndpoints: PARTITIONS.webhookEndpoints,
+        events: PARTITIONS.events.slice(0, 2),
+        deliveries: PARTITIONS.deliveries,
+        clients: [PARTITIONS.client],
+      };
+      const WRITERS: Record<keyof typeof KINDS, string[]> = {
+        payments: [
+          'cancelCreditTransfer',
+          'initiateCreditTransfer',
+          'parkTransfer',
+          'pollClearing',
+          'publishStatusEvents',
+          'reconciler',
+          'submitCreditTransferBatch',
+          'submitToClearing',
+          'validateCheckAndSubmit',
+        ],
+        webhookEndpoints: [
+          'createWebhookEndpoint',
+          'deleteWebhookEndpoint',
+          'rotateWebhookSecret',
+          'webhookDeliver',
+          'webhookIngest',
+        ],
+        events: ['webhookIngest'],
+        deliveries: ['redeliverWebhookEvents', 'webhookDeliver', 'webhookIngest'],
+        clients: [],
+      };
+      for (const [stage, { template }] of all()) {
+        const writesOf = (id: string, action?: string): string[] =>
+          (statementsOfFunction(template, id) as PolicyStatement[])
+            .filter((s) => actionsOf(s).some((a) => (action ? a === action : TABLE_WRITES.includes(a))))
+            .flatMap((s) => leadingKeysOf(s) ?? ['*']);
+        const writers = (partitions: string[], action?: string): string[] =>
+          [...functionsOf(template)]
+            .filter(([id]) =>
+              writesOf(id, action).some((pattern) => partitions.some((p) => likeMatches(pattern, p))),
+            )
+            .map(([, fn]) => nameOf(fn))
+            .sort();
+        for (const [kind, partitions] of Object.entries(KINDS))
+          expect(writers(partitions), `${stage} ${kind}`).toEqual(WRITERS[kind as keyof typeof KINDS]);
+        // The finding of issue 29: the secret rotation may put its endpoint, never a payment.
+        expect(writers([PARTITIONS.creditTransfer], 'dynamodb:PutItem'), stage).not.toContain(
+          'rotateWebhookSecret',
+        );
+        expect(writers(PARTITIONS.webhookEndpoints, 'dynamodb:PutItem'), stage).toContain(
+          'rotateWebhookSecret',
+        );
+      }
     });
 
     it('gives every KMS key a policy of its own: no kms:*, no use by the account but through a service, no grants but for AWS resources', () => {

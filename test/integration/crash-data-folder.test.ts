@@ -3,6 +3,7 @@ import { appendFile, mkdir, mkdtemp, open, readdir, readFile, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { collectOutput, spawnService } from '#local/service-process';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
@@ -157,6 +158,31 @@ describe('a damaged table file', () => {
     expectRefusal(outcome, tableFolder, /every client, payment and idempotency key stored locally is lost/);
     expect(outcome.lastLine).toMatch(/Corruption/);
   }, 120_000);
+});
+
+describe('a table of the old key layout', () => {
+  it('refuses to start, naming the table folder, rather than read its payments as absent; the items stay', async () => {
+    const dataDir = await dataFolder();
+    const service = await startLocalService({ dataDir });
+    // A payment as the layout before each kind had its own prefix stored it.
+    const old = { pk: 'TENANT#local#CT#old-payment', sk: 'CREDIT_TRANSFER' };
+    await createDocumentClient(undefined, service.tableSocket).put({
+      TableName: 'credit-transfers',
+      Item: { ...old, status: 'Received' },
+    });
+    await service.stop();
+    const tableFolder = join(dataDir, 'dynamodb');
+
+    const outcome = await startExpectingRefusal(dataDir);
+
+    expect(outcome.code, outcome.output).not.toBe(0);
+    expect(outcome.code, outcome.output).not.toBeNull();
+    expect(outcome.lastLine).toContain(tableFolder);
+    expect(outcome.lastLine).toMatch(/holds 1 items of the old key layout \(partition keys under TENANT#\)/);
+    expect(outcome.lastLine).toMatch(/or remove \S+ to start afresh/);
+    expect(outcome.output).not.toMatch(/^\s+at /m);
+    expect(outcome.output).not.toContain('listening on');
+  }, 90_000);
 });
 
 describe('a torn last line in the event log', () => {

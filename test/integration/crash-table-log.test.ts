@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { createDocumentClient } from '#adapters/aws/dynamodb-client';
+import { parseCreditTransferKey } from '#adapters/table/keys';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { newestLog, recordBoundaries } from '../unit/workflow/leveldb-log.ts';
 import {
@@ -43,7 +44,7 @@ const paymentIdsInTable = async (socket: string): Promise<string[]> => {
         ExpressionAttributeValues: { ':sk': 'CREDIT_TRANSFER' },
       })
     ).Items ?? [];
-  return items.map((item) => String(item.pk).split('#CT#')[1] as string);
+  return items.map((item) => parseCreditTransferKey(String(item.pk)).paymentId);
 };
 
 it('drives every transfer the table still holds to a final status after a power loss cuts its log anywhere', async () => {

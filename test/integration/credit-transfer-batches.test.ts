@@ -56,7 +56,7 @@ const countStored = async () =>
       TableName: 'credit-transfers',
       Select: 'COUNT',
       FilterExpression: 'begins_with(pk, :batch) OR begins_with(pk, :tenant)',
-      ExpressionAttributeValues: { ':batch': 'BATCH', ':tenant': 'TENANT#local#CT#' },
+      ExpressionAttributeValues: { ':batch': 'BATCH', ':tenant': 'PAYMENT#local#' },
     })
   ).Count ?? 0;
 

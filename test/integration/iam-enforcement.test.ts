@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, requestToken } from './support/local-service.ts';
@@ -137,5 +138,31 @@ describe("without the ingest function's receive on its queue", () => {
     );
     const events = await callApi(service.baseUrl, '/v1/events', { token: service.token });
     expect(events.body).toEqual([]);
+  });
+});
+
+describe("without the batch route's invocation of the batch lifecycle starter", () => {
+  const service = useLocalService({
+    token: 'transactions:read transactions:write',
+    env: { LOCAL_IAM_WITHOUT: 'SubmitCreditTransferBatch=lambda:InvokeFunction' },
+  });
+
+  it('accepts the batch, the starter refused by Lambda and its lifecycles left to the reconciler', async () => {
+    const xml = (await readFile('examples/pain.001.001.09.xml', 'utf8'))
+      .replaceAll('2026-12-01', new Date().toISOString().slice(0, 10))
+      .replace(/<MsgId>[^<]*<\/MsgId>/, '<MsgId>IAM-LAMBDA-1</MsgId>');
+    const reply = await callApi(service.baseUrl, '/v1/payments/credit-transfer-batches', {
+      token: service.token,
+      rawBody: xml,
+      headers: { 'Content-Type': 'application/xml' },
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+    const output = await outputShowing(
+      service.output,
+      /SubmitCreditTransferBatch is not authorized to perform: lambda:InvokeFunction/,
+    );
+    expect(output).toMatch(
+      /A batch's lifecycles were not started; the reconciler will start them[\s\S]*AccessDeniedException[\s\S]*lambda:InvokeFunction on resource: arn:aws:lambda:local:000000000000:function:/,
+    );
   });
 });

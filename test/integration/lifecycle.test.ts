@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sandboxClearingKey } from '#adapters/table/keys';
+import { creditTransferKey, sandboxClearingKey } from '#adapters/table/keys';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, createClient, type JsonReply, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
@@ -51,7 +51,7 @@ const storedItem = async (paymentId: string) =>
   (
     await service.table.get({
       TableName: 'credit-transfers',
-      Key: { pk: `TENANT#local#CT#${paymentId}`, sk: 'CREDIT_TRANSFER' },
+      Key: creditTransferKey('local', paymentId),
       ConsistentRead: true,
     })
   ).Item ?? {};

@@ -15,7 +15,7 @@ import {
   DynamoDbCreditTransferStore,
   toCreditTransferItem,
 } from '#adapters/credit-transfers/credit-transfer-store';
-import { withoutListValues } from '#adapters/table/keys';
+import { creditTransferKey, withoutListValues } from '#adapters/table/keys';
 import { createTableInput, LIST_INDEXES, TABLE_DEFINITION } from '#adapters/table/table-definition';
 import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
 import type { ListPageRequest } from '#domain/credit-transfers/list-credit-transfers';
@@ -115,7 +115,7 @@ describe('DynamoDbCreditTransferList', () => {
     const item = (
       await documents.get({
         TableName: TABLE,
-        Key: { pk: `TENANT#${tenant}#CT#${withoutCreditor?.paymentId}`, sk: 'CREDIT_TRANSFER' },
+        Key: creditTransferKey(tenant, withoutCreditor?.paymentId as string),
       })
     ).Item;
     expect(item).toBeDefined();

@@ -1,7 +1,7 @@
 /**
  * The local runtime stands in for some AWS services without an SDK client: key files for KMS, the
  * events file for EventBridge, its own workflow runner for Step Functions, the delivery worker's
- * look at the table for SQS. Each stand-in asks here before it acts, as an SDK client's middleware
+ * look at the table for SQS, an in-process run for Lambda's asynchronous invocation. Each stand-in asks here before it acts, as an SDK client's middleware
  * is asked before it sends, so the local IAM check sees those calls too. On AWS nothing is
  * registered and nothing here runs.
  */
@@ -14,11 +14,13 @@ export type StandInResource =
   | 'EVENT_BUS_NAME'
   | 'STATE_MACHINE_ARN'
   | 'WEBHOOK_WAKE_UP_QUEUE_URL'
+  /** The function that starts a batch's lifecycles, invoked asynchronously (lambda:InvokeFunction). */
+  | 'BATCH_LIFECYCLES_FUNCTION'
   /** The queue the calling function's event source mapping reads (Lambda polls it with the function's role). */
   | 'EVENT_SOURCE_QUEUE';
 
 export interface StandInCall {
-  /** As IAM names it: `kms:Decrypt`, `events:PutEvents`, `states:StartExecution`, `sqs:SendMessage`. */
+  /** As IAM names it: `kms:Decrypt`, `events:PutEvents`, `states:StartExecution`, `sqs:SendMessage`, `lambda:InvokeFunction`. */
   action: string;
   resource: StandInResource;
   /** The condition keys AWS sets for the call (`kms:EncryptionContext:*`, `events:source`...). */

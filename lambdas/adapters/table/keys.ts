@@ -6,8 +6,11 @@ import type { ListEntry } from '#domain/credit-transfers/list-filters';
 import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
 
 /**
- * Every key value of the single table is built here. Tenants match TENANT_ID_PATTERN (no '#'),
- * so a tenant prefix can never be forged by an id that follows it.
+ * Every key value of the single table is built here. Each kind of item has a partition-key prefix
+ * of its own (payments, their list partitions, webhook endpoints with their secrets, events,
+ * deliveries, clients...), so an IAM grant (`dynamodb:LeadingKeys`) names exactly the kinds a
+ * function touches. Tenants match TENANT_ID_PATTERN (no '#'), so a tenant can never be forged by
+ * an id that follows it.
  */
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -17,7 +20,7 @@ export interface TableKey {
 }
 
 export const creditTransferKey = (tenant: string, paymentId: string): TableKey => ({
-  pk: `TENANT#${tenant}#CT#${paymentId}`,
+  pk: `PAYMENT#${tenant}#${paymentId}`,
   sk: 'CREDIT_TRANSFER',
 });
 
@@ -39,19 +42,20 @@ export const clientKey = (clientId: string): TableKey => ({
 });
 
 /**
- * List index values (LIST_INDEXES). Each partition is one tenant's, so no query can reach
- * another tenant's transfers; an account id follows a fixed label, so it cannot forge one.
+ * List index values (LIST_INDEXES), under a prefix of their own (only the list route queries
+ * them). Each partition is one tenant's, so no query can reach another tenant's transfers; an
+ * account id follows a fixed label, so it cannot forge one.
  */
-export const listTenantKey = (tenant: string): string => `TENANT#${tenant}#CT`;
+export const listTenantKey = (tenant: string): string => `PAYMENT_LIST#${tenant}#ALL`;
 export const listDebtorAccountIdKey = (tenant: string, accountId: string): string =>
-  `TENANT#${tenant}#DEBTOR_ACCOUNT_ID#${accountId}`;
+  `PAYMENT_LIST#${tenant}#DEBTOR_ACCOUNT_ID#${accountId}`;
 export const listCreditorAccountIdKey = (tenant: string, accountId: string): string =>
-  `TENANT#${tenant}#CREDITOR_ACCOUNT_ID#${accountId}`;
+  `PAYMENT_LIST#${tenant}#CREDITOR_ACCOUNT_ID#${accountId}`;
 export const listCreditorAccountNumberKey = (tenant: string, accountNumber: string): string =>
-  `TENANT#${tenant}#CREDITOR_ACCOUNT_NUMBER#${accountNumber}`;
+  `PAYMENT_LIST#${tenant}#CREDITOR_ACCOUNT_NUMBER#${accountNumber}`;
 /** The status index's partition: one per tenant and status, moved by every status change. */
 export const listStatusKey = (tenant: string, status: CreditTransferStatus): string =>
-  `TENANT#${tenant}#STATUS#${status}`;
+  `PAYMENT_LIST#${tenant}#STATUS#${status}`;
 
 /** The status index attribute for a transfer in `status`: to be set by every write that sets the status. */
 export const listStatusValues = (tenant: string, status: CreditTransferStatus): Record<string, string> => ({
@@ -139,7 +143,7 @@ export const recoveryIndexValues = (
 
 /** Tenant and paymentId back from a credit transfer's partition key. */
 export const parseCreditTransferKey = (pk: string): { tenant: string; paymentId: string } => {
-  const match = /^TENANT#([^#]+)#CT#(.+)$/.exec(pk);
+  const match = /^PAYMENT#([^#]+)#(.+)$/.exec(pk);
   if (!match?.[1] || !match[2]) throw new Error(`Not a credit transfer key: ${pk}`);
   return { tenant: match[1], paymentId: match[2] };
 };
@@ -191,13 +195,14 @@ export const usedJtiKey = (kind: 'assertion' | 'dpop', owner: string, jti: strin
 /** The signing key schedule (AWS): which KMS key signs, and which the key set publishes. */
 export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 'SCHEDULE' });
 /**
- * Webhooks. A tenant's endpoints share one partition (listed by id, which sorts by creation);
- * each endpoint's deliveries and attempts share another; each event has its own, and a copy
- * under its transfer for `paymentId.eq`. WEBHOOK_INDEX orders a tenant's events and the queued
- * deliveries (in WEBHOOK_DUE_SHARDS partitions, so no one partition takes every write).
+ * Webhooks, three kinds under three prefixes. A tenant's endpoints, with their sealed secrets,
+ * share one partition (listed by id, which sorts by creation); each endpoint's deliveries and
+ * attempts share another; each event has its own, and a copy under its transfer for
+ * `paymentId.eq`. WEBHOOK_INDEX orders a tenant's events and the queued deliveries (in
+ * WEBHOOK_DUE_SHARDS partitions, so no one partition takes every write).
  */
 export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey => ({
-  pk: `TENANT#${tenant}#WEBHOOKS`,
+  pk: `WEBHOOK_ENDPOINT#${tenant}`,
   sk: `ENDPOINT#${endpointId}`,
 });
 /**
@@ -206,11 +211,11 @@ export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey
  * pass it (sorts before every `ENDPOINT#` key, so no endpoint page reaches it).
  */
 export const webhookEndpointAllocationKey = (tenant: string): TableKey => ({
-  pk: `TENANT#${tenant}#WEBHOOKS`,
+  pk: `WEBHOOK_ENDPOINT#${tenant}`,
   sk: 'ALLOCATION',
 });
 export const webhookDeliveryKey = (tenant: string, endpointId: string, eventId: string): TableKey => ({
-  pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
+  pk: `DELIVERY#${tenant}#${endpointId}`,
   sk: `DELIVERY#${eventId}`,
 });
 export const webhookAttemptKey = (
@@ -219,19 +224,19 @@ export const webhookAttemptKey = (
   attemptedAt: string,
   eventId: string,
 ): TableKey => ({
-  pk: `TENANT#${tenant}#WEBHOOK#${endpointId}`,
+  pk: `DELIVERY#${tenant}#${endpointId}`,
   sk: `ATTEMPT#${attemptedAt}#${eventId}`,
 });
 export const webhookEventKey = (tenant: string, eventId: string): TableKey => ({
-  pk: `TENANT#${tenant}#EVENT#${eventId}`,
+  pk: `EVENT#${tenant}#ID#${eventId}`,
   sk: 'EVENT',
 });
 export const paymentEventKey = (tenant: string, paymentId: string, order: string): TableKey => ({
-  pk: `TENANT#${tenant}#EVENTS_OF#${paymentId}`,
+  pk: `EVENT#${tenant}#PAYMENT#${paymentId}`,
   sk: order,
 });
 /** Index partition of a tenant's events; the order is `<createdAt>#<eventId>`. */
-export const eventsIndexKey = (tenant: string): string => `TENANT#${tenant}#EVENTS`;
+export const eventsIndexKey = (tenant: string): string => `EVENT#${tenant}#ALL`;
 export const eventOrder = (createdAt: string, eventId: string): string => `${createdAt}#${eventId}`;
 export const WEBHOOK_DUE_SHARDS = 4;
 export const webhookDueShardKey = (shard: number): string => `WEBHOOK_DUE#${shard}`;

@@ -1,5 +1,6 @@
 import { EventBridgeServiceException } from '@aws-sdk/client-eventbridge';
 import { KMSServiceException } from '@aws-sdk/client-kms';
+import { LambdaServiceException } from '@aws-sdk/client-lambda';
 import { SFNServiceException } from '@aws-sdk/client-sfn';
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
@@ -71,7 +72,7 @@ describe('decisions on the stack policies', () => {
   });
 
   it('refuses a batch with one key outside the grant', async () => {
-    const keys = [{ pk: 'TENANT#a', sk: '1' }];
+    const keys = [{ pk: 'PAYMENT#a#p', sk: 'CREDIT_TRANSFER' }];
     await expect(
       check('ListCreditTransfers', 'BatchGetItemCommand', { RequestItems: { [TABLE]: { Keys: keys } } }),
     ).resolves.toBeUndefined();
@@ -86,7 +87,7 @@ describe('decisions on the stack policies', () => {
     const query = (IndexName: string) => ({
       IndexName,
       KeyConditionExpression: 'listTenant = :p',
-      ExpressionAttributeValues: { ':p': 'TENANT#a' },
+      ExpressionAttributeValues: { ':p': 'PAYMENT_LIST#a#ALL' },
     });
     await expect(
       check('ListCreditTransfers', 'QueryCommand', query('listByTenant')),
@@ -103,7 +104,7 @@ describe('decisions on the stack policies', () => {
   });
 });
 
-describe('decisions on the stand-ins of KMS, EventBridge, Step Functions and SQS', () => {
+describe('decisions on the stand-ins of KMS, EventBridge, Step Functions, SQS and Lambda', () => {
   const standIn = (fn: string, call: StandInCall) => enforcer.check(fn, [enforcer.standInRequest(fn, call)]);
   const secretContext = (purpose = 'webhook-signing-secret') => ({
     'kms:EncryptionContext:purpose': purpose,
@@ -162,6 +163,15 @@ describe('decisions on the stand-ins of KMS, EventBridge, Step Functions and SQS
     const start = { action: 'states:StartExecution', resource: 'STATE_MACHINE_ARN' } as const;
     await expect(standIn('InitiateCreditTransfer', start)).resolves.toBeUndefined();
     await expect(standIn('GetCreditTransferStatus', start)).rejects.toEqual(denied(SFNServiceException));
+  });
+
+  it('lets the batch route invoke the batch lifecycle starter, and no other function', async () => {
+    const invoke = { action: 'lambda:InvokeFunction', resource: 'BATCH_LIFECYCLES_FUNCTION' } as const;
+    await expect(standIn('SubmitCreditTransferBatch', invoke)).resolves.toBeUndefined();
+    await expect(standIn('GetCreditTransferBatch', invoke)).rejects.toEqual(denied(LambdaServiceException));
+    expect(enforcer.standInRequest('SubmitCreditTransferBatch', invoke).resource).toMatch(
+      /^arn:aws:lambda:local:000000000000:function:/,
+    );
   });
 
   it('lets the webhook functions use their queues, and no other function', async () => {
