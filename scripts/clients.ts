@@ -193,6 +193,21 @@ const withTarget = async <T>(
   }
 };
 
+/** The per-tenant limits of the target alone: no client administration, so no audit bus or STS call. */
+const withLimits = async <T>(
+  options: TargetOptions,
+  work: (limits: TenantRateLimits, target: Target) => Promise<T>,
+): Promise<T> => {
+  const target = targetOf(options);
+  try {
+    return await work(await target.rateLimits(), target);
+  } catch (error) {
+    throw explained(error, target);
+  } finally {
+    target.close();
+  }
+};
+
 /** Turns what can go wrong into one line an operator can act on. */
 const explained = (error: unknown, target: Target): Error => {
   if (
@@ -462,8 +477,8 @@ export const clientsProgram = (): Command => {
   ).action(async (options: TargetOptions & { tenant: string; rate: number; burst?: number }) => {
     const limit = tenantRateLimit(options.rate, options.burst ?? 2 * options.rate);
     const tenant = checkedTenant(options.tenant);
-    await withTarget(options, false, async (_administration, target) => {
-      await (await target.rateLimits()).set(tenant, limit);
+    await withLimits(options, async (limits, target) => {
+      await limits.set(tenant, limit);
       console.log(`Tenant ${tenant}: ${describeLimit(limit)} (its own limit)`);
       console.log(
         `  in the ${target.local ? `local service's data folder (${LOCAL_LIMITS_NOTE})` : target.description}`,
@@ -477,8 +492,7 @@ export const clientsProgram = (): Command => {
       .description("Show a tenant's request limit, or every tenant with a limit of its own")
       .option('--tenant <tenant>', 'the tenant (default: every tenant with a limit of its own)'),
   ).action(async (options: TargetOptions & { tenant?: string }) => {
-    await withTarget(options, false, async (_administration, target) => {
-      const limits = await target.rateLimits();
+    await withLimits(options, async (limits, target) => {
       if (options.tenant !== undefined) {
         const tenant = checkedTenant(options.tenant);
         const limit = await limits.get(tenant);
@@ -501,8 +515,8 @@ export const clientsProgram = (): Command => {
       .requiredOption('--tenant <tenant>', 'the tenant'),
   ).action(async (options: TargetOptions & { tenant: string }) => {
     const tenant = checkedTenant(options.tenant);
-    await withTarget(options, false, async (_administration, target) => {
-      const cleared = await (await target.rateLimits()).clear(tenant);
+    await withLimits(options, async (limits) => {
+      const cleared = await limits.clear(tenant);
       console.log(
         cleared
           ? `Tenant ${tenant}: the default limit applies again`
