@@ -74,6 +74,9 @@ interface Target {
   close(): void;
 }
 
+const USAGE_PLAN_REQUIRED =
+  "--usage-plan is required on AWS (the stack output DefaultUsagePlanId): each tenant's API key is kept in a usage plan of the stage";
+
 /** How a target reaches API Gateway: the SDK client, or a fake in unit tests. */
 export type ApiGatewayConnector = (aws: { credentials: unknown; region: string }) => ApiGatewaySender & {
   destroy?: () => void;
@@ -137,9 +140,7 @@ const awsTarget = (options: TargetOptions & { table: string }): Target => {
     },
     rateLimits: async () => {
       if (options.usagePlan === undefined) {
-        throw new OperatorError(
-          "--usage-plan is required on AWS (the stack output DefaultUsagePlanId): each tenant's API key is kept in a usage plan of the stage",
-        );
+        throw new OperatorError(USAGE_PLAN_REQUIRED);
       }
       apiGateway ??= connectApiGateway({
         credentials: sts.config.credentials,
@@ -333,6 +334,9 @@ export const clientsProgram = (): Command => {
           : undefined;
     const usesSecret =
       authMethods === undefined || authMethods.some((method) => method.startsWith('client_secret'));
+    // Before anything is read or written: a client of a tenant with no API key could call nothing.
+    if (options.table !== undefined && options.usagePlan === undefined)
+      throw new OperatorError(USAGE_PLAN_REQUIRED);
     await withTarget(options, true, async (administration, target) => {
       // On AWS the tenant's API key must be in a usage plan before its client calls anything:
       // checked first, so a client is never made whose calls would all be refused.

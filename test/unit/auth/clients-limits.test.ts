@@ -219,5 +219,14 @@ describe('clients set-limit on a stage (API Gateway faked)', () => {
       run('set-limit', '--tenant', 'acme', '--rate', '4', '--table', 't', '--region', 'eu-west-1'),
     ).rejects.toThrow(/--usage-plan is required/);
     await expect(run('show-limit', '--usage-plan', 'p')).rejects.toThrow(/apply only with --table/);
+    // A client on a stage is made only with its tenant admitted: refused before any AWS call.
+    await expect(
+      run(
+        'create',
+        ...['--client-id', 'c', '--scope', 'transactions:read', '--tenant', 'acme'],
+        ...['--table', 't', '--region', 'eu-west-1', '--event-bus', 'b'],
+      ),
+    ).rejects.toThrow(/--usage-plan is required/);
+    expect(fake.calls).toEqual([]);
   });
 });
