@@ -475,6 +475,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       if (result === 'failed') return sendGatewayResponse(response, 'AUTHORIZER_FAILURE');
       if (!options.isAllowed(result.policyDocument, arn))
         return sendGatewayResponse(response, 'ACCESS_DENIED');
+      // As on AWS, where the authorized methods require the API key the authorizer names: without
+      // one API Gateway answers INVALID_API_KEY, whatever the limits.
+      if (!result.usageIdentifierKey) return sendGatewayResponse(response, 'INVALID_API_KEY');
       authorizer = { ...result.context, principalId: result.principalId };
       const tenant = result.context?.tenant;
       const wait = rateLimiter && typeof tenant === 'string' ? rateLimiter.take(tenant) : 0;
