@@ -121,6 +121,7 @@ export class CreditTransferStack extends Stack {
       apiName: this.stackName,
       routes: ROUTES,
       gatewayResponses: GATEWAY_RESPONSES,
+      tenantRateLimit: config.tenantRateLimit,
       logRetention: config.logRetention,
       setAccountCloudWatchRole: config.apiGatewayCloudWatchRole,
       webAcl: config.waf,
@@ -303,6 +304,10 @@ export class CreditTransferStack extends Stack {
     }
     new CfnOutput(this, 'Issuer', { value: config.issuer, description: 'The iss of the access tokens' });
     new CfnOutput(this, 'TableName', { value: this.table.table.tableName });
+    new CfnOutput(this, 'DefaultUsagePlanId', {
+      value: this.api.defaultUsagePlan.usagePlanId,
+      description: 'The usage plan of tenants without a limit of their own (npm run clients -- --usage-plan)',
+    });
     new CfnOutput(this, 'LifecycleStateMachineArn', { value: this.lifecycle.stateMachine.stateMachineArn });
     new CfnOutput(this, 'StatusEventBusName', {
       value: this.lifecycle.eventBus.eventBusName,

@@ -1,4 +1,11 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  DEFAULT_TENANT_RATE_LIMIT,
+  MAX_TENANT_BURST,
+  MAX_TENANT_RATE,
+  type TenantRateLimit,
+  tenantRateLimit,
+} from '#domain/access/tenant-rate-limit';
 import { wholeNumber } from '#shared/config';
 import { contextCount, type OperationsConfig, operationsConfig } from './operations-config.ts';
 
@@ -64,6 +71,11 @@ export interface StageConfig extends OperationsConfig {
   readonly xraySamplingRate: number;
   /** What the workflow writes to its execution log (`-c workflowLogLevel=ALL|ERROR|FATAL|OFF`), never execution data. */
   readonly workflowLogLevel: WorkflowLogLevel;
+  /**
+   * Each tenant's requests per second and burst unless it has a limit of its own
+   * (`-c tenantRateLimit=25 -c tenantBurstLimit=50`, the default; burst twice the rate unless given).
+   */
+  readonly tenantRateLimit: TenantRateLimit;
 }
 
 export const WORKFLOW_LOG_LEVELS = ['ALL', 'ERROR', 'FATAL', 'OFF'] as const;
@@ -265,8 +277,23 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     // stages trace and log everything, where a developer wants every step.
     xraySamplingRate: samplingRate(text('xraySamplingRate') ?? (production ? '0.05' : '1')),
     workflowLogLevel: workflowLogLevel(text('workflowLogLevel') ?? (production ? 'ERROR' : 'ALL')),
+    tenantRateLimit: contextTenantRateLimit(text('tenantRateLimit'), text('tenantBurstLimit')),
     ...operations,
   };
+};
+
+const contextTenantRateLimit = (rate: string | undefined, burst: string | undefined): TenantRateLimit => {
+  const ratePerSecond =
+    rate === undefined
+      ? DEFAULT_TENANT_RATE_LIMIT.ratePerSecond
+      : wholeNumber('Context tenantRateLimit', rate, { min: 1, max: MAX_TENANT_RATE });
+  const burstLimit =
+    burst !== undefined
+      ? wholeNumber('Context tenantBurstLimit', burst, { min: 1, max: MAX_TENANT_BURST })
+      : rate === undefined
+        ? DEFAULT_TENANT_RATE_LIMIT.burst
+        : Math.min(MAX_TENANT_BURST, 2 * ratePerSecond);
+  return tenantRateLimit(ratePerSecond, burstLimit);
 };
 
 /**

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -10,8 +11,11 @@ import {
   JsonLinesClientAuditPublisher,
 } from '#adapters/access/client-audit-publisher';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
+import { FileTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
+import { type ApiGatewaySender, UsagePlanTenantRateLimits } from '#adapters/access/usage-plans';
 import { callConfig, FUNCTION_CALLS, serviceClient } from '#adapters/aws/aws-clients';
 import { createDocumentClient, regionalDocumentClient } from '#adapters/aws/dynamodb-client';
+import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import {
   type ClientAdministration,
   ClientAdministrationError,
@@ -29,13 +33,20 @@ import {
   DEFAULT_ROTATION_GRACE_SECONDS,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from '#domain/access/client';
-import type { ClientAuditPublisher } from '#domain/access/ports';
+import type { ClientAuditPublisher, TenantRateLimits } from '#domain/access/ports';
 import { SCOPES } from '#domain/access/scopes';
+import {
+  InvalidTenantRateLimitError,
+  type TenantRateLimit,
+  tenantRateLimit,
+} from '#domain/access/tenant-rate-limit';
 import { systemClock } from '#domain/commons/ports';
 import { dataFolderFiles } from '#local/data-folder';
 
 /**
- * `npm run clients -- create|list|disable|rotate-secret`: client administration for operators.
+ * `npm run clients -- create|list|disable|rotate-secret|set-keys`: client administration for
+ * operators; `set-limit|show-limit|clear-limit|admit-tenants`: per-tenant request limits (with
+ * --table also --usage-plan: the stage's default usage plan).
  * Without --table it works on the running local service (its table's socket in DATA_DIR, or
  * DYNAMODB_SOCKET; TABLE_NAME; audit events appended to EVENTS_FILE or DATA_DIR/events.jsonl). With --table it
  * works on a deployed stage with the operator's AWS credentials, audit events on --event-bus.
@@ -46,6 +57,7 @@ interface TargetOptions {
   table?: string;
   region?: string;
   eventBus?: string;
+  usagePlan?: string;
 }
 
 /** An error whose message is all an operator needs: printed as one line, exit code 1. */
@@ -56,9 +68,27 @@ class AuditNotPublishedError extends Error {}
 interface Target {
   description: string;
   administration: (needsAudit: boolean) => Promise<ClientAdministration>;
+  /** Where per-tenant limits are kept: the data folder's file, or the stage's usage plans. */
+  rateLimits: () => Promise<TenantRateLimits>;
   local: boolean;
   close(): void;
 }
+
+const USAGE_PLAN_REQUIRED =
+  "--usage-plan is required on AWS (the stack output DefaultUsagePlanId): each tenant's API key is kept in a usage plan of the stage";
+
+/** How a target reaches API Gateway: the SDK client, or a fake in unit tests. */
+export type ApiGatewayConnector = (aws: { credentials: unknown; region: string }) => ApiGatewaySender & {
+  destroy?: () => void;
+};
+
+let connectApiGateway: ApiGatewayConnector = (aws) =>
+  new APIGatewayClient({ ...(aws as object), ...callConfig(FUNCTION_CALLS) });
+
+/** Unit tests hand in a fake API Gateway. */
+export const useApiGateway = (connector: ApiGatewayConnector): void => {
+  connectApiGateway = connector;
+};
 
 const localTarget = (): Target => {
   const dataDir = resolve(process.env.DATA_DIR || '.local-data');
@@ -78,6 +108,7 @@ const localTarget = (): Target => {
       clock: systemClock,
       actor: `local:${userInfo().username}`,
     }),
+    rateLimits: async () => new FileTenantRateLimits(dataFolderFiles(dataDir).tenantRateLimits),
     close: () => {},
   };
 };
@@ -85,6 +116,7 @@ const localTarget = (): Target => {
 const awsTarget = (options: TargetOptions & { table: string }): Target => {
   // The SDK finds the operator's credentials and region (variables, profiles, SSO) as the AWS CLI does.
   const sts = new STSClient(options.region ? { region: options.region } : {});
+  let apiGateway: ReturnType<ApiGatewayConnector> | undefined;
   return {
     description: `DynamoDB table ${options.table}${options.region ? ` in ${options.region}` : ''}`,
     local: false,
@@ -106,14 +138,29 @@ const awsTarget = (options: TargetOptions & { table: string }): Target => {
         actor: Arn ?? 'unknown',
       };
     },
-    close: () => sts.destroy(),
+    rateLimits: async () => {
+      if (options.usagePlan === undefined) {
+        throw new OperatorError(USAGE_PLAN_REQUIRED);
+      }
+      apiGateway ??= connectApiGateway({
+        credentials: sts.config.credentials,
+        region: await sts.config.region(),
+      });
+      return new UsagePlanTenantRateLimits(apiGateway, options.usagePlan);
+    },
+    close: () => {
+      sts.destroy();
+      apiGateway?.destroy?.();
+    },
   };
 };
 
 const targetOf = (options: TargetOptions): Target => {
   if (options.table !== undefined) return awsTarget({ ...options, table: options.table });
-  if (options.region !== undefined || options.eventBus !== undefined) {
-    throw new OperatorError('--region and --event-bus apply only with --table (a deployed stage)');
+  if (options.region !== undefined || options.eventBus !== undefined || options.usagePlan !== undefined) {
+    throw new OperatorError(
+      '--region, --event-bus and --usage-plan apply only with --table (a deployed stage)',
+    );
   }
   return localTarget();
 };
@@ -147,13 +194,29 @@ const withTarget = async <T>(
   }
 };
 
+/** The per-tenant limits of the target alone: no client administration, so no audit bus or STS call. */
+const withLimits = async <T>(
+  options: TargetOptions,
+  work: (limits: TenantRateLimits, target: Target) => Promise<T>,
+): Promise<T> => {
+  const target = targetOf(options);
+  try {
+    return await work(await target.rateLimits(), target);
+  } catch (error) {
+    throw explained(error, target);
+  } finally {
+    target.close();
+  }
+};
+
 /** Turns what can go wrong into one line an operator can act on. */
 const explained = (error: unknown, target: Target): Error => {
   if (
     error instanceof OperatorError ||
     error instanceof AuditNotPublishedError ||
     error instanceof ClientAdministrationError ||
-    error instanceof InvalidClientRegistrationError
+    error instanceof InvalidClientRegistrationError ||
+    error instanceof InvalidTenantRateLimitError
   ) {
     return error;
   }
@@ -229,11 +292,17 @@ const targetOptions = (command: Command): Command =>
       'a deployed stage: the table (stack output TableName); default: the local service',
     )
     .option('--region <region>', 'with --table: the AWS region (default: from the AWS configuration)')
-    .option('--event-bus <name>', 'with --table: the bus for audit events (stack output StatusEventBusName)');
+    .option('--event-bus <name>', 'with --table: the bus for audit events (stack output StatusEventBusName)')
+    .option(
+      '--usage-plan <id>',
+      "with --table: the stage's default usage plan (stack output DefaultUsagePlanId), for tenant limits",
+    );
 
 export const clientsProgram = (): Command => {
   const program = new Command('clients')
-    .description('Administer API clients: create, list, disable, rotate-secret, set-keys')
+    .description(
+      'Administer API clients (create, list, disable, rotate-secret, set-keys) and tenant limits (set-limit, show-limit, clear-limit, admit-tenants)',
+    )
     .showSuggestionAfterError()
     .configureOutput({ outputError: (message, write) => write(message.replace(/^error: /, 'clients: ')) });
 
@@ -265,7 +334,14 @@ export const clientsProgram = (): Command => {
           : undefined;
     const usesSecret =
       authMethods === undefined || authMethods.some((method) => method.startsWith('client_secret'));
+    // Before anything is read or written: a client of a tenant with no API key could call nothing.
+    if (options.table !== undefined && options.usagePlan === undefined)
+      throw new OperatorError(USAGE_PLAN_REQUIRED);
     await withTarget(options, true, async (administration, target) => {
+      // On AWS the tenant's API key must be in a usage plan before its client calls anything:
+      // checked first, so a client is never made whose calls would all be refused.
+      const limits = await target.rateLimits();
+      await limits.admit(options.tenant as string);
       const { client, secret, replaced } = await createClient(
         administration,
         {
@@ -393,7 +469,98 @@ export const clientsProgram = (): Command => {
     });
   });
 
+  targetOptions(
+    program
+      .command('set-limit')
+      .description(
+        'Give a tenant a request limit of its own, in place of the default (on AWS: a usage plan of its own)',
+      )
+      .requiredOption('--tenant <tenant>', 'the tenant')
+      .requiredOption('--rate <n>', 'requests per second', parseWhole)
+      .option('--burst <n>', 'requests at once after a quiet while (default: twice the rate)', parseWhole),
+  ).action(async (options: TargetOptions & { tenant: string; rate: number; burst?: number }) => {
+    const limit = tenantRateLimit(options.rate, options.burst ?? 2 * options.rate);
+    const tenant = checkedTenant(options.tenant);
+    await withLimits(options, async (limits, target) => {
+      await limits.set(tenant, limit);
+      console.log(`Tenant ${tenant}: ${describeLimit(limit)} (its own limit)`);
+      console.log(
+        `  in the ${target.local ? `local service's data folder (${LOCAL_LIMITS_NOTE})` : target.description}`,
+      );
+    });
+  });
+
+  targetOptions(
+    program
+      .command('show-limit')
+      .description("Show a tenant's request limit, or every tenant with a limit of its own")
+      .option('--tenant <tenant>', 'the tenant (default: every tenant with a limit of its own)'),
+  ).action(async (options: TargetOptions & { tenant?: string }) => {
+    await withLimits(options, async (limits, target) => {
+      if (options.tenant !== undefined) {
+        const tenant = checkedTenant(options.tenant);
+        const limit = await limits.get(tenant);
+        return console.log(
+          limit === undefined
+            ? `Tenant ${tenant}: the default (${target.local ? 'TENANT_RATE_LIMIT' : 'the stack context tenantRateLimit'})`
+            : `Tenant ${tenant}: ${describeLimit(limit)} (its own limit)`,
+        );
+      }
+      const all = await limits.list();
+      if (all.length === 0) return console.log('No tenant has a limit of its own');
+      for (const { tenant, limit } of all) console.log(`${tenant.padEnd(16)}  ${describeLimit(limit)}`);
+    });
+  });
+
+  targetOptions(
+    program
+      .command('clear-limit')
+      .description("Take a tenant's own limit away: the default applies again")
+      .requiredOption('--tenant <tenant>', 'the tenant'),
+  ).action(async (options: TargetOptions & { tenant: string }) => {
+    const tenant = checkedTenant(options.tenant);
+    await withLimits(options, async (limits) => {
+      const cleared = await limits.clear(tenant);
+      console.log(
+        cleared
+          ? `Tenant ${tenant}: the default limit applies again`
+          : `Tenant ${tenant} had no limit of its own`,
+      );
+    });
+  });
+
+  targetOptions(
+    program
+      .command('admit-tenants')
+      .description(
+        "Put every tenant's API key in the stage's default usage plan unless it is in a plan already (once, after the first deployment with usage plans)",
+      ),
+  ).action(async (options: TargetOptions) => {
+    await withTarget(options, false, async (administration, target) => {
+      const limits = await target.rateLimits();
+      const tenants = [...new Set((await listClients(administration)).map((client) => client.tenant))].sort();
+      for (const tenant of tenants) await limits.admit(tenant);
+      console.log(`Admitted ${tenants.length} tenant(s): ${tenants.join(' ') || 'none'}`);
+    });
+  });
+
   return program;
+};
+
+const LOCAL_LIMITS_NOTE = 'applied while the service runs with TENANT_RATE_LIMIT set';
+
+const describeLimit = (limit: TenantRateLimit): string =>
+  `${limit.ratePerSecond} requests per second, bursts of ${limit.burst}`;
+
+const parseWhole = (value: string): number => {
+  if (!/^\d{1,9}$/.test(value.trim())) throw new InvalidArgumentError('give a whole number');
+  return Number(value.trim());
+};
+
+const checkedTenant = (tenant: string): string => {
+  if (!TENANT_ID_PATTERN.test(tenant))
+    throw new OperatorError(`--tenant must be 1 to 64 characters of A-Z a-z 0-9 _ -`);
+  return tenant;
 };
 
 /** Runs the command line; every failure is one line on stderr and exit code 1 (2 for usage). */

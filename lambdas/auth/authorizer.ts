@@ -13,6 +13,7 @@ import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import { TOKEN_GENERATION_CLAIM, tokenRevocationReason } from '#domain/access/client';
 import type { ClientStore, ReplayGuard, TokenKeys } from '#domain/access/ports';
 import { splitScopes } from '#domain/access/scopes';
+import { apiStageOf, usageIdentifierKey } from '#domain/access/tenant-rate-limit';
 import { type JsonWebKeySet, TOKEN_SIGNING_ALGORITHMS } from '#domain/access/token-signer';
 import { ROUTES, type Route } from '#routes';
 import { publicUrl, requiredEnv } from '#shared/config';
@@ -196,10 +197,14 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
       logger.info('Access token refused', { reason: revoked, clientId });
       throw unauthorized();
     }
+    const tenant = payload.tenant as string;
+    const { apiId, stage } = apiStageOf(event.methodArn);
     return {
       principalId: clientId,
       policyDocument: routePolicy(event.methodArn, routes),
-      context: { tenant: payload.tenant as string, clientId, scope },
+      // API Gateway throttles by this key's usage plan: one key per tenant, so one bucket per tenant.
+      usageIdentifierKey: usageIdentifierKey(apiId, stage, tenant),
+      context: { tenant, clientId, scope },
     };
   };
 };

@@ -145,8 +145,9 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseDefinition[] = [
       'The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation)',
     headers: {},
   },
-  // The types below are not expected (no request validators, API keys or IAM signatures), but
-  // each has its own answer so that the fallbacks never stand in for a type API Gateway knows.
+  // The types below are not expected (no request validators or IAM signatures; INVALID_API_KEY only
+  // for a tenant whose API key is in no usage plan, docs/rate-limits.md), but each has its own
+  // answer so that the fallbacks never stand in for a type API Gateway knows.
   {
     type: 'BAD_REQUEST_BODY',
     statusCode: 400,

@@ -2,6 +2,7 @@ import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
+  ApiKeySourceType,
   AuthorizationType,
   DomainName,
   EndpointType,
@@ -15,11 +16,13 @@ import {
   ResponseType,
   RestApi,
   SecurityPolicy,
+  type UsagePlan,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { DEFAULT_TENANT_RATE_LIMIT, type TenantRateLimit } from '#domain/access/tenant-rate-limit';
 import type { Route } from '#routes';
 import {
   type GatewayResponseDefinition,
@@ -56,6 +59,11 @@ export interface CreditTransferApiProps {
   readonly throttlingRateLimit?: number;
   /** Stage-wide burst limit. @default 100 */
   readonly throttlingBurstLimit?: number;
+  /**
+   * Each tenant's limit unless it has one of its own (`npm run clients -- set-limit`): the
+   * default usage plan's throttle. @default DEFAULT_TENANT_RATE_LIMIT (25 per second, bursts of 50)
+   */
+  readonly tenantRateLimit?: TenantRateLimit;
   /** @default three months */
   readonly logRetention?: RetentionDays;
   /** Provisioned concurrency of the authorizer and of routes by operationId; none by default. */
@@ -77,6 +85,8 @@ export class CreditTransferApi extends Construct {
   /** The URL clients call: the custom domain, else the stage's execute-api URL. */
   readonly publicUrl: string;
   readonly domain?: DomainName;
+  /** The usage plan of every tenant without a limit of its own (stack output DefaultUsagePlanId). */
+  readonly defaultUsagePlan: UsagePlan;
   private readonly routeFunctions = new Map<string, ServiceFunction>();
 
   constructor(scope: Construct, id: string, props: CreditTransferApiProps) {
@@ -97,6 +107,8 @@ export class CreditTransferApi extends Construct {
       // region: set by the platform once, by this stack only when asked; kept when the stack goes.
       cloudWatchRole: props.setAccountCloudWatchRole ?? false,
       disableExecuteApiEndpoint: props.customDomain !== undefined,
+      // The authorizer names the tenant's API key (usageIdentifierKey): clients send none.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       ...(props.setAccountCloudWatchRole && { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
@@ -158,15 +170,19 @@ export class CreditTransferApi extends Construct {
       });
       this.routeFunctions.set(route.operationId, routeFunction);
 
-      const method = this.restApi.root
-        .resourceForPath(route.path)
-        .addMethod(
-          route.method,
-          new LambdaIntegration(routeFunction.invocable, { proxy: true, allowTestInvoke: false }),
-          route.scope === undefined
-            ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
-            : { operationName: route.operationId, authorizationType: AuthorizationType.CUSTOM, authorizer },
-        );
+      const method = this.restApi.root.resourceForPath(route.path).addMethod(
+        route.method,
+        new LambdaIntegration(routeFunction.invocable, { proxy: true, allowTestInvoke: false }),
+        route.scope === undefined
+          ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
+          : {
+              operationName: route.operationId,
+              authorizationType: AuthorizationType.CUSTOM,
+              authorizer,
+              // Throttled per tenant by the usage plan of the key the authorizer names.
+              apiKeyRequired: true,
+            },
+      );
 
       if (route.scope === undefined) {
         Validations.of(method).acknowledge({
@@ -187,6 +203,15 @@ export class CreditTransferApi extends Construct {
     }
 
     this.answerOtherMethods(props.routes);
+
+    const tenantLimit = props.tenantRateLimit ?? DEFAULT_TENANT_RATE_LIMIT;
+    // Tenants' API keys are added by `npm run clients` (create, admit), not by the stack.
+    this.defaultUsagePlan = this.restApi.addUsagePlan('DefaultTenantUsagePlan', {
+      name: `${props.apiName}-tenants`,
+      description: 'Every tenant without a limit of its own: one API key per tenant, named by the authorizer',
+      throttle: { rateLimit: tenantLimit.ratePerSecond, burstLimit: tenantLimit.burst },
+      apiStages: [{ api: this.restApi, stage: this.restApi.deploymentStage }],
+    });
 
     for (const definition of props.gatewayResponses) {
       this.restApi.addGatewayResponse(`${pascalCase(definition.type)}Response`, {

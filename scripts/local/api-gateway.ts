@@ -14,6 +14,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import type { TenantRateLimit } from '#domain/access/tenant-rate-limit';
 import { InvalidRequestError } from '#domain/commons/errors';
 import { matchPath, type Route } from '#routes';
 import { wholeNumber } from '#shared/config';
@@ -62,18 +63,19 @@ export interface ApiGatewayOptions {
   bodyTimeoutMs?: number;
   /** Requests per second per tenant (authorized routes), as the stage's usage plans; none by default. */
   tenantRateLimit?: TenantRateLimit;
-}
-
-export interface TenantRateLimit {
-  ratePerSecond: number;
-  /** Requests a tenant may send at once after a quiet while; twice the rate by default. */
-  burst: number;
+  /**
+   * Tenants with a limit of their own (`npm run clients -- set-limit`), in place of
+   * `tenantRateLimit` for them; applied only when `tenantRateLimit` is set, as TENANT_RATE_LIMIT
+   * switches local limits on.
+   */
+  tenantRateLimits?: () => ReadonlyMap<string, TenantRateLimit>;
 }
 
 /**
- * One token bucket per tenant, as API Gateway's usage plans keep one per API key: `ratePerSecond`
- * tokens a second, at most `burst` kept. Each tenant has its own, so one tenant's flood is
- * refused without slowing another.
+ * One token bucket per tenant, as API Gateway's usage plans keep one per API key (one key per
+ * tenant): `ratePerSecond` tokens a second, at most `burst` kept; each tenant's numbers are its
+ * own limit if it has one, the default otherwise. Each tenant has its own bucket, so one
+ * tenant's flood is refused without slowing another.
  */
 export class TenantRateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -81,23 +83,22 @@ export class TenantRateLimiter {
   constructor(
     private readonly limit: TenantRateLimit,
     private readonly now: () => number = () => Date.now(),
+    private readonly ownLimits: () => ReadonlyMap<string, TenantRateLimit> = () => new Map(),
   ) {}
 
   /** 0 when the tenant's request may go (a token is taken), else the whole seconds until one would. */
   take(tenant: string): number {
     const now = this.now();
-    const bucket = this.buckets.get(tenant) ?? { tokens: this.limit.burst, at: now };
-    bucket.tokens = Math.min(
-      this.limit.burst,
-      bucket.tokens + ((now - bucket.at) / 1000) * this.limit.ratePerSecond,
-    );
+    const limit = this.ownLimits().get(tenant) ?? this.limit;
+    const bucket = this.buckets.get(tenant) ?? { tokens: limit.burst, at: now };
+    bucket.tokens = Math.min(limit.burst, bucket.tokens + ((now - bucket.at) / 1000) * limit.ratePerSecond);
     bucket.at = now;
     this.buckets.set(tenant, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.ratePerSecond));
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / limit.ratePerSecond));
   }
 }
 
@@ -383,7 +384,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
   const stage = options.stage ?? 'live';
   const bodyTimeoutMs = options.bodyTimeoutMs ?? clientLimits().bodyTimeoutMs;
   const cacheMilliseconds = (options.authorizerCacheSeconds ?? 30) * 1000;
-  const rateLimiter = options.tenantRateLimit && new TenantRateLimiter(options.tenantRateLimit);
+  const rateLimiter =
+    options.tenantRateLimit &&
+    new TenantRateLimiter(options.tenantRateLimit, undefined, options.tenantRateLimits);
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
 
   const authorize = async (
@@ -472,6 +475,9 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       if (result === 'failed') return sendGatewayResponse(response, 'AUTHORIZER_FAILURE');
       if (!options.isAllowed(result.policyDocument, arn))
         return sendGatewayResponse(response, 'ACCESS_DENIED');
+      // As on AWS, where the authorized methods require the API key the authorizer names: without
+      // one API Gateway answers INVALID_API_KEY, whatever the limits.
+      if (!result.usageIdentifierKey) return sendGatewayResponse(response, 'INVALID_API_KEY');
       authorizer = { ...result.context, principalId: result.principalId };
       const tenant = result.context?.tenant;
       const wait = rateLimiter && typeof tenant === 'string' ? rateLimiter.take(tenant) : 0;

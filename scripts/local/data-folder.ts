@@ -21,6 +21,8 @@ export const dataFolderFiles = (dataDir: string) => ({
   table: join(dataDir, 'dynamodb'),
   /** The table's Unix socket: the only way to it, inside this owner-only folder. */
   tableSocket: join(dataDir, 'dynamodb.sock'),
+  /** Per-tenant limits set with `npm run clients -- set-limit`, read by the gateway. */
+  tenantRateLimits: join(dataDir, 'tenant-rate-limits.json'),
 });
 
 /** Permission bits of anyone but the owner. */

@@ -4,6 +4,7 @@ import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
 import { ROUTES } from '#routes';
 import { wholeNumberEnv } from '#shared/config';
 import { problemResponse } from '#shared/problem';
@@ -246,7 +247,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       authorizer: await importHandler<TokenAuthorizer>(AUTHORIZER_ENTRY),
       isAllowed,
       authorizerCacheSeconds,
-      ...(tenantRateLimit !== undefined && { tenantRateLimit }),
+      ...(tenantRateLimit !== undefined && {
+        tenantRateLimit,
+        tenantRateLimits: watchedTenantRateLimits(files.tenantRateLimits),
+      }),
     });
     return { baseUrl, tableSocket: files.tableSocket, notices, stop };
   } catch (error) {

@@ -109,4 +109,15 @@ describe('stage settings from context', () => {
       configOf({ stage: 'prod', sandbox: 'true', alarmTopicArn: topic, ...PROD_PINNED }).alarmTopicArn,
     ).toBe(topic);
   });
+
+  it("sets each tenant's default limit: 25 per second, bursts of 50; a rate alone bursts twice that", () => {
+    expect(configOf({}).tenantRateLimit).toEqual({ ratePerSecond: 25, burst: 50 });
+    expect(configOf({ tenantRateLimit: '10' }).tenantRateLimit).toEqual({ ratePerSecond: 10, burst: 20 });
+    expect(configOf({ tenantRateLimit: '10', tenantBurstLimit: '15' }).tenantRateLimit).toEqual({
+      ratePerSecond: 10,
+      burst: 15,
+    });
+    expect(() => configOf({ tenantRateLimit: '0' })).toThrow(/tenantRateLimit/);
+    expect(() => configOf({ tenantBurstLimit: '5001' })).toThrow(/tenantBurstLimit/);
+  });
 });

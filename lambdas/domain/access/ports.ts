@@ -1,4 +1,5 @@
 import type { ClientRecord } from './client.ts';
+import type { TenantRateLimit } from './tenant-rate-limit.ts';
 import type { JsonWebKeySet, SigningKeySchedule, TokenSigningAlgorithm } from './token-signer.ts';
 
 /** Where clients live: the token endpoint reads them, registration and administration write them. */
@@ -118,4 +119,20 @@ export interface SigningKeyScheduleStore {
   get(): Promise<SigningKeySchedule | undefined>;
   /** `false` when someone else changed it since `expectedRevision` (0: none stored yet). */
   put(schedule: SigningKeySchedule, expectedRevision: number): Promise<boolean>;
+}
+
+/**
+ * Per-tenant request limits. On AWS each tenant has an API key in a usage plan of the stage (the
+ * default plan, or one of its own carrying its limit); locally a file the gateway reads.
+ */
+export interface TenantRateLimits {
+  /** The tenant's own limit; undefined when the default applies. */
+  get(tenant: string): Promise<TenantRateLimit | undefined>;
+  set(tenant: string, limit: TenantRateLimit): Promise<void>;
+  /** Back to the default; `false` when the tenant had no limit of its own. */
+  clear(tenant: string): Promise<boolean>;
+  /** Every tenant with a limit of its own, ordered by tenant. */
+  list(): Promise<{ tenant: string; limit: TenantRateLimit }[]>;
+  /** The tenant's calls are let through at the default limit unless it has its own (idempotent). */
+  admit(tenant: string): Promise<void>;
 }

@@ -114,6 +114,27 @@ describe('the authorizer accepts a valid token', () => {
     expect(result.context).toEqual({ tenant: 'acme', clientId: 'acme-payments', scope: 'transactions:read' });
   });
 
+  it("naming the tenant's API key as usageIdentifierKey: one per tenant, API and stage", async () => {
+    const { createHash } = await import('node:crypto');
+    const result = await authorize(event(await bearer()));
+    // The documented derivation (docs/rate-limits.md), spelled out: the clients command creates this key.
+    const expected = createHash('sha256').update('credit-transfers usage a1b2c3d4e5/live acme').digest('hex');
+    expect(result.usageIdentifierKey).toBe(expected);
+    expect(result.usageIdentifierKey).toMatch(/^[0-9a-f]{64}$/);
+
+    const otherStage = await authorize(
+      event(
+        await bearer(),
+        'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/test/GET/v1/payments/credit-transfers',
+      ),
+    );
+    expect(otherStage.usageIdentifierKey).not.toBe(expected);
+    const otherTenant = await clients.get('acme-payments');
+    await clients.put({ ...(otherTenant as ClientRecord), tenant: 'globex' });
+    const other = await authorize(event(await bearer({ tenant: 'globex' })));
+    expect(other.usageIdentifierKey).not.toBe(expected);
+  });
+
   it('allowing every protected route: the handler of each checks its scope and names it when missing', async () => {
     const granted = (await clients.get('acme-payments')) as ClientRecord;
     await clients.put({ ...granted, scopes: [...granted.scopes, 'cards:read'] });

@@ -27,13 +27,19 @@ beforeAll(async () => {
   const listener = createApiGateway({
     routes: [{ route: ROUTE, handler: async () => ({ statusCode: 200, body: '{}' }) }],
     // "Bearer <tenant>": this test is about the limit, not the token.
-    authorizer: async (event) => ({
-      principalId: 'client',
-      policyDocument: { Version: '2012-10-17', Statement: [] },
-      context: {
-        tenant: String(event.headers?.authorization ?? event.headers?.Authorization).replace(/^Bearer /, ''),
-      },
-    }),
+    authorizer: async (event) => {
+      const tenant = String(event.headers?.authorization ?? event.headers?.Authorization).replace(
+        /^Bearer /,
+        '',
+      );
+      return {
+        principalId: 'client',
+        policyDocument: { Version: '2012-10-17', Statement: [] },
+        // A tenant named "keyless" stands for an authorizer that names no API key.
+        ...(tenant !== 'keyless' && { usageIdentifierKey: `key-of-${tenant}-padded-to-twenty` }),
+        context: { tenant },
+      };
+    },
     isAllowed: () => true,
     tenantRateLimit: { ratePerSecond: RATE, burst: 2 * RATE },
   });
@@ -76,5 +82,13 @@ describe('the local gateway with TENANT_RATE_LIMIT', () => {
     const after = [];
     for (let request = 0; request < RATE + 1; request++) after.push((await statusFor('flood')).status);
     expect(after).toEqual([...Array(RATE).fill(200), 429]);
+  });
+});
+
+describe('the local gateway, as API Gateway with API keys required', () => {
+  it('refuses a call whose authorizer names no API key with 403 and the problem body', async () => {
+    const refused = await statusFor('keyless');
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ status: 403, error: 'forbidden' });
   });
 });
