@@ -63,6 +63,7 @@ export class CreditTransferStack extends Stack {
 
     this.table = new CreditTransferTable(this, 'CreditTransfers', {
       customerManagedKey: config.tableCustomerManagedKey,
+      ...(config.backup.tableReplica && { replicaRegion: config.backup.copyRegion }),
     });
     // The generation's key and the one before it; `npm run keys -- rotate` moves between them.
     this.signingKey = new TokenSigningKeys(this, 'TokenSigningKeys', {

@@ -1,0 +1,97 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { stageConfig } from '../../lib/stage-config.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
+import { type Resource, resourcesOf } from './template-queries.ts';
+
+/**
+ * `-c tableReplica=true`: a global table replica in the backup region, added to the table that is
+ * there. The table holds every payment: turning the option on must not replace it.
+ */
+const BACKUP_REGION = 'eu-central-1';
+/** go-live.test.ts's "prod full" stage (customer managed table key, backup region), shared with it. */
+const PROD_FULL = {
+  stage: 'prod',
+  account: '123456789012',
+  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+  connectorUrl: 'https://connector.clearing.example',
+  alarmEmail: 'payments-oncall@bank.example',
+  domainName: 'payments.bank.example',
+  certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c',
+  backupRegion: BACKUP_REGION,
+};
+
+let without: Synthesized;
+let withReplica: Synthesized;
+
+beforeAll(async () => {
+  [without, withReplica] = await synthesized(PROD_FULL, { ...PROD_FULL, tableReplica: 'true' });
+}, SYNTH_TIMEOUT_MS);
+
+const tableOf = (template: Template): [string, Resource] => {
+  const tables = [...resourcesOf(template, 'AWS::DynamoDB::Table')];
+  expect(tables).toHaveLength(1);
+  return tables[0] as [string, Resource];
+};
+
+/** The custom resources that call DynamoDB's UpdateTable to add a replica. */
+const replicaCalls = (template: Template): string[] =>
+  [...resourcesOf(template, 'Custom::AWS').values()]
+    .map((resource) => JSON.stringify(resource.Properties.Create ?? ''))
+    .filter((create) => create.includes('updateTable') && create.includes('ReplicaUpdates'));
+
+describe('the table replica in the backup region', () => {
+  it('keeps the very same table: logical id, type, retention; only its stream is added', () => {
+    const [idBefore, before] = tableOf(without.template);
+    const [idAfter, after] = tableOf(withReplica.template);
+    expect(idAfter).toBe(idBefore);
+    expect(after.Type).toBe('AWS::DynamoDB::Table');
+    for (const table of [before, after]) {
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.UpdateReplacePolicy).toBe('Retain');
+      expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    }
+    // Every other property as it was: none of them can replace the table.
+    const { StreamSpecification, ...rest } = after.Properties;
+    expect(rest).toEqual(before.Properties);
+    expect(before.Properties.StreamSpecification).toBeUndefined();
+    expect(StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+  });
+
+  it('adds the replica only with the option, encrypted by a key of its region as the table is', () => {
+    expect(replicaCalls(without.template)).toEqual([]);
+    const [call] = replicaCalls(withReplica.template);
+    expect(replicaCalls(withReplica.template)).toHaveLength(1);
+    expect(call).toContain(`RegionName\\":\\"${BACKUP_REGION}`);
+    expect(call).toContain(`:kms:${BACKUP_REGION}:`);
+    expect(call).toContain('alias/CreditTransfers-prod-table-replica');
+    // Created once, never removed by a deployment: no call on delete.
+    const [replica] = [...resourcesOf(withReplica.template, 'Custom::AWS').values()].filter((r) =>
+      JSON.stringify(r.Properties.Create ?? '').includes('ReplicaUpdates'),
+    );
+    expect(replica?.Properties.Delete).toBeUndefined();
+
+    const recovery = withReplica.recoveryTemplate as Template;
+    const aliases = [...resourcesOf(recovery, 'AWS::KMS::Alias').values()];
+    expect(aliases.map((alias) => alias.Properties.AliasName)).toEqual([
+      'alias/CreditTransfers-prod-table-replica',
+    ]);
+    const keys = [...resourcesOf(recovery, 'AWS::KMS::Key').values()];
+    expect(keys.filter((key) => key.DeletionPolicy === 'Retain')).toHaveLength(keys.length);
+    expect([...resourcesOf(without.recoveryTemplate as Template, 'AWS::KMS::Alias')]).toEqual([]);
+  });
+
+  it('has no unacknowledged cdk-nag or Control Tower finding', () => {
+    expect(withReplica.nagFindings).toEqual([]);
+    expect(withReplica.guardFindings).toEqual([]);
+  });
+
+  it('refuses the option without a backup region, or with a value other than true or false', () => {
+    expect(() => stageConfig((name) => ({ tableReplica: 'true' })[name])).toThrow(
+      /tableReplica=true needs -c backupRegion/,
+    );
+    expect(() => stageConfig((name) => ({ tableReplica: 'yes', backupRegion: BACKUP_REGION })[name])).toThrow(
+      /tableReplica must be true or false/,
+    );
+  });
+});
