@@ -5,8 +5,9 @@ import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import { type Resource, resourcesOf } from './template-queries.ts';
 
 /**
- * `-c tableReplica=true`: a global table replica in the backup region, added to the table that is
- * there. The table holds every payment: turning the option on must not replace it.
+ * Recovery from the loss of a region. `-c tableReplica=true`: a global table replica in the backup
+ * region, added to the table that is there (the table holds every payment: turning the option on
+ * must not replace it). On `prod`, by default: both vaults locked, failed backup and copy jobs alarmed.
  */
 const BACKUP_REGION = 'eu-central-1';
 /** go-live.test.ts's "prod full" stage (customer managed table key, backup region), shared with it. */
@@ -121,5 +122,26 @@ describe('the table replica in the backup region', () => {
     expect(() => stageConfig((name) => ({ tableReplica: 'yes', backupRegion: BACKUP_REGION })[name])).toThrow(
       /tableReplica must be true or false/,
     );
+  });
+});
+
+describe('backups on prod, by default', () => {
+  it('locks both vaults in governance mode: the stage vault and the copy vault of the backup region', () => {
+    for (const template of [without.template, without.recoveryTemplate as Template]) {
+      const vaults = [...resourcesOf(template, 'AWS::Backup::BackupVault').values()];
+      expect(vaults).toHaveLength(1);
+      // Governance: no ChangeableForDays (compliance mode sets it).
+      expect(vaults[0]?.Properties.LockConfiguration).toEqual({ MinRetentionDays: 35 });
+    }
+  });
+
+  it('files a ticket when a backup or a copy job fails', () => {
+    const alarms = [...resourcesOf(without.template, 'AWS::CloudWatch::Alarm')];
+    for (const name of ['BackupJobsFailed', 'BackupCopyJobsFailed']) {
+      const alarm = alarms.filter(([id]) => id.startsWith(`Monitoring${name}`));
+      expect(alarm, name).toHaveLength(1);
+      expect(JSON.stringify(alarm[0]?.[1].Properties), name).toContain('AWS/Backup');
+      expect(JSON.stringify(alarm[0]?.[1].Properties.AlarmActions), name).toContain('MonitoringTicketTopic');
+    }
   });
 });
