@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { creditTransferKey } from '#adapters/table/keys';
-import { TABLE_DEFINITION } from '#adapters/table/table-definition';
+import { RECOVERY_INDEX, TABLE_DEFINITION } from '#adapters/table/table-definition';
 import { type CreditTransferStatus, FINAL_STATUSES } from '#domain/credit-transfers/credit-transfer-status';
 
 /**
@@ -101,7 +101,12 @@ export const kindOf = (item: Item): string => {
 };
 
 const isPayment = (item: Item): boolean => item[sortKey] === PAYMENT_SORT_KEY;
-const isFinal = (item: Item): boolean => FINAL_STATUSES.has(item.status as CreditTransferStatus);
+/**
+ * Final, and done with: the lifecycle's last write (its events published) takes the transfer off
+ * the recovery index, and nothing writes to it after that.
+ */
+const isSettled = (item: Item): boolean =>
+  FINAL_STATUSES.has(item.status as CreditTransferStatus) && item[RECOVERY_INDEX.partitionKey] === undefined;
 
 /**
  * Compares a restored table with the live one: item counts by kind (items that expire, such as
@@ -131,7 +136,7 @@ export const compareTables = async (
   for await (const item of tables.scan(restored)) {
     if (item[timeToLiveAttribute] !== undefined) continue;
     restoredCounts.set(kindOf(item), (restoredCounts.get(kindOf(item)) ?? 0) + 1);
-    if (!isPayment(item) || (!exact && !isFinal(item))) continue;
+    if (!isPayment(item) || (!exact && !isSettled(item))) continue;
     // Reservoir sampling: every candidate equally likely, in one pass.
     candidates += 1;
     if (sample.length < sampleSize) sample.push(item);
