@@ -110,6 +110,20 @@ describe('the table replica in the backup region', () => {
     expect([...resourcesOf(without.recoveryTemplate as Template, 'AWS::KMS::Alias')]).toEqual([]);
   });
 
+  it('files a ticket when the replica falls more than a minute behind', () => {
+    const lagAlarms = (template: Template) =>
+      [...resourcesOf(template, 'AWS::CloudWatch::Alarm')].filter(([id]) =>
+        id.startsWith('MonitoringTableReplicationLag'),
+      );
+    expect(lagAlarms(without.template)).toEqual([]);
+    const [alarm] = lagAlarms(withReplica.template);
+    const properties = JSON.stringify(alarm?.[1].Properties);
+    expect(properties).toContain('ReplicationLatency');
+    expect(properties).toContain(`"ReceivingRegion"`);
+    expect(properties).toContain('latency > 60000');
+    expect(JSON.stringify(alarm?.[1].Properties.AlarmActions)).toContain('MonitoringTicketTopic');
+  });
+
   it('has no unacknowledged cdk-nag or Control Tower finding', () => {
     expect(withReplica.nagFindings).toEqual([]);
     expect(withReplica.guardFindings).toEqual([]);
