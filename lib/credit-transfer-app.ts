@@ -60,6 +60,7 @@ export const createApp = (
       env: { account, region: config.backup.copyRegion },
       primaryStackName: stack.stackName,
       backup: config.backup,
+      tableCustomerManagedKey: config.tableCustomerManagedKey,
     });
     stack.addStackDependency(recoveryStack, 'The backup plan copies into its vault');
   }

@@ -63,6 +63,7 @@ export class CreditTransferStack extends Stack {
 
     this.table = new CreditTransferTable(this, 'CreditTransfers', {
       customerManagedKey: config.tableCustomerManagedKey,
+      ...(config.backup.tableReplica && { replicaRegion: config.backup.copyRegion }),
     });
     // The generation's key and the one before it; `npm run keys -- rotate` moves between them.
     this.signingKey = new TokenSigningKeys(this, 'TokenSigningKeys', {
@@ -229,6 +230,9 @@ export class CreditTransferStack extends Stack {
       ]),
       countAlarms: new Map<string, { description: string; metric: IMetric; severity?: Severity }>([
         ...backupJobAlarms(this.backup.vault.backupVaultName),
+        ...(config.backup.tableReplica && config.backup.copyRegion !== undefined
+          ? [replicationLagAlarm(this.table.table.tableName, config.backup.copyRegion)]
+          : []),
         [
           'WebhookEndpointDisabled',
           {
@@ -416,6 +420,34 @@ const backupJobMetric = (metricName: string, vaultName: string): Metric =>
     statistic: 'Sum',
     period: Duration.hours(1),
   });
+
+/**
+ * The replica falls behind: the recovery point for a lost region is no longer seconds. DynamoDB's
+ * ReplicationLatency (ms, per receiving region), its 5-minute maximum above a minute.
+ */
+const replicationLagAlarm = (
+  tableName: string,
+  region: string,
+): [string, { description: string; metric: IMetric; severity: Severity }] => [
+  'TableReplicationLag',
+  {
+    description: `The table's replica in ${region} is more than a minute behind: a lost region would lose that much`,
+    metric: new MathExpression({
+      expression: 'IF(latency > 60000, 1, 0)',
+      usingMetrics: {
+        latency: new Metric({
+          namespace: 'AWS/DynamoDB',
+          metricName: 'ReplicationLatency',
+          dimensionsMap: { TableName: tableName, ReceivingRegion: region },
+          statistic: 'Maximum',
+          period: Duration.minutes(5),
+        }),
+      },
+      period: Duration.minutes(5),
+    }),
+    severity: 'ticket',
+  },
+];
 
 /** A failed nightly backup or copy moves the recovery point back a day: a ticket, not a page. */
 const backupJobAlarms = (

@@ -39,6 +39,11 @@ export interface BackupConfig {
   readonly copyVaultArn?: string;
   /** A vault lock on this stage's vaults: `governance` (removable with permission) or `compliance` (never). */
   readonly vaultLock?: VaultLock;
+  /**
+   * A DynamoDB global table replica of the table in `copyRegion` (`-c tableReplica=true`): the
+   * recovery point for a lost region becomes seconds instead of a day (docs/operations.md).
+   */
+  readonly tableReplica: boolean;
 }
 
 export interface OperationsConfig {
@@ -115,6 +120,16 @@ export const operationsConfig = ({
     throw new Error(`Context backupVaultLock must be governance, compliance or none; got ${lockText}`);
   }
   const lock: VaultLock | undefined = lockText === 'none' ? undefined : lockText;
+  const replicaText = text('tableReplica') ?? 'false';
+  if (replicaText !== 'true' && replicaText !== 'false') {
+    throw new Error(`Context tableReplica must be true or false; got ${replicaText}`);
+  }
+  const tableReplica = replicaText === 'true';
+  if (tableReplica && copyRegion === undefined) {
+    throw new Error(
+      'Context tableReplica=true needs -c backupRegion=<region>: the replica lives in the backup region',
+    );
+  }
 
   const reservedConcurrency: Partial<Record<FunctionGroup, number>> = {};
   for (const group of FUNCTION_GROUPS) {
@@ -154,6 +169,7 @@ export const operationsConfig = ({
       ...(copyRegion !== undefined && { copyRegion }),
       ...(copyVaultArn !== undefined && { copyVaultArn }),
       ...(lock !== undefined && { vaultLock: lock }),
+      tableReplica,
     },
     reservedConcurrency,
     ...(mtlsTruststore !== undefined && { mtlsTruststore }),

@@ -1,9 +1,17 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#adapters/table/table-definition';
 import { keyPolicy } from './key-policy.ts';
+import { TableReplica } from './table-replica.ts';
 
 export interface CreditTransferTableProps {
   /**
@@ -11,6 +19,11 @@ export interface CreditTransferTableProps {
    * AWS managed key: for key policies and key-level audit of their own. @default false
    */
   readonly customerManagedKey?: boolean;
+  /**
+   * A global table replica in this region (`-c tableReplica=true`, in the backup region). It turns
+   * the table's stream on (new and old images), which global tables replicate from.
+   */
+  readonly replicaRegion?: string;
 }
 
 /**
@@ -58,6 +71,8 @@ export class CreditTransferTable extends Construct {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
       timeToLiveAttribute,
+      // Only with a replica: a stream on the table changes nothing else (an update in place).
+      ...(props.replicaRegion !== undefined && { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
       ...(this.encryptionKey === undefined
         ? { encryption: TableEncryption.AWS_MANAGED }
         : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: this.encryptionKey }),
@@ -71,6 +86,14 @@ export class CreditTransferTable extends Construct {
         ...(index.include === undefined
           ? { projectionType: ProjectionType.ALL }
           : { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }),
+      });
+    }
+
+    if (props.replicaRegion !== undefined) {
+      new TableReplica(this, 'Replica', {
+        table: this.table,
+        region: props.replicaRegion,
+        ...(this.encryptionKey !== undefined && { tableKey: this.encryptionKey }),
       });
     }
   }
