@@ -91,14 +91,8 @@ export class UnsafeScratchTableError extends Error {
 const PAYMENT_SORT_KEY = creditTransferKey('tenant', 'payment').sk;
 const { partitionKey, sortKey, timeToLiveAttribute } = TABLE_DEFINITION;
 
-/**
- * The kind of an item: its partition key's prefix, and under a tenant the label after the tenant
- * (`TENANT#*#CT`), so no tenant or id makes a kind of its own.
- */
-export const kindOf = (item: Item): string => {
-  const parts = String(item[partitionKey]).split('#');
-  return parts[0] === 'TENANT' ? `TENANT#*#${parts[2] ?? ''}` : (parts[0] ?? '');
-};
+/** The kind of an item: its partition key's prefix (each kind has its own), so no tenant or id makes a kind. */
+export const kindOf = (item: Item): string => String(item[partitionKey]).split('#')[0] ?? '';
 
 const isPayment = (item: Item): boolean => item[sortKey] === PAYMENT_SORT_KEY;
 /**

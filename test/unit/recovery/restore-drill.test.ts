@@ -104,7 +104,7 @@ describe('the restore drill', () => {
     expect(report.liveTable).toBe(live);
     expect(report.counts).toEqual([
       { kind: 'CLIENT', restored: 1, live: 1 },
-      { kind: 'TENANT#*#CT', restored: 4, live: 4 },
+      { kind: 'PAYMENT', restored: 4, live: 4 },
     ]);
     expect(report.sampled).toBe(4);
     expect(report.restoreSeconds).toBeGreaterThanOrEqual(0);
@@ -161,7 +161,7 @@ describe('the restore drill', () => {
     await expect(drill(restoring(), { scratchTable: live })).rejects.toThrow(/is the live table/);
     expect(await tables.exists(live)).toBe(true);
     const report = await drill(restoring());
-    expect(report.counts.find((c) => c.kind === 'TENANT#*#CT')?.live).toBe(4);
+    expect(report.counts.find((c) => c.kind === 'PAYMENT')?.live).toBe(4);
   });
 
   it('refuses a scratch table that exists already, which it would otherwise delete', async () => {
@@ -189,7 +189,7 @@ describe('the restore drill', () => {
         { exact: false },
       ),
     );
-    expect(lost.report.problems).toContain('TENANT#*#CT: 5 items restored, 4 live');
+    expect(lost.report.problems).toContain('PAYMENT: 5 items restored, 4 live');
     expect(lost.report.problems).toContain(
       `payment ${creditTransferKey('acme', 'p1').pk} is restored but not live`,
     );
