@@ -76,12 +76,11 @@ export class WebhookDelivery extends Construct {
     const metricsEnvironment = {
       environment: { POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME: SERVICE_NAME },
     };
-    // Each kind of item with the actions used on it: the endpoints (listed, read, marked failing
-    // or disabled), the deliveries and their attempts, the queue of deliveries through its index.
-    const webhookTable = [
-      tableAccess(props.table, ['Query', 'GetItem', 'UpdateItem'], [KEY_PREFIXES.webhookEndpoints]),
+    // Both try deliveries: they read an endpoint, mark it failing or disabled, and record the
+    // delivery and its attempts.
+    const attempts = [
+      tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.webhookEndpoints]),
       tableAccess(props.table, ['PutItem', 'UpdateItem'], [KEY_PREFIXES.deliveries]),
-      tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookDue], [WEBHOOK_INDEX.indexName]),
     ];
 
     this.ingestFunction = new ServiceFunction(this, 'IngestFunction', {
@@ -93,7 +92,9 @@ export class WebhookDelivery extends Construct {
     const signing = webhookSecretOpening(props.secretKey);
     bind(
       this.ingestFunction.function,
-      ...webhookTable,
+      ...attempts,
+      // Lists a tenant's endpoints to queue a delivery to each.
+      tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookEndpoints]),
       // Records the events; reads the transfer each status event is checked against.
       tableAccess(props.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.events]),
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
@@ -113,7 +114,9 @@ export class WebhookDelivery extends Construct {
     // Reads the events it sends; records none.
     bind(
       this.deliverFunction.function,
-      ...webhookTable,
+      ...attempts,
+      // The queue of due deliveries, through its index.
+      tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookDue], [WEBHOOK_INDEX.indexName]),
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.events]),
       metricsEnvironment,
       signing,
