@@ -1,7 +1,7 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { keyPolicy } from './constructs/key-policy.ts';
+import { DATA_KEY_ACTIONS, keyPolicy } from './constructs/key-policy.ts';
 import { backupVault, copyVaultNameOf } from './constructs/table-backup.ts';
 import { tableReplicaKeyAliasOf } from './constructs/table-replica.ts';
 import type { BackupConfig } from './operations-config.ts';
@@ -40,14 +40,7 @@ export class RecoveryStack extends Stack {
         pendingWindow: Duration.days(30),
         policy: keyPolicy(this, {
           throughServices: {
-            actions: [
-              'kms:Encrypt',
-              'kms:Decrypt',
-              'kms:ReEncrypt*',
-              'kms:GenerateDataKey*',
-              'kms:DescribeKey',
-              'kms:CreateGrant',
-            ],
+            actions: DATA_KEY_ACTIONS,
             services: ['dynamodb'],
           },
         }),

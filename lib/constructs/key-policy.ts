@@ -13,6 +13,19 @@ import type { Construct } from 'constructs';
 export const KEY_ADMIN_ROLE_CONTEXT = 'keyAdminRoleArn';
 
 /**
+ * What a service (DynamoDB, AWS Backup) does with a data key on the account's behalf: encrypt and
+ * decrypt its data keys, and grant itself their use for the resource it keeps.
+ */
+export const DATA_KEY_ACTIONS = [
+  'kms:Encrypt',
+  'kms:Decrypt',
+  'kms:ReEncrypt*',
+  'kms:GenerateDataKey*',
+  'kms:DescribeKey',
+  'kms:CreateGrant',
+] as const;
+
+/**
  * What the key administrator may do: manage the key, never use it. Neither `kms:*` nor
  * `kms:CreateGrant` (a grant could hand out any use) nor `kms:ReplicateKey` (a replica comes with
  * a policy of its own). Whoever uses a key is named in its policy, beside the code that uses it.

@@ -12,18 +12,11 @@ import { Schedule } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { BackupConfig } from '../operations-config.ts';
-import { keyPolicy } from './key-policy.ts';
+import { DATA_KEY_ACTIONS, keyPolicy } from './key-policy.ts';
 
 /** What AWS Backup does with a vault's key on the account's behalf: nothing else may use it. */
 const BACKUP_KEY_USE = {
-  actions: [
-    'kms:Encrypt',
-    'kms:Decrypt',
-    'kms:ReEncrypt*',
-    'kms:GenerateDataKey*',
-    'kms:DescribeKey',
-    'kms:CreateGrant',
-  ],
+  actions: DATA_KEY_ACTIONS,
   services: ['backup'],
 } as const;
 

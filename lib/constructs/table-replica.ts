@@ -4,6 +4,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { DATA_KEY_ACTIONS } from './key-policy.ts';
 
 /** The singleton function behind every AwsCustomResource of a stack. */
 const CUSTOM_RESOURCE_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
@@ -110,25 +111,11 @@ export class TableReplica extends Construct {
               // DynamoDB uses both keys on the caller's behalf; their policies allow it only
               // through DynamoDB.
               new PolicyStatement({
-                actions: [
-                  'kms:DescribeKey',
-                  'kms:CreateGrant',
-                  'kms:Decrypt',
-                  'kms:Encrypt',
-                  'kms:GenerateDataKey*',
-                  'kms:ReEncrypt*',
-                ],
+                actions: [...DATA_KEY_ACTIONS],
                 resources: [props.tableKey.keyArn],
               }),
               new PolicyStatement({
-                actions: [
-                  'kms:DescribeKey',
-                  'kms:CreateGrant',
-                  'kms:Decrypt',
-                  'kms:Encrypt',
-                  'kms:GenerateDataKey*',
-                  'kms:ReEncrypt*',
-                ],
+                actions: [...DATA_KEY_ACTIONS],
                 resources: [stack.formatArn({ service: 'kms', region, resource: 'key', resourceName: '*' })],
                 conditions: { 'ForAnyValue:StringEquals': { 'kms:ResourceAliases': keyAlias } },
               }),

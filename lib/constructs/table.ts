@@ -10,7 +10,7 @@ import {
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#adapters/table/table-definition';
-import { keyPolicy } from './key-policy.ts';
+import { DATA_KEY_ACTIONS, keyPolicy } from './key-policy.ts';
 import { TableReplica } from './table-replica.ts';
 
 export interface CreditTransferTableProps {
@@ -49,14 +49,7 @@ export class CreditTransferTable extends Construct {
         // Principals of the account use it only through DynamoDB, as far as IAM lets them.
         policy: keyPolicy(this, {
           throughServices: {
-            actions: [
-              'kms:Encrypt',
-              'kms:Decrypt',
-              'kms:ReEncrypt*',
-              'kms:GenerateDataKey*',
-              'kms:DescribeKey',
-              'kms:CreateGrant',
-            ],
+            actions: DATA_KEY_ACTIONS,
             services: ['dynamodb'],
           },
         }),
