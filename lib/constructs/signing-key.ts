@@ -9,6 +9,7 @@ import {
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { acknowledgeCustomResourceProvider } from './custom-resource-provider.ts';
 import { keyAdministration, keyPolicy } from './key-policy.ts';
 
 /** IAM may grant reading a signing key's public key (the key set, the authorizer); nothing else. */
@@ -26,9 +27,6 @@ export interface TokenSigningKeysProps {
   /** A region for a replica of every key (same key id and material), for a restore there. */
   readonly backupRegion?: string;
 }
-
-/** The singleton function behind every AwsCustomResource of a stack. */
-const CUSTOM_RESOURCE_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
 
 /** The key spec and JWS algorithm of a generation's key. */
 export const signingKeySpec = (
@@ -181,13 +179,6 @@ export class TokenSigningKeys extends Construct {
         reason: newKeyReason,
       },
     );
-    const provider = stack.node.tryFindChild(CUSTOM_RESOURCE_PROVIDER_ID);
-    if (provider !== undefined) {
-      Validations.of(provider).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        reason:
-          "CDK's AwsCustomResource provider logs with AWSLambdaBasicExecutionRole; it runs at deploy time only.",
-      });
-    }
+    acknowledgeCustomResourceProvider(stack);
   }
 }

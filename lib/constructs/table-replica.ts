@@ -4,10 +4,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { acknowledgeCustomResourceProvider } from './custom-resource-provider.ts';
 import { DATA_KEY_ACTIONS } from './key-policy.ts';
-
-/** The singleton function behind every AwsCustomResource of a stack. */
-const CUSTOM_RESOURCE_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
 
 /**
  * The alias of the key the replica is encrypted with, made by the recovery stack in the backup
@@ -141,13 +139,6 @@ export class TableReplica extends Construct {
         reason: 'DynamoDB re-encrypts between the two keys for the replica.',
       },
     );
-    const provider = stack.node.tryFindChild(CUSTOM_RESOURCE_PROVIDER_ID);
-    if (provider !== undefined) {
-      Validations.of(provider).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        reason:
-          "CDK's AwsCustomResource provider logs with AWSLambdaBasicExecutionRole; it runs at deploy time only.",
-      });
-    }
+    acknowledgeCustomResourceProvider(stack);
   }
 }
