@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { checkLocalSigningKey, ensureLocalSigningKey } from '#adapters/access/signer-local';
+import { readTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
 import { ensureLocalCursorSecret } from '#adapters/commons/cursor-key';
 import { setAsideTornTail } from '#adapters/credit-transfers/event-publisher-local';
 
@@ -132,6 +133,19 @@ export const checkWebhookSecretKey = (path: string): string => {
       path,
       problemOf(error),
       'a new key is made, and every webhook endpoint registered before signs nothing until its secret is rotated',
+    );
+  }
+};
+
+/** The per-tenant limits `npm run clients -- set-limit` keeps: checked when present, never made. */
+export const checkTenantRateLimits = (path: string): void => {
+  try {
+    readTenantRateLimits(path);
+  } catch (error) {
+    throw damaged(
+      path,
+      problemOf(error),
+      "every tenant's own limit is dropped for TENANT_RATE_LIMIT's numbers",
     );
   }
 };

@@ -20,6 +20,7 @@ import {
 import {
   checkEventLog,
   checkSecrets,
+  checkTenantRateLimits,
   DataFolderError,
   damagedTable,
   dataFolderFiles,
@@ -100,6 +101,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const files = dataFolderFiles(options.dataDir);
   // The data folder is checked before anything listens: a damaged file stops the start.
   const { cursorSecret, webhookSecretKey } = checkSecrets(options.dataDir);
+  checkTenantRateLimits(files.tenantRateLimits);
   // Linux takes at most 107 bytes for a socket's path.
   if (Buffer.byteLength(files.tableSocket) > MAX_SOCKET_PATH_BYTES) {
     throw new DataFolderError(

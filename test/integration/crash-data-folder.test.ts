@@ -126,6 +126,24 @@ describe('a damaged secret in the data folder', () => {
   }
 });
 
+describe('a damaged limits file in the data folder', () => {
+  for (const [label, content] of [
+    ['not JSON', '{"tenants": {"acme": '],
+    ['a limit out of range', '{"tenants": {"acme": {"ratePerSecond": -1, "burst": 2}}}'],
+  ]) {
+    it(`refuses to start, naming tenant-rate-limits.json, when it is ${label}; the file stays as it was`, async () => {
+      const dataDir = await dataFolder();
+      const path = join(dataDir, 'tenant-rate-limits.json');
+      await writeFile(path, content as string);
+
+      const outcome = await startExpectingRefusal(dataDir);
+
+      expectRefusal(outcome, path, /every tenant's own limit is dropped/);
+      expect(await readFile(path, 'utf8')).toBe(content);
+    });
+  }
+});
+
 describe('a damaged table file', () => {
   it('refuses to start, naming the table folder, when its files cannot be opened', async () => {
     const dataDir = await dataFolder();
