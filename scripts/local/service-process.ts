@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,13 +41,19 @@ const exited = (child: ChildProcess): Promise<void> =>
     child.once('exit', () => resolve());
   });
 
+/** tsx may keep its compiler cache in the temporary folder only if no other user can write there. */
+const privateTemporaryFolder = (): boolean => {
+  const folder = statSync(tmpdir());
+  return folder.uid === process.getuid?.() && (folder.mode & 0o022) === 0;
+};
+
 /** `npm start`'s script in its own process, on free ports, the test client seeded, on `dataDir`. */
 export const spawnService = (dataDir: string, env: Record<string, string> = {}): ChildProcess =>
   spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
     env: {
       ...process.env,
       // As npm start: no compiler cache in a shared temporary folder another user could own.
-      TSX_DISABLE_CACHE: '1',
+      ...(!privateTemporaryFolder() && { TSX_DISABLE_CACHE: '1' }),
       HOST: '127.0.0.1',
       PORT: '0',
       DATA_DIR: dataDir,
