@@ -389,8 +389,11 @@ describe('going live', () => {
     it('alarms on aborted and throttled executions, every function near its timeout, every queue’s oldest message and WAF blocks', () => {
       for (const [stage, { template }] of all()) {
         const alarms = [...resourcesOf(template, 'AWS::CloudWatch::Alarm').values()];
+        // The fast path's (every transfer and every recovery starts on it).
         const machineId = onlyOne(
-          resourcesOf(template, 'AWS::StepFunctions::StateMachine').keys(),
+          [...resourcesOf(template, 'AWS::StepFunctions::StateMachine').entries()]
+            .filter(([, machine]) => machine.Properties.StateMachineType === 'EXPRESS')
+            .map(([id]) => id),
           'machine',
         );
         for (const metric of ['ExecutionsAborted', 'ExecutionThrottled']) {
