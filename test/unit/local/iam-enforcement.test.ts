@@ -175,7 +175,8 @@ describe('decisions on the stand-ins of KMS, EventBridge, Step Functions, SQS an
       standIn('LifecycleFastPath', { action: 'states:StartExecution', resource: 'STATE_MACHINE_ARN' }),
     ).rejects.toEqual(denied(SFNServiceException));
     expect(enforcer.standInRequest('LifecycleFastPath', handOver).resource).not.toBe(
-      enforcer.standInRequest('InitiateCreditTransfer', { ...handOver, resource: 'STATE_MACHINE_ARN' }).resource,
+      enforcer.standInRequest('InitiateCreditTransfer', { ...handOver, resource: 'STATE_MACHINE_ARN' })
+        .resource,
     );
   });
 
