@@ -216,6 +216,7 @@ export class CreditTransferStack extends Stack {
       authorizer: this.api.authorizerFunction.function,
       reconciler: { function: this.lifecycle.reconciler.function, every: RECONCILE_EVERY },
       stateMachine: this.lifecycle.stateMachine,
+      longWaits: this.lifecycle.longWaits,
       table: this.table.table,
       deadLetterQueues: new Map([
         ...(consumer

@@ -744,21 +744,17 @@ describe('stages', () => {
 
     it('alarms on failed and timed-out executions, stuck transfers, table throttles and both dead-letter queues', () => {
       for (const [stage, { template }] of all()) {
-        // The fast path's (every transfer and every recovery starts on it).
-        const machineId = onlyOne(
-          [...resourcesOf(template, 'AWS::StepFunctions::StateMachine').entries()]
-            .filter(([, machine]) => machine.Properties.StateMachineType === 'EXPRESS')
-            .map(([id]) => id),
-          'machine',
-        );
-        for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
-          expect(
-            alarmsWatching(
-              template,
-              (m) => m.name === metric && refOf(m.dimensions.StateMachineArn) === machineId,
-            ),
-            `${stage} ${metric}`,
-          ).toHaveLength(1);
+        // Both machines' executions, each alarm summing the fast path's and the long waits'.
+        for (const machineId of resourcesOf(template, 'AWS::StepFunctions::StateMachine').keys()) {
+          for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
+            expect(
+              alarmsWatching(
+                template,
+                (m) => m.name === metric && refOf(m.dimensions.StateMachineArn) === machineId,
+              ),
+              `${stage} ${metric} ${machineId}`,
+            ).toHaveLength(1);
+          }
         }
         expect(
           alarmsWatching(
