@@ -13,7 +13,11 @@ import { PaymentNotCancellableError } from '#domain/commons/errors';
 import { systemClock } from '#domain/commons/ports';
 import { cancelCreditTransfer } from '#domain/credit-transfers/cancel-credit-transfer';
 import { IllegalStatusTransitionError } from '#domain/credit-transfers/lifecycle';
-import { toStatusChangedEvent, validateCheckAndSubmit } from '#domain/credit-transfers/lifecycle-steps';
+import {
+  pollClearing,
+  toStatusChangedEvent,
+  validateCheckAndSubmit,
+} from '#domain/credit-transfers/lifecycle-steps';
 import type { Rail, RailPayment } from '#domain/credit-transfers/ports';
 import { withInvocationDeadline } from '#shared/deadline';
 import { lifecycleSettings } from '#workflow/dependencies';
@@ -544,6 +548,47 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(executionsOf(executions, paymentId)).toMatchObject([
       { status: 'SUCCEEDED', transitions: 3 + 3 * 4 + 1 },
     ]);
+  });
+
+  it('hands clearing still pending after the fast poll budget over to the Standard machine, which polls on and settles', async () => {
+    // Waits of 1 s, then 2 s: the second would take the fast path's waits past its 1 s budget.
+    const settings = { ...lifecycleSettings(), pollInitialSeconds: 1, fastPollSeconds: 1 };
+    const sandbox = new SandboxRail(documentClient(), TABLE, systemClock);
+    let asked = 0;
+    const rail: Rail = {
+      ...railWithHook('submit', async () => undefined),
+      // Pending at the first two polls (one on each machine), then whatever clearing says.
+      clearingStatus: async (payment) =>
+        ++asked <= 2 ? { state: 'pending' } : sandbox.clearingStatus(payment),
+    };
+    const deps = () => ({ store: lifecycleStore(), clock: systemClock, settings, rail });
+    const { runner, executions } = await startRunner({
+      waitTimeOverrides: { WaitForClearing: 10 },
+      taskOverrides: {
+        ValidateCheckAndSubmit: lifecycleTask('validateCheckAndSubmit', (state) =>
+          validateCheckAndSubmit(deps(), state),
+        ),
+        PollClearing: lifecycleTask('pollClearing', (state) => pollClearing(deps(), state)),
+      },
+    });
+    const paymentId = await initiate(runner);
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(statusesOf(record)).toEqual(SETTLED);
+    expect(record.nextCheckAt).toBeUndefined();
+    expect((await publishedEvents(paymentId)).map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
+    const [fast, waits] = executionsOf(executions, paymentId);
+    // The fast path: the checks and submission, one wait and poll, the hand-over.
+    expect(fast).toMatchObject({ type: 'EXPRESS', status: 'SUCCEEDED', transitions: 8 });
+    // Long waits: two waits and polls (pending, then settled), the last publish.
+    expect(waits).toMatchObject({
+      type: 'STANDARD',
+      status: 'SUCCEEDED',
+      name: `${fast?.name}-w`,
+      transitions: 8,
+    });
+    expect(asked).toBe(3);
   });
 
   it('runs the fast path again on a repeated start (Express runs at least once): nothing is submitted, recorded or published twice', async () => {
