@@ -216,6 +216,7 @@ export class CreditTransferStack extends Stack {
       authorizer: this.api.authorizerFunction.function,
       reconciler: { function: this.lifecycle.reconciler.function, every: RECONCILE_EVERY },
       stateMachine: this.lifecycle.stateMachine,
+      longWaits: this.lifecycle.longWaits,
       table: this.table.table,
       deadLetterQueues: new Map([
         ...(consumer
@@ -313,6 +314,10 @@ export class CreditTransferStack extends Stack {
       description: 'The usage plan of tenants without a limit of their own (npm run clients -- --usage-plan)',
     });
     new CfnOutput(this, 'LifecycleStateMachineArn', { value: this.lifecycle.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'LifecycleLongWaitsStateMachineArn', {
+      value: this.lifecycle.longWaits.stateMachineArn,
+      description: 'The Standard state machine the fast path hands value-date holds and slow clearing to',
+    });
     new CfnOutput(this, 'StatusEventBusName', {
       value: this.lifecycle.eventBus.eventBusName,
       description: 'EventBridge bus of the CreditTransferStatusChanged events',

@@ -42,7 +42,11 @@ const shortResource = (arn: string): string =>
     .replace(/^arn:aws:[a-z-]+:[^:]*:\d*:/, '')
     .replace(/^table\/[^/]+/, 'table')
     .replace(/^key\/(\w+?)[0-9A-F]{8}$/, 'key $1')
-    .replace(/^stateMachine:.*/, 'lifecycle state machine')
+    .replace(
+      /^stateMachine:credit-transfer-lifecycle-long-waits$/,
+      'lifecycle state machine of long waits (Standard)',
+    )
+    .replace(/^stateMachine:.*/, 'lifecycle state machine (the fast path, Express)')
     .replace(/^event-bus\/(\w+?)[0-9A-F]{8}$/, 'event bus $1');
 
 const grantsOf = (name: string, fn: FunctionPolicies): Grant[] =>

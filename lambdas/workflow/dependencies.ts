@@ -24,6 +24,11 @@ export const lifecycleSettings = (): LifecycleSettings => ({
   pollMaxAttempts: wholeNumberEnv('CLEARING_POLL_MAX_ATTEMPTS', DEFAULT_LIFECYCLE_SETTINGS.pollMaxAttempts, {
     min: 1,
   }),
+  // Within Express's 5 minutes, with room left for the steps' retries.
+  fastPollSeconds: wholeNumberEnv('CLEARING_FAST_POLL_SECONDS', DEFAULT_LIFECYCLE_SETTINGS.fastPollSeconds, {
+    min: 0,
+    max: 180,
+  }),
   maxHoldSeconds: wholeNumberEnv('LIFECYCLE_MAX_HOLD_SECONDS', DEFAULT_LIFECYCLE_SETTINGS.maxHoldSeconds, {
     min: 60,
   }),

@@ -2,11 +2,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The lifecycle state machine, defined once in the ASL file: CDK deploys it with
- * DefinitionSubstitutions for the function ARNs, the local runtime runs it with
- * aws-local-stepfunctions and the same handlers in-process.
+ * The lifecycle's two state machines, each defined once in its ASL file: CDK deploys them with
+ * DefinitionSubstitutions for the function ARNs (and the fast path's for the machine of long
+ * waits), the local runtime runs them with aws-local-stepfunctions and the same handlers
+ * in-process. Every transfer starts on the fast path (EXPRESS); only a long wait (a value-date
+ * hold, clearing slower than the fast poll budget) is handed over to the STANDARD one.
  */
 export const LIFECYCLE_ASL_FILE = 'lambdas/workflow/credit-transfer-lifecycle.asl.json';
+export const LONG_WAITS_ASL_FILE = 'lambdas/workflow/credit-transfer-lifecycle-waits.asl.json';
+/** The fast path's placeholder for the ARN of the state machine of long waits. */
+export const LONG_WAITS_SUBSTITUTION = 'LongWaitsStateMachineArn';
+/** The fast path's Task state that starts the execution of long waits. */
+export const HAND_OVER_STATE = 'HandOverToLongWaits';
 
 export interface WorkflowFunction {
   /** The `${...}` placeholder of its Task states' Resource. */
@@ -59,6 +66,9 @@ export type AslDefinition = {
 
 export const readLifecycleDefinition = (projectRoot: string): AslDefinition =>
   JSON.parse(readFileSync(join(projectRoot, LIFECYCLE_ASL_FILE), 'utf8'));
+
+export const readLongWaitsDefinition = (projectRoot: string): AslDefinition =>
+  JSON.parse(readFileSync(join(projectRoot, LONG_WAITS_ASL_FILE), 'utf8'));
 
 /** The placeholder name of a Task state's Resource (`${Name}`), or undefined. */
 export const substitutionOf = (resource: string | undefined): string | undefined =>

@@ -18,7 +18,13 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '#adapters/credit-transfers/event-publisher';
 import { RECOVERY_INDEX } from '#adapters/table/table-definition';
-import { LIFECYCLE_ASL_FILE, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import {
+  LIFECYCLE_ASL_FILE,
+  LONG_WAITS_ASL_FILE,
+  LONG_WAITS_SUBSTITUTION,
+  RECONCILER_ENTRY,
+  WORKFLOW_FUNCTIONS,
+} from '#workflow/task-functions';
 import {
   KEY_PREFIXES,
   type RailBinding,
@@ -49,17 +55,21 @@ export interface CreditTransferLifecycleProps {
   readonly settings?: Readonly<Record<string, string>>;
   /** @default three months */
   readonly logRetention?: RetentionDays;
-  /** What the execution log records (never execution data). @default LogLevel.ALL */
+  /** What the execution logs record (never execution data). @default LogLevel.ALL */
   readonly logLevel?: LogLevel;
 }
 
 /**
- * The credit transfer lifecycle: the Standard state machine from the ASL file the local runtime
- * also runs, its task functions, the event bus that carries status changes, and the reconciler on
- * an EventBridge Scheduler schedule.
+ * The credit transfer lifecycle: its two state machines from the ASL files the local runtime also
+ * runs (the EXPRESS fast path every transfer starts on, and the STANDARD one of long waits it hands
+ * a value-date hold or slow clearing to), their task functions, the event bus that carries status
+ * changes, and the reconciler on an EventBridge Scheduler schedule.
  */
 export class CreditTransferLifecycle extends Construct {
+  /** The fast path (EXPRESS): what the initiation, the cancellation, the batches and the reconciler start. */
   readonly stateMachine: StateMachine;
+  /** Long waits (STANDARD): started by the fast path only. */
+  readonly longWaits: StateMachine;
   readonly eventBus: EventBus;
   readonly archive: Archive;
   readonly taskFunctions: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, ServiceFunction>>;
@@ -142,53 +152,92 @@ export class CreditTransferLifecycle extends Construct {
 
     // Under /aws/vendedlogs/ Step Functions' log delivery needs no resource policy per log group
     // (the account's policy size limit would otherwise cap the number of state machines).
-    const executionLogs = new LogGroup(this, 'ExecutionLogs', {
-      logGroupName: `/aws/vendedlogs/states/${props.name}`,
-      retention: logRetention,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.stateMachine = new StateMachine(this, 'StateMachine', {
-      stateMachineType: StateMachineType.STANDARD,
-      comment: 'Credit transfer lifecycle',
+    const logGroup = (id: string, suffix: string) =>
+      new LogGroup(this, id, {
+        logGroupName: `/aws/vendedlogs/states/${props.name}${suffix}`,
+        retention: logRetention,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+    const logLevel = props.logLevel ?? LogLevel.ALL;
+    const machine = (
+      id: string,
+      type: StateMachineType,
+      file: string,
+      logs: LogGroup,
+      more: Record<string, string> = {},
+    ): StateMachine => {
       // The ASL file as it is, inline (no asset to upload), the ARNs filled in by CloudFormation.
-      definitionBody: DefinitionBody.fromString(readFileSync(join(PROJECT_ROOT, LIFECYCLE_ASL_FILE), 'utf8')),
-      definitionSubstitutions: Object.fromEntries(
-        Object.entries(WORKFLOW_FUNCTIONS).map(([key, fn]) => [
-          fn.substitution,
-          this.taskFunctions[key as keyof typeof WORKFLOW_FUNCTIONS].function.functionArn,
-        ]),
-      ),
-      tracingEnabled: true,
-      // No input or output: those stay identifiers only, still they are not logged. On prod only
-      // failures (the execution history in the console still shows every step).
-      logs: {
-        destination: executionLogs,
-        level: props.logLevel ?? LogLevel.ALL,
-        includeExecutionData: false,
-      },
-    });
-    if ((props.logLevel ?? LogLevel.ALL) !== LogLevel.ALL) {
-      Validations.of(this.stateMachine).acknowledge({
-        id: 'AwsSolutions-SF1',
+      const definition = readFileSync(join(PROJECT_ROOT, file), 'utf8');
+      const used = Object.entries(WORKFLOW_FUNCTIONS).filter(([, fn]) =>
+        definition.includes(`\${${fn.substitution}}`),
+      );
+      const stateMachine = new StateMachine(this, id, {
+        stateMachineType: type,
+        comment:
+          type === StateMachineType.EXPRESS
+            ? 'Credit transfer lifecycle: the fast path'
+            : 'Credit transfer lifecycle: long waits (value-date holds, slow clearing)',
+        definitionBody: DefinitionBody.fromString(definition),
+        definitionSubstitutions: {
+          ...Object.fromEntries(
+            used.map(([key, fn]) => [
+              fn.substitution,
+              this.taskFunctions[key as keyof typeof WORKFLOW_FUNCTIONS].function.functionArn,
+            ]),
+          ),
+          ...more,
+        },
+        tracingEnabled: true,
+        // No input or output: those stay identifiers only, still they are not logged. On prod only
+        // failures: for the fast path (Express keeps no execution history) these logs are all an
+        // operator has of an execution, so every failed step and execution is in them.
+        logs: { destination: logs, level: logLevel, includeExecutionData: false },
+      });
+      for (const [key] of used) {
+        // The unqualified ARN is what the Task states name: no version or alias wildcard.
+        Grant.addToPrincipal({
+          grantee: stateMachine,
+          actions: ['lambda:InvokeFunction'],
+          resourceArns: [this.taskFunctions[key as keyof typeof WORKFLOW_FUNCTIONS].function.functionArn],
+        });
+      }
+      if (logLevel !== LogLevel.ALL) {
+        Validations.of(stateMachine).acknowledge({
+          id: 'AwsSolutions-SF1',
+          reason:
+            'On prod the execution logs keep failures only (workflowLogLevel): logging every event was half of the log cost of a transfer. Every failed step and execution is logged; the long waits keep their execution history in the console too.',
+        });
+      }
+      Validations.of(stateMachine).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
         reason:
-          'On prod the execution log keeps failures only (workflowLogLevel): logging every event was half of the log cost of a transfer, and the execution history in the console still shows every step.',
+          'Step Functions delivers execution logs through CloudWatch Logs vended delivery (logs:CreateLogDelivery, ' +
+          'logs:*LogDelivery*, logs:PutResourcePolicy, logs:Describe*) and traces to X-Ray (xray:PutTraceSegments, ' +
+          'xray:PutTelemetryRecords, xray:GetSampling*); none of these support resource-level permissions. ' +
+          'Its Lambda invocations name each function ARN (asserted in test/infra).',
       });
-    }
-    for (const fn of Object.values(this.taskFunctions)) {
-      // The unqualified ARN is what the Task states name: no version or alias wildcard.
-      Grant.addToPrincipal({
-        grantee: this.stateMachine,
-        actions: ['lambda:InvokeFunction'],
-        resourceArns: [fn.function.functionArn],
-      });
-    }
-    Validations.of(this.stateMachine).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'Step Functions delivers execution logs through CloudWatch Logs vended delivery (logs:CreateLogDelivery, ' +
-        'logs:*LogDelivery*, logs:PutResourcePolicy, logs:Describe*) and traces to X-Ray (xray:PutTraceSegments, ' +
-        'xray:PutTelemetryRecords, xray:GetSampling*); none of these support resource-level permissions. ' +
-        'Its Lambda invocations name each function ARN (asserted in test/infra).',
+      return stateMachine;
+    };
+    // The construct id of the state machine of old, kept: a deployment leaves the executions
+    // waiting in it (value-date holds) running.
+    this.longWaits = machine(
+      'StateMachine',
+      StateMachineType.STANDARD,
+      LONG_WAITS_ASL_FILE,
+      logGroup('ExecutionLogs', ''),
+    );
+    this.stateMachine = machine(
+      'FastPath',
+      StateMachineType.EXPRESS,
+      LIFECYCLE_ASL_FILE,
+      logGroup('FastPathExecutionLogs', '-fast-path'),
+      { [LONG_WAITS_SUBSTITUTION]: this.longWaits.stateMachineArn },
+    );
+    // The hand-over (states:startExecution, not .sync): StartExecution on that one machine only.
+    Grant.addToPrincipal({
+      grantee: this.stateMachine,
+      actions: ['states:StartExecution'],
+      resourceArns: [this.longWaits.stateMachineArn],
     });
 
     this.reconciler = new ServiceFunction(this, 'ReconcilerFunction', {

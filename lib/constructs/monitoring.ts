@@ -36,7 +36,10 @@ export interface MonitoringProps {
   readonly authorizer: LambdaFunction;
   /** The reconciler and how often its schedule runs it: its heartbeat. */
   readonly reconciler: { readonly function: LambdaFunction; readonly every: Duration };
+  /** The lifecycle's fast path (Express), where every transfer and every recovery starts. */
   readonly stateMachine: StateMachine;
+  /** The lifecycle's machine of long waits (Standard): its executions count in the same alarms. */
+  readonly longWaits?: StateMachine;
   readonly table: Table;
   /** Dead-letter queues, by a readable name: any message in one is an alarm. */
   readonly deadLetterQueues: ReadonlyMap<string, IQueue>;
@@ -276,11 +279,20 @@ export class Monitoring extends Construct {
       { evaluationPeriods: 2, below: true },
     );
 
+    // Both machines' executions in one alarm each (one metric per machine, no alarm more).
+    const executions = (metricOf: (machine: StateMachine) => IMetric): IMetric =>
+      props.longWaits === undefined
+        ? metricOf(props.stateMachine)
+        : new MathExpression({
+            expression: 'SUM([fastPath, longWaits])',
+            usingMetrics: { fastPath: metricOf(props.stateMachine), longWaits: metricOf(props.longWaits) },
+            period: fiveMinutes,
+          });
     alarm(
       'WorkflowExecutionsFailed',
       'ticket',
       'Lifecycle executions failed',
-      props.stateMachine.metricFailed({ period: fiveMinutes }),
+      executions((machine) => machine.metricFailed({ period: fiveMinutes })),
       1,
       quiet,
     );
@@ -288,7 +300,7 @@ export class Monitoring extends Construct {
       'WorkflowExecutionsTimedOut',
       'ticket',
       'Lifecycle executions timed out',
-      props.stateMachine.metricTimedOut({ period: fiveMinutes }),
+      executions((machine) => machine.metricTimedOut({ period: fiveMinutes })),
       1,
       quiet,
     );
@@ -297,7 +309,7 @@ export class Monitoring extends Construct {
       'WorkflowExecutionsAborted',
       'ticket',
       'Lifecycle executions aborted',
-      props.stateMachine.metricAborted({ period: fiveMinutes }),
+      executions((machine) => machine.metricAborted({ period: fiveMinutes })),
       1,
       quiet,
     );
@@ -305,7 +317,7 @@ export class Monitoring extends Construct {
       'WorkflowExecutionsThrottled',
       'ticket',
       'Lifecycle execution starts or state transitions throttled',
-      props.stateMachine.metricThrottled({ period: fiveMinutes }),
+      executions((machine) => machine.metricThrottled({ period: fiveMinutes })),
       1,
       quiet,
     );

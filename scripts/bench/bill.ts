@@ -84,9 +84,15 @@ export interface CaseFigures {
   transfers: number;
   apiRequests: number;
   tokensIssued: number;
+  /** Both machines' executions, their states and retries (what the logs count). */
   transitions: number;
   executions: number;
-  executionSeconds: number;
+  /** The fast path's (EXPRESS): executions started, and their duration in Express's 100 ms steps. */
+  expressExecutions: number;
+  expressBilledSeconds: number;
+  /** Long waits' (STANDARD): executions and the state transitions Step Functions bills. */
+  standardExecutions: number;
+  standardTransitions: number;
   taskStates: number;
   retries: number;
   failedExecutions: number;
@@ -230,6 +236,8 @@ export const measureCase = async (options: CaseOptions): Promise<CaseFigures> =>
       (e) => wanted.has(e.paymentId),
     );
     const count = paymentIds.length;
+    const express = executions.filter((e) => e.type === 'EXPRESS');
+    const standard = executions.filter((e) => e.type === 'STANDARD');
     const sumOf = (pick: (e: ExecutionSummary) => number) => executions.reduce((sum, e) => sum + pick(e), 0);
     const functions: Record<string, MeasuredFunction> = {};
     for (const [entry, after] of Object.entries(functionsAfter)) {
@@ -260,8 +268,15 @@ export const measureCase = async (options: CaseOptions): Promise<CaseFigures> =>
       tokensIssued: 1 / count,
       transitions: sumOf((e) => e.transitions) / count,
       executions: executions.length / count,
-      executionSeconds:
-        sumOf((e) => Math.ceil((Date.parse(e.stoppedAt) - Date.parse(e.startedAt)) / 100) / 10) / count,
+      expressExecutions: express.length / count,
+      // Billed in 100 ms steps from start to end, waits included.
+      expressBilledSeconds:
+        express.reduce(
+          (sum, e) => sum + Math.ceil((Date.parse(e.stoppedAt) - Date.parse(e.startedAt)) / 100) / 10,
+          0,
+        ) / count,
+      standardExecutions: standard.length / count,
+      standardTransitions: standard.reduce((sum, e) => sum + e.transitions, 0) / count,
       taskStates: sumOf((e) => e.taskStates) / count,
       retries: sumOf((e) => e.retries) / count,
       failedExecutions: executions.filter((e) => e.status !== 'SUCCEEDED').length / count,
@@ -449,22 +464,25 @@ export interface Bill {
 export const billOf = (figures: CaseFigures, stack: StackFigures, prices: Prices): Bill => {
   const p = (name: PriceName) => prices[name].usd;
   const lines: BillLine[] = [];
-  const workflow = stack.workflow[0];
-  if (workflow?.type === 'EXPRESS') {
+  // Every transfer starts on the fast path (EXPRESS: requests, and duration at 64 MB, the
+  // smallest chunk, which its small state keeps to); only long waits run on the STANDARD machine.
+  const express = stack.workflow.find((machine) => machine.type === 'EXPRESS');
+  const standard = stack.workflow.find((machine) => machine.type === 'STANDARD');
+  if (express) {
     lines.push({
       item: 'Step Functions Express',
-      counted: `${fixed(figures.executions, 2)} executions, ${fixed(figures.executionSeconds, 1)} s`,
+      counted: `${fixed(figures.expressExecutions, 2)} executions, ${fixed(figures.expressBilledSeconds, 1)} s billed`,
       usd:
-        figures.executions * p('stepFunctionsExpressRequest') +
-        figures.executionSeconds * (64 / 1024) * p('stepFunctionsExpressGbSecond'),
-    });
-  } else {
-    lines.push({
-      item: 'Step Functions Standard',
-      counted: `${fixed(figures.transitions, 2)} state transitions`,
-      usd: figures.transitions * p('stepFunctionsStandardTransition'),
+        figures.expressExecutions * p('stepFunctionsExpressRequest') +
+        figures.expressBilledSeconds * (64 / 1024) * p('stepFunctionsExpressGbSecond'),
     });
   }
+  lines.push({
+    item: 'Step Functions Standard',
+    counted: `${fixed(figures.standardTransitions, 2)} state transitions (${fixed(figures.standardExecutions, 2)} executions)`,
+    usd: figures.standardTransitions * p('stepFunctionsStandardTransition'),
+  });
+  const workflow = express ?? standard;
 
   const lambda = Object.entries(figures.functions).map(([entry, f]) => {
     const fn = stack.functions.get(entry);
@@ -544,7 +562,9 @@ export const billOf = (figures: CaseFigures, stack: StackFigures, prices: Prices
       ? 0
       : (Math.min(perSecond, reservoir) + rate * Math.max(0, perSecond - reservoir)) / perSecond;
   };
-  const ruled = (stack.apiTracing ? figures.apiRequests : 0) + (workflow?.tracing ? figures.executions : 0);
+  // An execution of long waits, started by the fast path, joins its trace.
+  const ruled =
+    (stack.apiTracing ? figures.apiRequests : 0) + (workflow?.tracing ? figures.expressExecutions : 0);
   const ingest =
     stack.functions.get(INGEST)?.tracing === 'Active' ? (figures.functions[INGEST]?.invocations ?? 0) : 0;
   const ruledShare = stack.samplingRule ? stack.samplingRule.fixedRate : defaultShare(ruled);

@@ -8,9 +8,10 @@ import { readPrices } from './bill.ts';
 import { type BenchClient, fixed, runConcurrently } from './support.ts';
 
 /**
- * Lifecycle figures on the local runtime: state transitions per transfer (what Step Functions
- * bills), counted from the runner's execution history, and transfers settled per second with many
- * in flight, from the status events.
+ * Lifecycle figures on the local runtime: states entered per transfer and the Standard state
+ * transitions among them (what Step Functions bills per transition; the Express fast path bills by
+ * start and duration, which `npm run bench -- bill` prices), counted from the runner's execution
+ * history, and transfers settled per second with many in flight, from the status events.
  */
 
 /** Step Functions Standard's price per state transition, from the one price file. */
@@ -78,20 +79,25 @@ export const benchLifecycleTransitions = async (service: LocalService, api: Benc
   // The execution summary is written right after the last state; give the last ones a moment.
   await new Promise((resolve) => setTimeout(resolve, 300));
   const executions = await jsonLines<ExecutionSummary>(join(service.dataDir, 'executions.jsonl'));
-  const perTransfer = paymentIds
-    .map((paymentId) =>
-      executions
-        .filter((execution) => execution.paymentId === paymentId)
-        .reduce((sum, execution) => sum + execution.transitions, 0),
-    )
-    .sort((a, b) => a - b);
+  const countedPerTransfer = (type?: ExecutionSummary['type']) =>
+    paymentIds
+      .map((paymentId) =>
+        executions
+          .filter((execution) => execution.paymentId === paymentId)
+          .filter((execution) => type === undefined || execution.type === type)
+          .reduce((sum, execution) => sum + execution.transitions, 0),
+      )
+      .sort((a, b) => a - b);
+  const perTransfer = countedPerTransfer();
   const median = percentile(perTransfer, 0.5);
+  const standard = percentile(countedPerTransfer('STANDARD'), 0.5);
   return {
     transfers: count,
     min: perTransfer[0] ?? 0,
     median,
     max: perTransfer.at(-1) ?? 0,
-    usdPerMillionTransfers: median * (await usdPerTransition()) * 1_000_000,
+    standardMedian: standard,
+    usdPerMillionTransfers: standard * (await usdPerTransition()) * 1_000_000,
     p50Ms: percentile(latencies, 0.5),
   };
 };
@@ -138,8 +144,8 @@ export const formatLifecycleReport = (
   throughput: Awaited<ReturnType<typeof benchLifecycleThroughput>>,
 ): string[] => [
   `\n## Lifecycle: state transitions per transfer (happy path, ${transitions.transfers} transfers, counted from executions.jsonl)`,
-  `transitions per settled transfer: median ${transitions.median} (min ${transitions.min}, max ${transitions.max})` +
-    ` -> USD ${fixed(transitions.usdPerMillionTransfers, 0)} per million transfers at docs/aws-prices.json's price;` +
+  `states entered per settled transfer: median ${transitions.median} (min ${transitions.min}, max ${transitions.max}), of which Standard transitions ${transitions.standardMedian}` +
+    ` -> USD ${fixed(transitions.usdPerMillionTransfers, 0)} per million transfers in Standard transitions at docs/aws-prices.json's price (the Express fast path: npm run bench -- bill);` +
     ` Received -> Completed p50 ${fixed(transitions.p50Ms, 0)} ms unloaded`,
   `\n## Lifecycle: settlement throughput (${throughput.transfers} transfers initiated at concurrency, settlement delay 1 s)`,
   `settled ${throughput.settled} of ${throughput.transfers} in ${fixed(throughput.seconds)} s: ${fixed(throughput.settledPerSecond)} settled/s` +

@@ -77,6 +77,9 @@ export const PRODUCTION_CONTEXT = {
   stage: 'prod',
   connectorUrl: 'https://connector.bank.example',
   alarmEmail: 'oncall@bank.example',
+  // A prod stage is pinned to its account and names its key administrator (lib/stage-config.ts).
+  account: '123456789012',
+  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/key-admin',
 };
 
 const getAttId = (value: unknown): string | undefined => {

@@ -17,8 +17,11 @@ const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The local runtime's fixed account and region (ARNs, the API's method ARNs). */
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_REGION = 'local';
-/** The local state machine's name (scripts/local/workflow-runner.ts). */
+/** The local state machines' names (scripts/local/workflow-runner.ts): the fast path (EXPRESS) and the one of long waits (STANDARD). */
 export const LOCAL_STATE_MACHINE_NAME = 'credit-transfer-lifecycle';
+export const LOCAL_LONG_WAITS_STATE_MACHINE_NAME = 'credit-transfer-lifecycle-long-waits';
+/** The fast path's role, checked as a function's is when it starts an execution of long waits. */
+export const LOCAL_FAST_PATH_ROLE = 'LifecycleFastPath';
 
 export const IAM_CACHE_FILE = join(
   PROJECT_ROOT,
@@ -160,7 +163,10 @@ class Resolver {
     if (resource === undefined) throw new Error(`IAM: the template has no resource ${logicalId}`);
     if (resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable')
       return this.names.tableName;
-    if (resource.Type === 'AWS::StepFunctions::StateMachine') return LOCAL_STATE_MACHINE_NAME;
+    if (resource.Type === 'AWS::StepFunctions::StateMachine')
+      return resource.Properties?.StateMachineType === 'EXPRESS'
+        ? LOCAL_STATE_MACHINE_NAME
+        : LOCAL_LONG_WAITS_STATE_MACHINE_NAME;
     const properties = resource.Properties ?? {};
     for (const property of ['Name', 'QueueName', 'FunctionName', 'RoleName', 'TopicName', 'LogGroupName']) {
       if (typeof properties[property] === 'string') return properties[property] as string;
@@ -442,6 +448,16 @@ const standInResources = (cache: IamCache, resolver: Resolver): Record<string, s
       const referred = referredResource(value);
       if (referred !== undefined && standIns[variable] === undefined)
         standIns[variable] = resolver.arnOf(referred);
+    }
+  }
+  // A state machine's DefinitionSubstitutions by their name: the fast path's LongWaitsStateMachineArn.
+  for (const resource of Object.values(cache.resources)) {
+    if (resource.Type !== 'AWS::StepFunctions::StateMachine') continue;
+    const substitutions = (resource.Properties?.DefinitionSubstitutions ?? {}) as Record<string, Json>;
+    for (const [name, value] of Object.entries(substitutions)) {
+      const referred = referredResource(value);
+      if (referred !== undefined && cache.resources[referred]?.Type === 'AWS::StepFunctions::StateMachine')
+        standIns[name] = resolver.arnOf(referred);
     }
   }
   for (const resource of Object.values(cache.resources)) {

@@ -2,7 +2,13 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALWAYS_INPUTS, hashInputs, type IamCache, PROJECT_ROOT } from './iam-policies.ts';
+import {
+  ALWAYS_INPUTS,
+  hashInputs,
+  type IamCache,
+  LOCAL_FAST_PATH_ROLE,
+  PROJECT_ROOT,
+} from './iam-policies.ts';
 
 /**
  * Synthesizes the `dev` stage (bundling skipped: only the template is read) and writes what the
@@ -43,6 +49,11 @@ for (const [name, fn] of stack.functions) {
   if (role === undefined) throw new Error(`${name} has no role`);
   functions[name] = stack.getLogicalId(role as Parameters<typeof stack.getLogicalId>[0]);
 }
+// The fast path's role starts executions of long waits: checked locally as a function's calls are.
+const fastPathRole = stack.lifecycle.stateMachine.role.node.defaultChild;
+functions[LOCAL_FAST_PATH_ROLE] = stack.getLogicalId(
+  fastPathRole as Parameters<typeof stack.getLogicalId>[0],
+);
 const cache: IamCache = {
   inputs: hashInputs(
     [

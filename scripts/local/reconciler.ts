@@ -15,7 +15,7 @@ import type { ReconcileEvent } from '#workflow/reconcile';
 import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY } from '#workflow/task-functions';
 import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_STATE_MACHINE_NAME } from './iam-policies.ts';
 import { inOwnContext } from './invocations.ts';
-import { LocalWorkflowRunner } from './workflow-runner.ts';
+import { LOCAL_STATE_MACHINE_ARN, LocalWorkflowRunner } from './workflow-runner.ts';
 
 /**
  * The lifecycle on one machine: the ASL runner in this process (registered as the workflow
@@ -39,8 +39,6 @@ export interface LocalLifecycle {
 }
 
 type Reconcile = (event: ReconcileEvent) => Promise<ReconcileReport>;
-
-const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${LOCAL_STATE_MACHINE_NAME}`;
 
 /**
  * Step Functions as the handlers' starter calls it: StartExecution, checked against the calling

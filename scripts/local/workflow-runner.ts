@@ -3,23 +3,38 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { checkStandInCall } from '#adapters/aws/stand-ins';
 import { type LifecycleStart, lifecycleExecutionName } from '#domain/credit-transfers/lifecycle';
 import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import { logger } from '#shared/logger';
 import {
   type AslDefinition,
+  HAND_OVER_STATE,
+  LONG_WAITS_SUBSTITUTION,
   readLifecycleDefinition,
+  readLongWaitsDefinition,
   substitutionOf,
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
 import { msSinceApiRequest } from './api-activity.ts';
+import {
+  LOCAL_ACCOUNT,
+  LOCAL_FAST_PATH_ROLE,
+  LOCAL_LONG_WAITS_STATE_MACHINE_NAME,
+  LOCAL_REGION,
+  LOCAL_STATE_MACHINE_NAME,
+} from './iam-policies.ts';
 import { functionNameOf, inOwnContext } from './invocations.ts';
 
 /**
- * Runs the lifecycle ASL file in this process with aws-local-stepfunctions, its Task states
- * bound to the same handler functions Lambda runs. Like Step Functions, it refuses a second
- * execution under a name already used (while this process lives), so at most one execution
- * per name ever runs.
+ * Runs the lifecycle's two ASL files in this process with aws-local-stepfunctions, their Task
+ * states bound to the same handler functions Lambda runs: the fast path (EXPRESS on AWS), which
+ * every start runs, and the machine of long waits (STANDARD), which the fast path's hand-over
+ * state starts. Names follow Step Functions: a repeated start of the fast path runs again (Express
+ * executions run at least once, and a name does not make them unique); a start of the machine of
+ * long waits under a name already used (while this process lives) is refused with
+ * ExecutionAlreadyExists unless that execution still runs with the same input, so at most one
+ * execution of long waits per name ever runs.
  *
  * The API's handlers share this process and the table: unbounded, the workflow would take most
  * of both under load and starve initiation. So while the API is receiving requests at most
@@ -40,6 +55,8 @@ type Overrides = NonNullable<RunOptions['overrides']>;
 
 export interface ExecutionSummary {
   name: string;
+  /** Which state machine ran it: the fast path (EXPRESS on AWS) or the one of long waits (STANDARD). */
+  type: 'EXPRESS' | 'STANDARD';
   tenant: string;
   paymentId: string;
   trigger: LifecycleStart['trigger'];
@@ -170,16 +187,42 @@ class FairPermits {
 
 const LOCAL_FUNCTION_ARN = (substitution: string) =>
   `arn:aws:lambda:local:000000000000:function:credit-transfers-${substitution.replace(/FunctionArn$/, '')}`;
-const LOCAL_STATE_MACHINE_ARN = 'arn:aws:states:local:000000000000:stateMachine:credit-transfer-lifecycle';
+const stateMachineArn = (name: string) =>
+  `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
+export const LOCAL_STATE_MACHINE_ARN = stateMachineArn(LOCAL_STATE_MACHINE_NAME);
+export const LOCAL_LONG_WAITS_STATE_MACHINE_ARN = stateMachineArn(LOCAL_LONG_WAITS_STATE_MACHINE_NAME);
 
-/** The ASL with each `${...FunctionArn}` replaced, as CDK's DefinitionSubstitutions would. */
+/** The hand-over's parameters, as Step Functions passes them to StartExecution. */
+export interface StartExecutionParameters {
+  StateMachineArn: string;
+  Name: string;
+  Input: unknown;
+}
+
+/** The error Step Functions' startExecution integration raises for a name already used. */
+export class ExecutionAlreadyExistsError extends Error {
+  constructor(name: string) {
+    super(`Execution Already Exists: '${LOCAL_LONG_WAITS_STATE_MACHINE_ARN}:${name}'`);
+    this.name = 'StepFunctions.ExecutionAlreadyExistsException';
+  }
+}
+
+/**
+ * The ASL with each `${...FunctionArn}` replaced, and the fast path's `${LongWaitsStateMachineArn}`,
+ * as CDK's DefinitionSubstitutions would.
+ */
 export const substitutedDefinition = (definition: AslDefinition): StateMachineDefinition => {
   const states = Object.fromEntries(
     Object.entries(definition.States).map(([name, state]) => {
       const substitution = substitutionOf(state.Resource);
+      const parameters = state.Parameters as Record<string, unknown> | undefined;
       return [
         name,
-        substitution === undefined ? state : { ...state, Resource: LOCAL_FUNCTION_ARN(substitution) },
+        substitution !== undefined
+          ? { ...state, Resource: LOCAL_FUNCTION_ARN(substitution) }
+          : parameters?.StateMachineArn === `\${${LONG_WAITS_SUBSTITUTION}}`
+            ? { ...state, Parameters: { ...parameters, StateMachineArn: LOCAL_LONG_WAITS_STATE_MACHINE_ARN } }
+            : state,
       ];
     }),
   );
@@ -198,7 +241,7 @@ const LONGEST_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 const entryOf = (state: { Resource?: string }): string | undefined =>
   Object.values(WORKFLOW_FUNCTIONS).find((fn) => fn.substitution === substitutionOf(state.Resource))?.entry;
 
-/** Task state name -> the handler its Resource names. */
+/** Task state name -> the handler its Resource names (a Step Functions integration is the runner's own). */
 const boundHandlers = async (
   projectRoot: string,
   definition: AslDefinition,
@@ -216,7 +259,7 @@ const boundHandlers = async (
   }
   const handlers: Record<string, TaskHandler> = {};
   for (const [name, state] of Object.entries(definition.States)) {
-    if (state.Type !== 'Task') continue;
+    if (state.Type !== 'Task' || name === HAND_OVER_STATE) continue;
     const substitution = substitutionOf(state.Resource);
     const handler = substitution === undefined ? undefined : bySubstitution.get(substitution);
     if (!handler) throw new Error(`Task state ${name}: no handler for Resource ${state.Resource}`);
@@ -239,22 +282,33 @@ const identifiersOf = (input: unknown): { tenant: string; transfer: string } => 
   return { tenant: tenantName, transfer: transferOf({ tenant: tenantName, paymentId: String(paymentId) }) };
 };
 
+/** What an execution runs on: the fast path's start, or the state the fast path handed over. */
+interface Queued {
+  name: string;
+  type: ExecutionSummary['type'];
+  start: LifecycleStart;
+  input: Record<string, unknown>;
+}
+
 export class LocalWorkflowRunner implements WorkflowStarter {
-  private readonly used = new Set<string>();
+  /** Executions of long waits by name: the input each was started with, and whether it still runs. */
+  private readonly longWaits = new Map<string, { input: string; running: boolean }>();
   private readonly running = new Map<string, Running>();
   /** Starts waiting for an execution slot, per tenant. */
-  private readonly pending = new FairQueue<{ name: string; start: LifecycleStart }>();
+  private readonly pending = new FairQueue<Queued>();
   /** Executions waiting or running, per transfer. */
   private readonly perTransfer = new Map<string, number>();
   /** Running executions that are not in a Wait state: what `maxRunning` bounds. */
   private runnable = 0;
   /** Every start in order: a waiting start's and a waiting task's place in its tenant's queue. */
   private sequence = 0;
+  /** Tells executions of the same name apart (the fast path's may run more than once). */
+  private runs = 0;
   private stopped = false;
   private recheck: NodeJS.Timeout | undefined;
 
   private constructor(
-    private readonly machine: StateMachine,
+    private readonly machines: Readonly<Record<ExecutionSummary['type'], StateMachine>>,
     private readonly overrides: Overrides,
     private readonly options: LocalWorkflowRunnerOptions,
     private readonly apiQuiet: () => boolean,
@@ -263,10 +317,18 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   ) {}
 
   static async create(options: LocalWorkflowRunnerOptions): Promise<LocalWorkflowRunner> {
-    const definition = readLifecycleDefinition(options.projectRoot);
+    const fastPath = readLifecycleDefinition(options.projectRoot);
+    const longWaits = readLongWaitsDefinition(options.projectRoot);
     // Validated here as Step Functions would on deployment: ARNs, paths, reachability.
-    const machine = new StateMachine(substitutedDefinition(definition));
-    const handlers = { ...(await boundHandlers(options.projectRoot, definition)), ...options.taskOverrides };
+    const machines = {
+      EXPRESS: new StateMachine(substitutedDefinition(fastPath)),
+      STANDARD: new StateMachine(substitutedDefinition(longWaits)),
+    };
+    const handlers = {
+      ...(await boundHandlers(options.projectRoot, fastPath)),
+      ...(await boundHandlers(options.projectRoot, longWaits)),
+      ...options.taskOverrides,
+    };
     const quietAfterMs = options.apiQuietAfterMs ?? DEFAULT_API_QUIET_AFTER_MS;
     const apiQuiet = () => msSinceApiRequest() >= quietAfterMs;
     const busyTasks = options.maxActiveTasks ?? DEFAULT_MAX_ACTIVE_TASKS;
@@ -274,9 +336,12 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const taskSlots = new FairPermits(() => (apiQuiet() ? quietTasks : busyTasks));
     const startNumbers = new Map<string, number>();
     const entries = Object.fromEntries(
-      Object.entries(definition.States).map(([name, state]) => [name, entryOf(state)]),
+      [...Object.entries(fastPath.States), ...Object.entries(longWaits.States)].map(([name, state]) => [
+        name,
+        entryOf(state),
+      ]),
     );
-    const bounded = Object.fromEntries(
+    const bounded: Record<string, TaskHandler> = Object.fromEntries(
       Object.entries(handlers).map(([name, handler]) => [
         name,
         (input: unknown) => {
@@ -288,8 +353,12 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         },
       ]),
     );
-    return new LocalWorkflowRunner(
-      machine,
+    let runner: LocalWorkflowRunner | undefined;
+    // Step Functions' own integration, not a function: no Lambda invocation, no task slot.
+    bounded[HAND_OVER_STATE] ??= (input) =>
+      (runner as LocalWorkflowRunner).handOver(input as StartExecutionParameters);
+    runner = new LocalWorkflowRunner(
+      machines,
       {
         taskResourceLocalHandlers: bounded as Overrides['taskResourceLocalHandlers'],
         ...(options.waitTimeOverrides && { waitTimeOverrides: options.waitTimeOverrides }),
@@ -299,19 +368,61 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       apiQuiet,
       startNumbers,
     );
+    return runner;
   }
 
+  /**
+   * Starts the fast path. As on AWS, a repeated start runs again (Express executions are not made
+   * unique by their name): the steps' conditional writes make a second run change nothing.
+   */
   async start(start: LifecycleStart): Promise<void> {
-    const name = lifecycleExecutionName(start);
-    // ExecutionAlreadyExists on AWS: the wanted outcome of a repeated start.
-    if (this.stopped || this.used.has(name)) return;
+    if (this.stopped) return;
     const transfer = transferOf(start);
     // A recovery of a transfer whose execution is still waiting its turn or running here would only
     // repeat it: that one drives the transfer, and if it stops short the reconciler finds it due again.
     if (start.trigger === 'recovery' && this.perTransfer.has(transfer)) return;
-    this.used.add(name);
+    this.enqueue({
+      name: lifecycleExecutionName(start),
+      type: 'EXPRESS',
+      start,
+      input: {
+        tenant: start.tenant,
+        paymentId: start.paymentId,
+        trigger: start.trigger,
+        ...(start.attempt !== undefined && { attempt: start.attempt }),
+      },
+    });
+  }
+
+  /**
+   * The fast path's HandOverToLongWaits state: StartExecution of the machine of long waits, as the
+   * fast path's role (its IAM checked), with Standard's rules for a name already used.
+   */
+  async handOver(parameters: StartExecutionParameters): Promise<{ ExecutionArn: string; StartDate: string }> {
+    await inOwnContext(LOCAL_FAST_PATH_ROLE, randomUUID(), () =>
+      checkStandInCall({ action: 'states:StartExecution', resource: LONG_WAITS_SUBSTITUTION }),
+    );
+    const { Name: name } = parameters;
+    const input = JSON.stringify(parameters.Input);
+    const answer = {
+      ExecutionArn: `${LOCAL_LONG_WAITS_STATE_MACHINE_ARN}:${name}`,
+      StartDate: new Date().toISOString(),
+    };
+    const known = this.longWaits.get(name);
+    if (known !== undefined) {
+      if (known.running && known.input === input) return answer;
+      throw new ExecutionAlreadyExistsError(name);
+    }
+    this.longWaits.set(name, { input, running: true });
+    const state = parameters.Input as LifecycleStart & Record<string, unknown>;
+    if (!this.stopped) this.enqueue({ name, type: 'STANDARD', start: state, input: state });
+    return answer;
+  }
+
+  private enqueue(queued: Queued): void {
+    const transfer = transferOf(queued.start);
     this.perTransfer.set(transfer, (this.perTransfer.get(transfer) ?? 0) + 1);
-    this.pending.push(start.tenant, this.sequence++, { name, start });
+    this.pending.push(queued.start.tenant, this.sequence++, queued);
     this.runPending();
   }
 
@@ -333,7 +444,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     while (!this.stopped && this.runnable < limit) {
       const next = this.pending.shift();
       if (!next) break;
-      this.run(next.name, next.start);
+      this.run(next);
     }
     if (this.pending.size > 0) {
       // Unref'd: a timer alone must not keep the process alive.
@@ -344,24 +455,20 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     }
   }
 
-  private run(name: string, start: LifecycleStart): void {
-    const input = {
-      tenant: start.tenant,
-      paymentId: start.paymentId,
-      trigger: start.trigger,
-      ...(start.attempt !== undefined && { attempt: start.attempt }),
-    };
+  private run({ name, type, start, input }: Queued): void {
     const transfer = transferOf(start);
     if (!this.startNumbers.has(transfer)) this.startNumbers.set(transfer, this.sequence++);
     const startedAt = new Date().toISOString();
+    const arn = type === 'EXPRESS' ? LOCAL_STATE_MACHINE_ARN : LOCAL_LONG_WAITS_STATE_MACHINE_ARN;
     // Outside the context of whatever started it (an HTTP request): the execution is no part of it.
     const execution = inOwnContext(undefined, name, () =>
-      this.machine.run(input, {
+      this.machines[type].run(input as Parameters<StateMachine['run']>[0], {
         overrides: this.overrides,
         noThrowOnAbort: true,
-        context: { Execution: { Id: `${LOCAL_STATE_MACHINE_ARN}:${name}`, Name: name } },
+        context: { Execution: { Id: `${arn}:${name}`, Name: name } },
       }),
     );
+    const key = `${type}:${name}:${this.runs++}`;
     this.runnable++;
 
     let entered = 0;
@@ -400,6 +507,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         await counted;
         const summary: ExecutionSummary = {
           name,
+          type,
           tenant: start.tenant,
           paymentId: start.paymentId,
           trigger: start.trigger,
@@ -424,11 +532,13 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       })
       .finally(() => {
         if (!inWait) this.runnable--;
-        this.running.delete(name);
+        this.running.delete(key);
+        const longWait = type === 'STANDARD' ? this.longWaits.get(name) : undefined;
+        if (longWait) longWait.running = false;
         this.finished(start);
         this.runPending();
       });
-    this.running.set(name, { abort: execution.abort, done });
+    this.running.set(key, { abort: execution.abort, done });
   }
 
   /** Executions running now, not counting those in a Wait state. */

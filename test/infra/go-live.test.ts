@@ -389,17 +389,24 @@ describe('going live', () => {
     it('alarms on aborted and throttled executions, every function near its timeout, every queue’s oldest message and WAF blocks', () => {
       for (const [stage, { template }] of all()) {
         const alarms = [...resourcesOf(template, 'AWS::CloudWatch::Alarm').values()];
-        const machineId = onlyOne(
-          resourcesOf(template, 'AWS::StepFunctions::StateMachine').keys(),
-          'machine',
-        );
-        for (const metric of ['ExecutionsAborted', 'ExecutionThrottled']) {
-          const watching = alarms.filter(
-            (a) =>
-              a.Properties.MetricName === metric &&
-              refOf((a.Properties.Dimensions as { Value: unknown }[])[0]?.Value) === machineId,
-          );
-          expect(watching, `${stage} ${metric}`).toHaveLength(1);
+        // Both machines' executions, each alarm summing the fast path's and the long waits'.
+        // A metric an alarm watches, alone or in its metric math: its name and first dimension.
+        const watched = (a: Resource): [unknown, unknown][] =>
+          a.Properties.MetricName !== undefined
+            ? [[a.Properties.MetricName, (a.Properties.Dimensions as { Value: unknown }[])[0]?.Value]]
+            : ((a.Properties.Metrics ?? []) as { MetricStat?: { Metric: Record<string, unknown> } }[]).map(
+                (m) => [
+                  m.MetricStat?.Metric.MetricName,
+                  (m.MetricStat?.Metric.Dimensions as { Value: unknown }[] | undefined)?.[0]?.Value,
+                ],
+              );
+        for (const machineId of resourcesOf(template, 'AWS::StepFunctions::StateMachine').keys()) {
+          for (const metric of ['ExecutionsAborted', 'ExecutionThrottled']) {
+            const watching = alarms.filter((a) =>
+              watched(a).some(([name, dimension]) => name === metric && refOf(dimension) === machineId),
+            );
+            expect(watching, `${stage} ${metric} ${machineId}`).toHaveLength(1);
+          }
         }
         for (const [id, fn] of functionsOf(template)) {
           // CDK's AwsCustomResource provider (the signing keys' replication) runs only at deploy time.

@@ -6,6 +6,8 @@ import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import {
   BATCH_LIFECYCLES_ENTRY,
   LIFECYCLE_ASL_FILE,
+  LONG_WAITS_ASL_FILE,
+  LONG_WAITS_SUBSTITUTION,
   RECONCILER_ENTRY,
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
@@ -69,11 +71,19 @@ describe('credit transfer lifecycle stack', () => {
     if (!fn) throw new Error(`No function for ${method} ${path}`);
     return fn[0];
   };
-  const stateMachine = (): [string, Resource] => {
-    const [entry] = resourcesOf(template, 'AWS::StepFunctions::StateMachine').entries();
-    if (!entry) throw new Error('No state machine');
+  /** The fast path (EXPRESS, what every start starts) or the machine of long waits (STANDARD). */
+  const stateMachine = (type: 'EXPRESS' | 'STANDARD' = 'EXPRESS'): [string, Resource] => {
+    const entry = [...resourcesOf(template, 'AWS::StepFunctions::StateMachine').entries()].find(
+      ([, machine]) => machine.Properties.StateMachineType === type,
+    );
+    if (!entry) throw new Error(`No ${type} state machine`);
     return entry;
   };
+  const aslOf = (type: 'EXPRESS' | 'STANDARD'): string =>
+    readFileSync(join(PROJECT_ROOT, type === 'EXPRESS' ? LIFECYCLE_ASL_FILE : LONG_WAITS_ASL_FILE), 'utf8');
+  /** The task functions a machine's ASL file names. */
+  const functionsOf = (type: 'EXPRESS' | 'STANDARD') =>
+    Object.values(WORKFLOW_FUNCTIONS).filter((fn) => aslOf(type).includes(`\${${fn.substitution}}`));
   const tableId = (): string => {
     const [id] = resourcesOf(template, 'AWS::DynamoDB::Table').keys();
     if (!id) throw new Error('No table');
@@ -86,40 +96,58 @@ describe('credit transfer lifecycle stack', () => {
     functions = resourcesOf(template, 'AWS::Lambda::Function');
   }, SYNTH_TIMEOUT_MS);
 
-  it('deploys the ASL file itself as a Standard state machine, traced, logging every event without data', () => {
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
-    const [, machine] = stateMachine();
-    expect(JSON.parse(String(machine.Properties.DefinitionString))).toEqual(
-      JSON.parse(readFileSync(join(PROJECT_ROOT, LIFECYCLE_ASL_FILE), 'utf8')),
-    );
-    expect(machine.Properties).toMatchObject({
-      StateMachineType: 'STANDARD',
-      TracingConfiguration: { Enabled: true },
-      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
-    });
-  });
-
-  it('fills every Task resource with the ARN of its own function', () => {
-    const [, machine] = stateMachine();
-    const substitutions = machine.Properties.DefinitionSubstitutions as Record<string, unknown>;
-    expect(Object.keys(substitutions).sort()).toEqual(
-      Object.values(WORKFLOW_FUNCTIONS)
-        .map((fn) => fn.substitution)
-        .sort(),
-    );
-    for (const fn of Object.values(WORKFLOW_FUNCTIONS)) {
-      expect(getAttTargets(substitutions[fn.substitution])).toEqual([functionByEntry(fn.entry)]);
+  it('deploys each ASL file itself: the fast path as an Express state machine, long waits as a Standard one, both traced, logging every event without data', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    for (const type of ['EXPRESS', 'STANDARD'] as const) {
+      const [, machine] = stateMachine(type);
+      expect(JSON.parse(String(machine.Properties.DefinitionString)), type).toEqual(JSON.parse(aslOf(type)));
+      expect(machine.Properties, type).toMatchObject({
+        StateMachineType: type,
+        TracingConfiguration: { Enabled: true },
+        LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      });
     }
+    // Express runs at most 5 minutes: the fast path's own bound says so.
+    expect(JSON.parse(aslOf('EXPRESS')).TimeoutSeconds).toBeLessThanOrEqual(300);
   });
 
-  it('lets the state machine invoke exactly its task functions, unqualified', () => {
-    const [, machine] = stateMachine();
-    const [roleId] = getAttTargets(machine.Properties.RoleArn);
-    const invokes = grantsOf(statementsOfRole(template, roleId as string), 'lambda:InvokeFunction').flat();
-    const expected = Object.values(WORKFLOW_FUNCTIONS).map((fn) =>
-      JSON.stringify({ 'Fn::GetAtt': [functionByEntry(fn.entry), 'Arn'] }),
+  it('fills every Task resource with the ARN of its own function, and the hand-over with the Standard machine', () => {
+    const [waitsId] = stateMachine('STANDARD');
+    for (const type of ['EXPRESS', 'STANDARD'] as const) {
+      const [, machine] = stateMachine(type);
+      const substitutions = machine.Properties.DefinitionSubstitutions as Record<string, unknown>;
+      expect(Object.keys(substitutions).sort(), type).toEqual(
+        [
+          ...functionsOf(type).map((fn) => fn.substitution),
+          ...(type === 'EXPRESS' ? [LONG_WAITS_SUBSTITUTION] : []),
+        ].sort(),
+      );
+      for (const fn of functionsOf(type)) {
+        expect(getAttTargets(substitutions[fn.substitution])).toEqual([functionByEntry(fn.entry)]);
+      }
+      if (type === 'EXPRESS') expect(refOf(substitutions[LONG_WAITS_SUBSTITUTION])).toBe(waitsId);
+    }
+    // Between them, every task function is used.
+    expect(new Set([...functionsOf('EXPRESS'), ...functionsOf('STANDARD')]).size).toBe(
+      Object.keys(WORKFLOW_FUNCTIONS).length,
     );
-    expect(invokes.sort()).toEqual(expected.sort());
+  });
+
+  it('lets each state machine invoke exactly its task functions, unqualified, and the fast path start executions of the Standard machine only', () => {
+    const [waitsId] = stateMachine('STANDARD');
+    for (const type of ['EXPRESS', 'STANDARD'] as const) {
+      const [, machine] = stateMachine(type);
+      const [roleId] = getAttTargets(machine.Properties.RoleArn);
+      const statements = statementsOfRole(template, roleId as string);
+      const invokes = grantsOf(statements, 'lambda:InvokeFunction').flat();
+      const expected = functionsOf(type).map((fn) =>
+        JSON.stringify({ 'Fn::GetAtt': [functionByEntry(fn.entry), 'Arn'] }),
+      );
+      expect(invokes.sort(), type).toEqual(expected.sort());
+      expect(grantsOf(statements, 'states:StartExecution'), type).toEqual(
+        type === 'EXPRESS' ? [[JSON.stringify({ Ref: waitsId })]] : [],
+      );
+    }
   });
 
   it('lets the task functions only read and conditionally update the table, and only the publisher and the catch-all (a parking is announced) use the bus', () => {
@@ -154,7 +182,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(refOf(environment.Variables.EVENT_BUS_NAME)).toBe(busId);
   });
 
-  it('lets initiation and cancellation start executions of this state machine only', () => {
+  it('lets initiation and cancellation start executions of the fast path only', () => {
     const [machineId] = stateMachine();
     for (const id of [
       routeFunction('/v1/payments/credit-transfers', 'POST'),
@@ -175,7 +203,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(cancel.has('dynamodb:PutItem')).toBe(false);
   });
 
-  it('lets the reconciler query only the recovery index, update transfers, start executions and announce parkings', () => {
+  it('lets the reconciler query only the recovery index, update transfers, start executions of the fast path and announce parkings', () => {
     const [machineId] = stateMachine();
     const reconciler = functionByEntry(RECONCILER_ENTRY);
     const statements = statementsOfFunction(template, reconciler);

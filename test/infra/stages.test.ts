@@ -208,20 +208,30 @@ describe('stages', () => {
       expect(shared).toEqual([]);
     });
 
-    it('keeps the execution logs under /aws/vendedlogs/states/, one group per stage', () => {
-      const machineLogGroup = (template: Template): unknown => {
-        const machine = onlyOne(
-          resourcesOf(template, 'AWS::StepFunctions::StateMachine').values(),
-          'state machine',
-        );
-        const config = machine.Properties.LoggingConfiguration as {
-          Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
-        };
-        const [groupId] = getAttTargets(config.Destinations[0]?.CloudWatchLogsLogGroup.LogGroupArn);
-        return resourcesOf(template, 'AWS::Logs::LogGroup').get(groupId as string)?.Properties.LogGroupName;
-      };
-      expect(machineLogGroup(dev.template)).toMatch(/^\/aws\/vendedlogs\/states\/.+dev/);
-      expect(machineLogGroup(prod.template)).toMatch(/^\/aws\/vendedlogs\/states\/.+prod/);
+    it('keeps the execution logs under /aws/vendedlogs/states/, one group per state machine and stage', () => {
+      const machineLogGroups = (template: Template): unknown[] =>
+        [...resourcesOf(template, 'AWS::StepFunctions::StateMachine').values()].map((machine) => {
+          const config = machine.Properties.LoggingConfiguration as {
+            Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
+          };
+          const [groupId] = getAttTargets(config.Destinations[0]?.CloudWatchLogsLogGroup.LogGroupArn);
+          return resourcesOf(template, 'AWS::Logs::LogGroup').get(groupId as string)?.Properties.LogGroupName;
+        });
+      for (const [stage, template] of [
+        ['dev', dev.template],
+        ['prod', prod.template],
+      ] as const) {
+        const groups = machineLogGroups(template);
+        expect(groups).toHaveLength(2);
+        expect(new Set(groups).size).toBe(2);
+        for (const group of groups) expect(group).toMatch(new RegExp(`^/aws/vendedlogs/states/.+${stage}`));
+      }
+      // On prod only failures, without execution data: all the fast path (Express) keeps of a failed execution.
+      for (const machine of resourcesOf(prod.template, 'AWS::StepFunctions::StateMachine').values())
+        expect(machine.Properties.LoggingConfiguration).toMatchObject({
+          Level: 'ERROR',
+          IncludeExecutionData: false,
+        });
     });
 
     it('keeps logs 90 days by default, a year on prod, as long as asked', () => {
@@ -734,18 +744,17 @@ describe('stages', () => {
 
     it('alarms on failed and timed-out executions, stuck transfers, table throttles and both dead-letter queues', () => {
       for (const [stage, { template }] of all()) {
-        const machineId = onlyOne(
-          resourcesOf(template, 'AWS::StepFunctions::StateMachine').keys(),
-          'machine',
-        );
-        for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
-          expect(
-            alarmsWatching(
-              template,
-              (m) => m.name === metric && refOf(m.dimensions.StateMachineArn) === machineId,
-            ),
-            `${stage} ${metric}`,
-          ).toHaveLength(1);
+        // Both machines' executions, each alarm summing the fast path's and the long waits'.
+        for (const machineId of resourcesOf(template, 'AWS::StepFunctions::StateMachine').keys()) {
+          for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
+            expect(
+              alarmsWatching(
+                template,
+                (m) => m.name === metric && refOf(m.dimensions.StateMachineArn) === machineId,
+              ),
+              `${stage} ${metric} ${machineId}`,
+            ).toHaveLength(1);
+          }
         }
         expect(
           alarmsWatching(
@@ -811,13 +820,10 @@ describe('stages', () => {
       }
     });
 
-    it('traces the state machine and every function', () => {
+    it('traces both state machines and every function', () => {
       for (const [stage, { template }] of all()) {
-        const machine = onlyOne(
-          resourcesOf(template, 'AWS::StepFunctions::StateMachine').values(),
-          'machine',
-        );
-        expect(machine.Properties.TracingConfiguration, stage).toEqual({ Enabled: true });
+        for (const machine of resourcesOf(template, 'AWS::StepFunctions::StateMachine').values())
+          expect(machine.Properties.TracingConfiguration, stage).toEqual({ Enabled: true });
         for (const [id, fn] of functionsOf(template))
           expect(fn.Properties.TracingConfig, `${stage} ${id}`).toEqual({ Mode: 'Active' });
       }

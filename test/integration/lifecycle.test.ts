@@ -70,6 +70,7 @@ const clearingStateOf = async (paymentId: string): Promise<string> => {
 
 interface ExecutionLine {
   name: string;
+  type: 'EXPRESS' | 'STANDARD';
   paymentId: string;
   trigger: string;
   status: string;
@@ -138,6 +139,29 @@ describe('payment lifecycle on the local runtime', () => {
       statusReason: 'BlockedAccount',
       statusReasonCode: 'AC06',
     });
+  });
+});
+
+describe('long waits', () => {
+  it('hands a transfer with a future valueDate over to the Standard machine (the fast path starting it under the local IAM check); a cancellation during the hold wins', async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const created = await initiate({ valueDate: tomorrow });
+    expect(created.status).toBe(202);
+    const { paymentId } = created.body;
+    await until(paymentId, (reply) => reply.body?.status === 'AcceptedCustomerProfile', WAIT_MS);
+    // The fast path ended once it had handed the hold over: the Standard execution holds it now.
+    const deadline = Date.now() + WAIT_MS;
+    let fastPath: ExecutionLine | undefined;
+    while (fastPath === undefined && Date.now() < deadline) {
+      fastPath = (await executionLines()).find((line) => line.paymentId === paymentId);
+      if (fastPath === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(fastPath).toMatchObject({ type: 'EXPRESS', trigger: 'initiation', status: 'SUCCEEDED' });
+
+    expect((await cancel(paymentId)).status).toBe(202);
+    const cancelled = await untilFinal(paymentId);
+    expect(cancelled.body).toMatchObject({ status: 'Cancelled', statusReason: 'RequestedByCustomer' });
+    expect(await clearingStateOf(paymentId)).toBe('never submitted');
   });
 });
 

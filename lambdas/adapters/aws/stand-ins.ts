@@ -13,6 +13,8 @@ export type StandInResource =
   | 'WEBHOOK_SECRET_KEY_ID'
   | 'EVENT_BUS_NAME'
   | 'STATE_MACHINE_ARN'
+  /** The lifecycle's state machine of long waits, which the fast path starts (its role's grant). */
+  | 'LongWaitsStateMachineArn'
   | 'WEBHOOK_WAKE_UP_QUEUE_URL'
   /** The function that starts a batch's lifecycles, invoked asynchronously (lambda:InvokeFunction). */
   | 'BATCH_LIFECYCLES_FUNCTION'

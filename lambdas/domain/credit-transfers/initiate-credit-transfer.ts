@@ -10,7 +10,7 @@ import {
   type ServicerHeaders,
 } from './credit-transfer.ts';
 import { toCreditTransfer } from './credit-transfer-view.ts';
-import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
+import { STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { moneyRuleViolations } from './money-rules.ts';
 import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
 import type { CreditTransferRecord, CreditTransferStore, WorkflowStarter } from './ports.ts';
@@ -97,8 +97,9 @@ export const initiateCreditTransfer = async (
     if (existing.requestHash !== requestHash || existing.idempotencyKey !== idempotencyKey) {
       throw new IdempotencyKeyReusedError();
     }
-    // Harmless if it runs already (same execution name); starts it if the first attempt failed to.
-    if (!isFinal(existing.status))
+    // Starts it if the first attempt failed to. Only before any step ran: the fast path (Express)
+    // runs a repeated start again, and once a step ran an execution has it (or the reconciler will).
+    if (existing.status === 'Received')
       await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(existing), replayed: true };
   };

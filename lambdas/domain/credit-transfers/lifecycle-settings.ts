@@ -7,6 +7,11 @@ export interface LifecycleSettings {
   /** Polls per execution; then the execution ends and the reconciler takes over. */
   pollMaxAttempts: number;
   /**
+   * How long the fast path (the Express state machine, billed by duration) waits for clearing in
+   * all: a poll whose wait would take the waits past it is the Standard state machine's.
+   */
+  fastPollSeconds: number;
+  /**
    * Longest hold one execution waits for a value date (Standard executions last at most a year);
    * a later value date is handed to the reconciler, which starts an execution that holds the rest.
    */
@@ -22,6 +27,7 @@ export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
   pollInitialSeconds: 1,
   pollMaxIntervalSeconds: 60,
   pollMaxAttempts: 8,
+  fastPollSeconds: 60,
   maxHoldSeconds: 300 * 86_400,
   maxAttempts: 5,
 };
@@ -37,3 +43,17 @@ export const pollBudgetSeconds = (settings: LifecycleSettings): number => {
     total += pollWaitSeconds(settings, attempt);
   return total;
 };
+
+/** Waits before polls 0 to `attempt` in all. */
+const waitedBy = (settings: LifecycleSettings, attempt: number): number => {
+  let total = 0;
+  for (let at = 0; at <= attempt; at++) total += pollWaitSeconds(settings, at);
+  return total;
+};
+
+/**
+ * Whether poll number `attempt` (from 0) is the fast path's: `poll` while its wait keeps the
+ * execution's waits within the fast poll budget, else `wait` (the Standard state machine's).
+ */
+export const pollRouteOf = (settings: LifecycleSettings, attempt: number): 'poll' | 'wait' =>
+  waitedBy(settings, attempt) <= settings.fastPollSeconds ? 'poll' : 'wait';

@@ -15,7 +15,12 @@ import {
   secondsAfter,
   toStatusChangedEvent,
 } from './lifecycle.ts';
-import { type LifecycleSettings, pollBudgetSeconds, pollWaitSeconds } from './lifecycle-settings.ts';
+import {
+  type LifecycleSettings,
+  pollBudgetSeconds,
+  pollRouteOf,
+  pollWaitSeconds,
+} from './lifecycle-settings.ts';
 import type {
   CreditTransferRecord,
   LifecycleStore,
@@ -64,7 +69,7 @@ export const lifecycleStateSchema = z.object({
   trigger: z.enum(['initiation', 'cancellation', 'recovery']),
   attempt: z.optional(z.int().check(z.gte(0))),
   status: z.optional(creditTransferStatusSchema),
-  next: z.optional(z.enum(['continue', 'hold', 'poll', 'finish'])),
+  next: z.optional(z.enum(['continue', 'hold', 'poll', 'wait', 'finish'])),
   holdUntil: z.optional(z.string()),
   waitSeconds: z.optional(z.int().check(z.gte(0))),
   pollAttempt: z.optional(z.int().check(z.gte(0))),
@@ -72,7 +77,10 @@ export const lifecycleStateSchema = z.object({
   unpublished: z.optional(z.array(statusEventSchema)),
 });
 export type LifecycleState = z.infer<typeof lifecycleStateSchema>;
-/** `continue` to the next step, `hold` until the value date, `poll` clearing again, `finish` the execution. */
+/**
+ * `continue` to the next step, `hold` until the value date, `poll` clearing again after a wait the
+ * fast path takes, `wait` longer before the next poll (the Standard state machine's), `finish`.
+ */
 export type LifecycleNext = NonNullable<LifecycleState['next']>;
 
 export class CreditTransferMissingError extends Error {
@@ -114,8 +122,8 @@ const publishedToNote = (state: LifecycleState, record: CreditTransferRecord): n
 };
 
 /**
- * A step's output. The ASL routes `hold` to a Wait on `$.holdUntil` and `poll` to a Wait on
- * `$.waitSeconds` (a missing one fails the execution), so each carries its field. It carries the
+ * A step's output. The ASL routes `hold` to a Wait on `$.holdUntil` and `poll` or `wait` to a Wait
+ * on `$.waitSeconds` (a missing one fails the execution), so each carries its field. It carries the
  * transfer's changes not yet published, from the record the step last read or wrote.
  */
 function output(
@@ -127,13 +135,13 @@ function output(
 function output(
   state: LifecycleState,
   record: CreditTransferRecord,
-  next: 'poll',
+  next: 'poll' | 'wait',
   extra: { waitSeconds: number; pollAttempt: number },
 ): LifecycleState;
 function output(
   state: LifecycleState,
   record: CreditTransferRecord,
-  next: Exclude<LifecycleNext, 'hold' | 'poll'>,
+  next: Exclude<LifecycleNext, 'hold' | 'poll' | 'wait'>,
   extra?: { pollAttempt?: number },
 ): LifecycleState;
 function output(
@@ -363,7 +371,7 @@ const submit = async (
     publishedCount: publishedToNote(state, record),
   });
   if (!submitted) return 'raced';
-  return output(state, submitted, 'poll', {
+  return output(state, submitted, pollRouteOf(deps.settings, 0), {
     waitSeconds: pollWaitSeconds(deps.settings, 0),
     pollAttempt: 0,
   });
@@ -425,7 +433,7 @@ export const pollClearing = (deps: StepDependencies, state: LifecycleState): Pro
     if (clearing.state === 'pending') {
       const attempt = (state.pollAttempt ?? 0) + 1;
       if (attempt < deps.settings.pollMaxAttempts) {
-        return output(state, record, 'poll', {
+        return output(state, record, pollRouteOf(deps.settings, attempt), {
           waitSeconds: pollWaitSeconds(deps.settings, attempt),
           pollAttempt: attempt,
         });
@@ -487,8 +495,8 @@ const publishFromHistory = async (
 
 /**
  * Publishes the changes the previous step handed on (none read from the table), then notes how
- * far it got, unless the execution goes on to poll clearing: the poll's status write notes it
- * then. A crash in between publishes some again on the retry (consumers dedupe by eventId); none
+ * far it got, unless the execution goes on to poll clearing (now or after a long wait): the poll's
+ * status write notes it then. A crash in between publishes some again on the retry (consumers dedupe by eventId); none
  * is lost, because a transfer leaves the recovery index only once final and fully published. A
  * state without the changes (an execution started before they were handed on) publishes from the
  * stored history.
@@ -504,7 +512,7 @@ export const publishStatusEvents = async (
   }
   if (unpublished.length > 0) await deps.publisher.publish(unpublished);
   const published = (state.published ?? 0) + unpublished.length;
-  if (state.next !== 'poll') {
+  if (state.next !== 'poll' && state.next !== 'wait') {
     const final = isFinal(status);
     const noted = await deps.store.markPublished(state.tenant, state.paymentId, published, final);
     // A final transfer not as this execution saw it: the stored history says what is left.

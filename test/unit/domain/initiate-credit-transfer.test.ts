@@ -146,3 +146,25 @@ describe('the cost of a replay', () => {
     expect({ reads, writes }).toEqual({ reads: 1, writes: 1 });
   });
 });
+
+describe('the workflow a replay starts', () => {
+  it('starts the lifecycle again only while the transfer is still Received (the fast path runs a repeated start again)', async () => {
+    const store = memoryStore();
+    const clock = clockAt('2026-11-22T12:00:00Z');
+    const starts: string[] = [];
+    const workflow = { start: async (start: { trigger: string }) => void starts.push(start.trigger) };
+    const first = await initiateCreditTransfer(
+      { store, clock, workflow },
+      command(minimalCreditTransfer(), 'replayed'),
+    );
+    // The first start failed, say: the replay starts it.
+    await initiateCreditTransfer({ store, clock, workflow }, command(minimalCreditTransfer(), 'replayed'));
+    expect(starts).toEqual(['initiation', 'initiation']);
+    // Under way: an execution has it (or the reconciler will); a replay starts none.
+    const key = `acme/${first.creditTransfer.paymentId}`;
+    const record = store.records.get(key) as CreditTransferRecord;
+    store.records.set(key, { ...record, status: 'AcceptedTechnicalValidation' });
+    await initiateCreditTransfer({ store, clock, workflow }, command(minimalCreditTransfer(), 'replayed'));
+    expect(starts).toEqual(['initiation', 'initiation']);
+  });
+});

@@ -165,6 +165,21 @@ describe('decisions on the stand-ins of KMS, EventBridge, Step Functions, SQS an
     await expect(standIn('GetCreditTransferStatus', start)).rejects.toEqual(denied(SFNServiceException));
   });
 
+  it('lets the fast path (its state machine role) start executions of long waits, and no function', async () => {
+    const handOver = { action: 'states:StartExecution', resource: 'LongWaitsStateMachineArn' } as const;
+    await expect(standIn('LifecycleFastPath', handOver)).resolves.toBeUndefined();
+    for (const fn of ['InitiateCreditTransfer', 'Reconciler', 'CancelCreditTransfer'])
+      await expect(standIn(fn, handOver), fn).rejects.toEqual(denied(SFNServiceException));
+    // Not the fast path itself: the two machines have ARNs of their own.
+    await expect(
+      standIn('LifecycleFastPath', { action: 'states:StartExecution', resource: 'STATE_MACHINE_ARN' }),
+    ).rejects.toEqual(denied(SFNServiceException));
+    expect(enforcer.standInRequest('LifecycleFastPath', handOver).resource).not.toBe(
+      enforcer.standInRequest('InitiateCreditTransfer', { ...handOver, resource: 'STATE_MACHINE_ARN' })
+        .resource,
+    );
+  });
+
   it('lets the batch route invoke the batch lifecycle starter, and no other function', async () => {
     const invoke = { action: 'lambda:InvokeFunction', resource: 'BATCH_LIFECYCLES_FUNCTION' } as const;
     await expect(standIn('SubmitCreditTransferBatch', invoke)).resolves.toBeUndefined();

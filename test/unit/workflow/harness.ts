@@ -28,10 +28,11 @@ export const TABLE = 'lifecycle-unit';
 export const TENANT = 'tenant-a';
 export const CLIENT = 'client-a';
 
-/** Task states of the ASL file, for retry overrides. */
+/** Task states of both ASL files, for retry overrides. */
 export const TASK_STATES = [
   'ValidateCheckAndSubmit',
-  'PublishBeforeHold',
+  'PublishBeforeHandOver',
+  'HandOverToLongWaits',
   'SubmitToClearing',
   'PublishSubmission',
   'PollClearing',

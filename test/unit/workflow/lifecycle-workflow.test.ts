@@ -13,7 +13,11 @@ import { PaymentNotCancellableError } from '#domain/commons/errors';
 import { systemClock } from '#domain/commons/ports';
 import { cancelCreditTransfer } from '#domain/credit-transfers/cancel-credit-transfer';
 import { IllegalStatusTransitionError } from '#domain/credit-transfers/lifecycle';
-import { toStatusChangedEvent, validateCheckAndSubmit } from '#domain/credit-transfers/lifecycle-steps';
+import {
+  pollClearing,
+  toStatusChangedEvent,
+  validateCheckAndSubmit,
+} from '#domain/credit-transfers/lifecycle-steps';
 import type { Rail, RailPayment } from '#domain/credit-transfers/ports';
 import { withInvocationDeadline } from '#shared/deadline';
 import { lifecycleSettings } from '#workflow/dependencies';
@@ -260,7 +264,7 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const { runner, executions } = await startRunner({
       taskOverrides: {
         // The hold has begun: the cancellation's own execution ends the transfer meanwhile.
-        PublishBeforeHold: async (input) => {
+        PublishBeforeHandOver: async (input) => {
           const result = await publishHandler(input);
           const { paymentId } = input as { paymentId: string };
           await cancel(paymentId, runner);
@@ -275,7 +279,13 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const record = await stored(paymentId);
     expect(statusesOf(record)).toEqual([...SETTLED.slice(0, 3), 'Cancelled']);
     expect(await clearingState(paymentId)).toBe('never submitted');
-    expectAllSucceeded(executions, paymentId, ['initiation', 'cancellation']);
+    // The fast path, the hold it handed over, and the cancellation's fast path.
+    expectAllSucceeded(executions, paymentId, ['initiation', 'initiation', 'cancellation']);
+    expect(
+      executionsOf(executions, paymentId)
+        .map((execution) => execution.type)
+        .sort(),
+    ).toEqual(['EXPRESS', 'EXPRESS', 'STANDARD']);
     expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(
       statusesOf(record),
     );
@@ -471,11 +481,11 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'FAILED', retries: 5 }]);
   });
 
-  it('holds a transfer with a future valueDate until that date (Wait with TimestampPath), then settles', async () => {
+  it('hands a transfer with a future valueDate over to the Standard machine, which holds it until that date (Wait with TimestampPath), then settles it', async () => {
     const seenBeforeHold: { input: unknown; statuses: string[] }[] = [];
-    const { runner } = await startRunner({
+    const { runner, executions } = await startRunner({
       taskOverrides: {
-        PublishBeforeHold: async (input) => {
+        PublishBeforeHandOver: async (input) => {
           const result = await publishHandler(input);
           const { paymentId } = input as { paymentId: string };
           seenBeforeHold.push({
@@ -498,6 +508,16 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       },
     ]);
     expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+    // The fast path up to the hand-over; the hold, the submission, the poll and the last publish
+    // in the Standard execution it started, named after it.
+    const [fast, waits] = executionsOf(executions, paymentId);
+    expect(fast).toMatchObject({ type: 'EXPRESS', status: 'SUCCEEDED', transitions: 4 });
+    expect(waits).toMatchObject({
+      type: 'STANDARD',
+      status: 'SUCCEEDED',
+      name: `${fast?.name}-w`,
+      transitions: 9,
+    });
   });
 
   it("runs the tasks of an execution a request started without that request's deadline", async () => {
@@ -509,7 +529,10 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       initiate(runner, { valueDate: tomorrow }),
     );
     await runner.idle();
-    expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'SUCCEEDED', retries: 0 }]);
+    expect(executionsOf(executions, paymentId)).toMatchObject([
+      { type: 'EXPRESS', status: 'SUCCEEDED', retries: 0 },
+      { type: 'STANDARD', status: 'SUCCEEDED', retries: 0 },
+    ]);
     expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
   });
 
@@ -527,14 +550,138 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     ]);
   });
 
-  it('refuses a second execution under the same name while one runs or after it ran', async () => {
-    const { runner, executions } = await startRunner();
+  it('hands clearing still pending after the fast poll budget over to the Standard machine, which polls on and settles', async () => {
+    // Waits of 1 s, then 2 s: the second would take the fast path's waits past its 1 s budget.
+    const settings = { ...lifecycleSettings(), pollInitialSeconds: 1, fastPollSeconds: 1 };
+    const sandbox = new SandboxRail(documentClient(), TABLE, systemClock);
+    let asked = 0;
+    const rail: Rail = {
+      ...railWithHook('submit', async () => undefined),
+      // Pending at the first two polls (one on each machine), then whatever clearing says.
+      clearingStatus: async (payment) =>
+        ++asked <= 2 ? { state: 'pending' } : sandbox.clearingStatus(payment),
+    };
+    const deps = () => ({ store: lifecycleStore(), clock: systemClock, settings, rail });
+    const { runner, executions } = await startRunner({
+      waitTimeOverrides: { WaitForClearing: 10 },
+      taskOverrides: {
+        ValidateCheckAndSubmit: lifecycleTask('validateCheckAndSubmit', (state) =>
+          validateCheckAndSubmit(deps(), state),
+        ),
+        PollClearing: lifecycleTask('pollClearing', (state) => pollClearing(deps(), state)),
+      },
+    });
     const paymentId = await initiate(runner);
+    await runner.idle();
+
+    const record = await stored(paymentId);
+    expect(statusesOf(record)).toEqual(SETTLED);
+    expect(record.nextCheckAt).toBeUndefined();
+    expect((await publishedEvents(paymentId)).map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
+    const [fast, waits] = executionsOf(executions, paymentId);
+    // The fast path: the checks and submission, one wait and poll, the hand-over.
+    expect(fast).toMatchObject({ type: 'EXPRESS', status: 'SUCCEEDED', transitions: 8 });
+    // Long waits: two waits and polls (pending, then settled), the last publish.
+    expect(waits).toMatchObject({
+      type: 'STANDARD',
+      status: 'SUCCEEDED',
+      name: `${fast?.name}-w`,
+      transitions: 8,
+    });
+    expect(asked).toBe(3);
+  });
+
+  it('runs the fast path again on a repeated start (Express runs at least once): nothing is submitted, recorded or published twice', async () => {
+    let submissions = 0;
+    const rail = railWithHook('submit', async () => undefined);
+    const counting: Rail = {
+      ...rail,
+      submit: (payment) => {
+        submissions += 1;
+        return rail.submit(payment);
+      },
+    };
+    const { runner, executions } = await startRunner({
+      taskOverrides: { ValidateCheckAndSubmit: firstStepWith(counting) },
+    });
+    // The same execution (name and input) once more after it ended, then twice at once.
+    const paymentId = await initiate(runner);
+    await runner.idle();
+    const start = { tenant: TENANT, paymentId, trigger: 'initiation' } as const;
+    await runner.start(start);
+    await runner.idle();
+    expect(submissions).toBe(1);
+    const once = await publishedEvents(paymentId);
+    expect(once.map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
+
+    const concurrent = await initiate(runner);
+    await runner.start({ ...start, paymentId: concurrent });
+    await runner.idle();
+
+    const names = new Set(executions.map((execution) => execution.name));
+    expect(executions).toHaveLength(4);
+    expect(names.size).toBe(2);
+    for (const id of [paymentId, concurrent]) {
+      const record = await stored(id);
+      // Each status once: every change a conditional write naming the status it leaves.
+      expect(statusesOf(record)).toEqual(SETTLED);
+      expect(record.nextCheckAt).toBeUndefined();
+      // One payment in clearing, submitted once (a second submission is the same payment, by paymentId).
+      expect(await clearingState(id)).toBe('settled');
+      // Each change published under one id: a concurrent run may send an id again, never another one.
+      const events = await publishedEvents(id);
+      expect([...new Set(events.map((event) => event.id))]).toHaveLength(5);
+      expect(new Set(events.map((event) => event.detail.sequence))).toEqual(new Set([0, 1, 2, 3, 4]));
+    }
+    expect(submissions).toBeLessThanOrEqual(3);
+    // The first transfer's second run found it settled and published: it sent nothing.
+    expect(await publishedEvents(paymentId)).toEqual(once);
+  });
+
+  it('runs one task twice with the same input (its answer lost) without a second status write, submission or event', async () => {
+    const { runner } = await startRunner();
+    const paymentId = await initiate(runner, { debtorAccountId: 'acc-hold' });
+    await runner.idle();
+    const state = { tenant: TENANT, paymentId, trigger: 'initiation' as const };
+    const before = await stored(paymentId);
+    expect(before.status).toBe('AcceptedSettlementInProcess');
+    const clearing = await clearingRecord(paymentId);
+    // The first step again (as a redelivered task runs it): the transfer is past it, so it only
+    // routes on to polling; no write, no second submission.
+    const again = (await validateHandler(state)) as { next: string };
+    expect(again.next).toBe('poll');
+    const after = await stored(paymentId);
+    expect(after.history).toEqual(before.history);
+    expect(await clearingRecord(paymentId)).toEqual(clearing);
+    const events = await publishedEvents(paymentId);
+    // The poll twice: clearing still holds it, nothing changes.
+    await pollClearingHandler({ ...state, pollAttempt: 0 });
+    await pollClearingHandler({ ...state, pollAttempt: 0 });
+    expect((await stored(paymentId)).history).toEqual(before.history);
+    expect(await publishedEvents(paymentId)).toEqual(events);
+  });
+
+  it('starts the Standard execution of a hand-over once: a second run of the same fast path finds it running (same input) or ended', async () => {
+    const { runner, executions } = await startRunner({ waitTimeOverrides: { HoldUntilValueDate: 300 } });
+    const paymentId = await initiate(runner, { valueDate: tomorrow() });
+    // While the hold runs, the same fast path again (a redelivered Express start): it reaches the
+    // hand-over with the same name, and Step Functions answers the running execution.
+    await eventually(() =>
+      executions.some((execution) => execution.type === 'EXPRESS' && execution.paymentId === paymentId),
+    );
     await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
     await runner.idle();
-    await runner.start({ tenant: TENANT, paymentId, trigger: 'initiation' });
-    await runner.idle();
-    expect(executionsOf(executions, paymentId)).toHaveLength(1);
+    const ran = executionsOf(executions, paymentId);
+    expect(ran.filter((execution) => execution.type === 'STANDARD')).toHaveLength(1);
+    expect(ran.filter((execution) => execution.type === 'EXPRESS')).toHaveLength(2);
+    // Once it ended, the same start is refused ExecutionAlreadyExists, whatever the input (the
+    // hand-over's Catch takes that as done): no second execution of long waits under the name.
+    const name = ran.find((execution) => execution.type === 'STANDARD')?.name as string;
+    await expect(
+      runner.handOver({ StateMachineArn: 'arn', Name: name, Input: { tenant: TENANT, paymentId } }),
+    ).rejects.toMatchObject({ name: 'StepFunctions.ExecutionAlreadyExistsException' });
+    expect(ran.every((execution) => execution.status === 'SUCCEEDED')).toBe(true);
+    expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
   });
 
   it('adds no recovery for a transfer whose execution still waits or runs; a later one runs', async () => {

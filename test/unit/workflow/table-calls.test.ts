@@ -127,15 +127,25 @@ describe('table calls per settled transfer', () => {
   });
 });
 
-describe('a crash after any one table call of a settling transfer', () => {
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+
+describe.each([
+  ['on the fast path (Express)', {}, ['EXPRESS']],
+  [
+    'handed over to the machine of long waits (a value-date hold, Standard)',
+    { valueDate: tomorrow() },
+    ['EXPRESS', 'STANDARD'],
+  ],
+])('a crash after any one table call of a settling transfer %s', (_, transfer, machines) => {
   /** The calls of one undisturbed settlement after its initiation: where a crash can fall. */
   const callsAfterInitiation = async () => {
-    const { runner } = await startRunner();
+    const { runner, executions } = await startRunner();
     const { calls } = countCalls(documentClient());
-    const paymentId = await initiate(runner);
+    const paymentId = await initiate(runner, transfer);
     await runner.idle();
     await stored(paymentId);
     vi.restoreAllMocks();
+    expect(executions.filter((e) => e.paymentId === paymentId).map((e) => e.type)).toEqual(machines);
     // Less the initiation's write and the test's own read.
     return calls.length - 2;
   };
@@ -159,7 +169,7 @@ describe('a crash after any one table call of a settling transfer', () => {
           throw Object.assign(new Error('the process died'), { name: 'InvalidLifecycleInputError' });
         }
       };
-      const paymentId = await initiate(runner);
+      const paymentId = await initiate(runner, transfer);
       await runner.idle();
       const where = `crash after call ${crashAt} (${crashed?.owner} ${crashed?.operation})`;
       expect(crashed, where).toBeDefined();
@@ -184,11 +194,38 @@ describe('a crash after any one table call of a settling transfer', () => {
         nextCheckAt: undefined,
       });
       expect((await clearingRecord(paymentId))?.settledAt, where).toBeDefined();
-      // The crash did end the first execution: the reconciler's did the rest.
+      // The crash did end the execution it hit (and nothing after it): the reconciler's did the rest.
       expect(
         executions.map((execution) => execution.status),
         where,
-      ).toEqual(['FAILED']);
+      ).toEqual([...(executions.length > 1 ? ['SUCCEEDED'] : []), 'FAILED']);
     }
   }, 300_000);
+
+  it('leaves the transfer recoverable when the hand-over itself fails', async () => {
+    if (machines.length === 1) return;
+    const { runner, executions } = await startRunner({
+      taskOverrides: {
+        ParkIfExhausted: async () => ({ parked: false, attempts: 1 }),
+        HandOverToLongWaits: async () => {
+          throw Object.assign(new Error('the process died'), { name: 'InvalidLifecycleInputError' });
+        },
+      },
+    });
+    const paymentId = await initiate(runner, transfer);
+    await runner.idle();
+    expect(executions.map((execution) => [execution.type, execution.status])).toEqual([
+      ['EXPRESS', 'FAILED'],
+    ]);
+    // Due again once its value date has come: what the reconciler finds then (here, now).
+    const recovery = await startRunner();
+    await reconcile(() => ({
+      ...workflowDependencies(),
+      workflow: recovery.runner,
+      events: operationsEventPublisher(),
+    }))({ everything: true });
+    await recovery.runner.idle();
+    expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
+    expect(recovery.executions.map((execution) => execution.type)).toEqual(['EXPRESS', 'STANDARD']);
+  });
 });
