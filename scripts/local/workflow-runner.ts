@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import type { RunOptions, StateMachine, StateMachineDefinition } from 'aws-local-stepfunctions';
 import { checkStandInCall } from '#adapters/aws/stand-ins';
 import { type LifecycleStart, lifecycleExecutionName } from '#domain/credit-transfers/lifecycle';
 import type { WorkflowStarter } from '#domain/credit-transfers/ports';
@@ -25,6 +25,7 @@ import {
   LOCAL_STATE_MACHINE_NAME,
 } from './iam-policies.ts';
 import { functionNameOf, inOwnContext } from './invocations.ts';
+import { validatedStateMachine } from './validated-state-machine.ts';
 
 /**
  * Runs the lifecycle's two ASL files in this process with aws-local-stepfunctions, their Task
@@ -319,10 +320,9 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   static async create(options: LocalWorkflowRunnerOptions): Promise<LocalWorkflowRunner> {
     const fastPath = readLifecycleDefinition(options.projectRoot);
     const longWaits = readLongWaitsDefinition(options.projectRoot);
-    // Validated here as Step Functions would on deployment: ARNs, paths, reachability.
     const machines = {
-      EXPRESS: new StateMachine(substitutedDefinition(fastPath)),
-      STANDARD: new StateMachine(substitutedDefinition(longWaits)),
+      EXPRESS: validatedStateMachine(substitutedDefinition(fastPath)),
+      STANDARD: validatedStateMachine(substitutedDefinition(longWaits)),
     };
     const handlers = {
       ...(await boundHandlers(options.projectRoot, fastPath)),

@@ -1,0 +1,46 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { StateMachineDefinition } from 'aws-local-stepfunctions';
+import { beforeEach, expect, it } from 'vitest';
+import { VALIDATED_DEFINITIONS_FILE, validatedStateMachine } from '#local/validated-state-machine';
+
+const pass = (result: string): StateMachineDefinition => ({
+  StartAt: 'Done',
+  States: { Done: { Type: 'Pass', Result: result, End: true } },
+});
+/** Its only state names a successor that does not exist. */
+const broken: StateMachineDefinition = {
+  StartAt: 'Done',
+  States: { Done: { Type: 'Pass', Next: 'Nowhere' } },
+} as unknown as StateMachineDefinition;
+
+const remembered = (): unknown => JSON.parse(readFileSync(VALIDATED_DEFINITIONS_FILE, 'utf8'));
+
+beforeEach(() => rmSync(VALIDATED_DEFINITIONS_FILE, { force: true }));
+
+it('validates a definition once, remembers it, and still runs it', async () => {
+  const machine = validatedStateMachine(pass('first'));
+  expect(remembered()).toHaveLength(1);
+  expect(await machine.run({}).result).toBe('first');
+  const again = validatedStateMachine(pass('first'));
+  expect(remembered()).toHaveLength(1);
+  expect(await again.run({}).result).toBe('first');
+});
+
+it('refuses an invalid definition even when a valid one is remembered, and remembers nothing of it', () => {
+  validatedStateMachine(pass('first'));
+  expect(() => validatedStateMachine(broken)).toThrow();
+  expect(remembered()).toHaveLength(1);
+});
+
+it('validates a changed definition again', () => {
+  validatedStateMachine(pass('first'));
+  validatedStateMachine(pass('second'));
+  expect(remembered()).toHaveLength(2);
+});
+
+it('treats a damaged cache as empty and validates again', () => {
+  writeFileSync(VALIDATED_DEFINITIONS_FILE, '{not json');
+  expect(() => validatedStateMachine(broken)).toThrow();
+  validatedStateMachine(pass('first'));
+  expect(remembered()).toHaveLength(1);
+});
