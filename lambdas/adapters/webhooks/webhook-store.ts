@@ -37,6 +37,12 @@ const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
 /** Reads one events page makes at most when filters drop events, before it answers with what it has. */
 const MAX_EVENT_QUERIES = 5;
 
+/**
+ * On an event whose first deliveries are being made (attempted at once, not queued): removed once
+ * each is made or queued, so a second recording of the event knows whether to queue them.
+ */
+const FIRST_DELIVERIES = 'firstDeliveries';
+
 const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /**
@@ -367,7 +373,10 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
 
   // --- events ---------------------------------------------------------------------------------
 
-  async putIfAbsent(event: WebhookEventRecord): Promise<boolean> {
+  async putIfAbsent(
+    event: WebhookEventRecord,
+    options: { firstDeliveriesPending?: boolean } = {},
+  ): Promise<boolean> {
     const order = eventOrder(event.createdAt, event.id);
     const content = { eventType: event.type, body: event.body, [TIME_TO_LIVE_ATTRIBUTE]: event.expiresAt };
     let stored = event;
@@ -382,6 +391,8 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
             ...content,
             [WEBHOOK_INDEX.partitionKey]: eventsIndexKey(event.tenant),
             [WEBHOOK_INDEX.sortKey]: order,
+            // Not in the index's projection: clearing it writes the item alone.
+            ...(options.firstDeliveriesPending && { [FIRST_DELIVERIES]: 'pending' }),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
@@ -408,6 +419,32 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
       });
     }
     return created;
+  }
+
+  async firstDeliveriesPending(tenant: string, id: string): Promise<boolean> {
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: webhookEventKey(tenant, id),
+      ConsistentRead: true,
+      ProjectionExpression: '#first',
+      ExpressionAttributeNames: { '#first': FIRST_DELIVERIES },
+    });
+    return Item?.[FIRST_DELIVERIES] === 'pending';
+  }
+
+  async firstDeliveriesMade(tenant: string, id: string): Promise<void> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: webhookEventKey(tenant, id),
+        UpdateExpression: 'REMOVE #first',
+        ConditionExpression: 'attribute_exists(#first)',
+        ExpressionAttributeNames: { '#first': FIRST_DELIVERIES },
+      });
+    } catch (error) {
+      // Noted already (by a second recording of the event).
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 
   async get(tenant: string, id: string, now: Date): Promise<WebhookEventRecord | undefined> {
@@ -499,6 +536,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
     dueAt: Date,
     again: boolean,
+    attempts = 0,
   ): Promise<boolean> {
     try {
       await this.client.put({
@@ -509,7 +547,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
           tenant: delivery.tenant,
           endpointId: delivery.endpointId,
           eventId: delivery.eventId,
-          attempts: 0,
+          attempts,
           state: 'queued',
           ...this.dueValues(delivery.endpointId, dueAt.toISOString()),
         },

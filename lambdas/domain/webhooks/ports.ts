@@ -63,7 +63,14 @@ export interface WebhookEventStore {
    * EVENT_WRITE_LIMIT_MS is given up (it throws), so no event shows up in the list later than
    * that after its `createdAt`.
    */
-  putIfAbsent(event: WebhookEventRecord): Promise<boolean>;
+  putIfAbsent(event: WebhookEventRecord, options?: { firstDeliveriesPending?: boolean }): Promise<boolean>;
+  /**
+   * Whether the event still says its first deliveries are pending: it was stored with
+   * `firstDeliveriesPending` and firstDeliveriesMade has not been called since.
+   */
+  firstDeliveriesPending(tenant: string, id: string): Promise<boolean>;
+  /** Notes that each of the event's first deliveries was made or queued. */
+  firstDeliveriesMade(tenant: string, id: string): Promise<void>;
   get(tenant: string, id: string, now: Date): Promise<WebhookEventRecord | undefined>;
   /** Oldest first; `next` (a position) when more may follow. */
   page(request: EventPageRequest): Promise<{ events: WebhookEventRecord[]; next?: string }>;
@@ -71,11 +78,15 @@ export interface WebhookEventStore {
 
 /** The persisted delivery queue: what is due when, and the attempts made. */
 export interface WebhookDeliveryStore {
-  /** Queues the event for the endpoint, due at `dueAt`; unless `again`, an existing delivery stays as it is (false). */
+  /**
+   * Queues the event for the endpoint, due at `dueAt`, with `attempts` made so far (0 unless
+   * given); unless `again`, an existing delivery stays as it is (false).
+   */
   queue(
     delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
     dueAt: Date,
     again: boolean,
+    attempts?: number,
   ): Promise<boolean>;
   /** Deliveries due at `now`, oldest due first, at most `limit`. */
   due(now: Date, limit: number): Promise<PendingDelivery[]>;

@@ -65,11 +65,23 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     },
   };
 
-  async putIfAbsent(event: WebhookEventRecord): Promise<boolean> {
+  /** Events whose first deliveries are pending. */
+  readonly firstPending = new Set<string>();
+
+  async putIfAbsent(event: WebhookEventRecord, options: { firstDeliveriesPending?: boolean } = {}) {
     const key = `${event.tenant}/${event.id}`;
     if (this.eventRecords.has(key)) return false;
     this.eventRecords.set(key, event);
+    if (options.firstDeliveriesPending) this.firstPending.add(key);
     return true;
+  }
+
+  async firstDeliveriesPending(tenant: string, id: string) {
+    return this.firstPending.has(`${tenant}/${id}`);
+  }
+
+  async firstDeliveriesMade(tenant: string, id: string) {
+    this.firstPending.delete(`${tenant}/${id}`);
   }
 
   async get(tenant: string, id: string): Promise<WebhookEventRecord | undefined> {
@@ -89,10 +101,11 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
     dueAt: Date,
     again: boolean,
+    attempts = 0,
   ) {
     const key = this.key(delivery);
     if (!again && this.queued.has(key)) return false;
-    this.queued.set(key, { ...delivery, attempts: 0, dueAt: dueAt.toISOString(), state: 'queued' });
+    this.queued.set(key, { ...delivery, attempts, dueAt: dueAt.toISOString(), state: 'queued' });
     return true;
   }
 
