@@ -25,7 +25,7 @@ interface StatusEventMessage {
  * (the webhook event kept) and its first deliveries are made at once: each delivered, or queued in
  * the table for its retry (which the scheduled delivery function sends), before the message is
  * acknowledged. A message that fails is reported alone (partial batch failure) and comes back;
- * its event then still says its first deliveries are pending, and they are queued.
+ * a delivery of its event with neither a first attempt recorded nor a queued delivery is queued then.
  */
 export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const deps = {

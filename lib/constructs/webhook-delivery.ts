@@ -95,9 +95,10 @@ export class WebhookDelivery extends Construct {
       ...attempts,
       // Lists a tenant's endpoints to queue a delivery to each.
       tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookEndpoints]),
-      // Records the events, and notes on each when its first deliveries are made; reads the
-      // transfer each status event is checked against.
-      tableAccess(props.table, ['GetItem', 'PutItem', 'UpdateItem'], [KEY_PREFIXES.events]),
+      // Records the events; reads the transfer each status event is checked against.
+      tableAccess(props.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.events]),
+      // Whether a kept event's first deliveries were made: their first attempts, or queued deliveries.
+      tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.deliveries]),
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
       metricsEnvironment,
       signing,

@@ -235,8 +235,8 @@ export const startLocalWebhookDelivery = async (options: {
         );
       }
       await Promise.all(firstDeliveries);
-      // Read again from the same offset: the events whose first deliveries stopped part way say
-      // so, and recording them again queues those deliveries.
+      // Read again from the same offset: recording the changes again queues each delivery that has
+      // neither a first attempt recorded nor a queued delivery.
       if (firstFailure !== undefined) throw firstFailure;
       if (transfers.length > 0) await queueRead('sqs:DeleteMessage');
       offset = next;

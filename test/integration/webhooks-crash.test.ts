@@ -58,6 +58,6 @@ it('delivers after a restart what a runtime killed mid-delivery was sending (a f
     60_000,
   );
   expect(statuses.size).toBe(5);
-  // The attempt held was a first delivery, kept in no queue: its event still said its first
-  // deliveries were pending when the restart read the status change again, so they were queued.
+  // The attempt held was a first delivery, kept in no queue and not recorded: the restart read the
+  // status change again, found neither its attempt nor a queued delivery, and queued it.
 }, 150_000);

@@ -39,12 +39,6 @@ const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
 /** Reads one events page makes at most when filters drop events, before it answers with what it has. */
 const MAX_EVENT_QUERIES = 5;
 
-/**
- * On an event whose first deliveries are being made (attempted at once, not queued): removed once
- * each is made or queued, so a second recording of the event knows whether to queue them.
- */
-const FIRST_DELIVERIES = 'firstDeliveries';
-
 const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /**
@@ -375,10 +369,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
 
   // --- events ---------------------------------------------------------------------------------
 
-  async putIfAbsent(
-    event: WebhookEventRecord,
-    options: { firstDeliveriesPending?: boolean } = {},
-  ): Promise<boolean> {
+  async putIfAbsent(event: WebhookEventRecord): Promise<boolean> {
     // One item per event: a transfer's events are found through its history (see paymentPage).
     try {
       await withinEventWriteLimit(() =>
@@ -392,8 +383,6 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
             [TIME_TO_LIVE_ATTRIBUTE]: event.expiresAt,
             [WEBHOOK_INDEX.partitionKey]: eventsIndexKey(event.tenant),
             [WEBHOOK_INDEX.sortKey]: eventOrder(event.createdAt, event.id),
-            // Not in the index's projection: clearing it writes the item alone.
-            ...(options.firstDeliveriesPending && { [FIRST_DELIVERIES]: 'pending' }),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
@@ -402,32 +391,6 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     } catch (error) {
       if (isConditionFailure(error)) return false;
       throw error;
-    }
-  }
-
-  async firstDeliveriesPending(tenant: string, id: string): Promise<boolean> {
-    const { Item } = await this.client.get({
-      TableName: this.tableName,
-      Key: webhookEventKey(tenant, id),
-      ConsistentRead: true,
-      ProjectionExpression: '#first',
-      ExpressionAttributeNames: { '#first': FIRST_DELIVERIES },
-    });
-    return Item?.[FIRST_DELIVERIES] === 'pending';
-  }
-
-  async firstDeliveriesMade(tenant: string, id: string): Promise<void> {
-    try {
-      await this.client.update({
-        TableName: this.tableName,
-        Key: webhookEventKey(tenant, id),
-        UpdateExpression: 'REMOVE #first',
-        ConditionExpression: 'attribute_exists(#first)',
-        ExpressionAttributeNames: { '#first': FIRST_DELIVERIES },
-      });
-    } catch (error) {
-      // Noted already (by a second recording of the event).
-      if (!isConditionFailure(error)) throw error;
     }
   }
 
@@ -735,11 +698,36 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     );
   }
 
-  async recordAttempt(tenant: string, endpointId: string, attempt: DeliveryAttempt): Promise<void> {
+  async firstDeliveryMade(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    eventCreatedAt: string,
+  ): Promise<boolean> {
+    const keys = [
+      webhookAttemptKey(delivery.tenant, delivery.endpointId, eventCreatedAt, delivery.eventId),
+      webhookDeliveryKey(delivery.tenant, delivery.endpointId, delivery.eventId),
+    ];
+    for (const Key of keys) {
+      const { Item } = await this.client.get({
+        TableName: this.tableName,
+        Key,
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      });
+      if (Item !== undefined) return true;
+    }
+    return false;
+  }
+
+  async recordAttempt(
+    tenant: string,
+    endpointId: string,
+    attempt: DeliveryAttempt,
+    firstOf?: { createdAt: string },
+  ): Promise<void> {
     await this.client.put({
       TableName: this.tableName,
       Item: {
-        ...webhookAttemptKey(tenant, endpointId, attempt.attemptedAt, attempt.eventId),
+        ...webhookAttemptKey(tenant, endpointId, firstOf?.createdAt ?? attempt.attemptedAt, attempt.eventId),
         type: 'WebhookAttempt',
         ...attempt,
         [TIME_TO_LIVE_ATTRIBUTE]: epochSeconds(new Date(attempt.attemptedAt)) + ATTEMPT_RETENTION_SECONDS,

@@ -63,14 +63,7 @@ export interface WebhookEventStore {
    * EVENT_WRITE_LIMIT_MS is given up (it throws), so no event shows up in the list later than
    * that after its `createdAt`.
    */
-  putIfAbsent(event: WebhookEventRecord, options?: { firstDeliveriesPending?: boolean }): Promise<boolean>;
-  /**
-   * Whether the event still says its first deliveries are pending: it was stored with
-   * `firstDeliveriesPending` and firstDeliveriesMade has not been called since.
-   */
-  firstDeliveriesPending(tenant: string, id: string): Promise<boolean>;
-  /** Notes that each of the event's first deliveries was made or queued. */
-  firstDeliveriesMade(tenant: string, id: string): Promise<void>;
+  putIfAbsent(event: WebhookEventRecord): Promise<boolean>;
   get(tenant: string, id: string, now: Date): Promise<WebhookEventRecord | undefined>;
   /** Oldest first; `next` (a position) when more may follow. */
   page(request: EventPageRequest): Promise<{ events: WebhookEventRecord[]; next?: string }>;
@@ -106,7 +99,24 @@ export interface WebhookDeliveryStore {
    * claim would have ended. Answers how many it released.
    */
   releaseClaims(now: Date): Promise<number>;
-  recordAttempt(tenant: string, endpointId: string, attempt: DeliveryAttempt): Promise<void>;
+  /**
+   * Records an attempt. A first delivery's (see FirstDelivery) is filed under its event's
+   * `createdAt` (`firstOf`) rather than its own time, so firstDeliveryMade can find it.
+   */
+  recordAttempt(
+    tenant: string,
+    endpointId: string,
+    attempt: DeliveryAttempt,
+    firstOf?: { createdAt: string },
+  ): Promise<void>;
+  /**
+   * Whether the event's first delivery to the endpoint was made (its first attempt recorded) or
+   * the delivery is queued (or was: a finished delivery is kept).
+   */
+  firstDeliveryMade(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    eventCreatedAt: string,
+  ): Promise<boolean>;
   /** The endpoint's most recent attempts, newest first. */
   attempts(tenant: string, endpointId: string, limit: number): Promise<DeliveryAttempt[]>;
 }

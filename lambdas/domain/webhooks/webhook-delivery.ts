@@ -154,12 +154,11 @@ export interface RecordedEvent {
 }
 
 /**
- * Keeps the event of a status change for first deliveries made at once (see FirstDelivery). A new
- * event is stored saying its first deliveries are pending (only when an endpoint receives it), and
- * makeFirstDeliveries notes them made once each is delivered or queued; so an event kept already
- * (the change published again) was delivered or queued by whoever recorded it first, unless it
- * still says pending: that one stopped part way, and its deliveries are queued now (one may go
- * out twice, with the same id; none is lost).
+ * Keeps the event of a status change for first deliveries made at once (see FirstDelivery). An
+ * event kept already (the change published again, or its recording stopped part way) has each
+ * delivery whose first attempt is recorded or which is queued made already; the others are
+ * queued now (one may go out twice, with the same id: its attempt was cut short before it was
+ * recorded; none is lost).
  */
 export const recordStatusChangeForFirstDeliveries = async (
   deps: RecordingDependencies,
@@ -169,27 +168,31 @@ export const recordStatusChangeForFirstDeliveries = async (
   const endpoints = await endpointsFor(deps, change.tenant, STATUS_CHANGED_TYPE);
   const event = statusChangedEventRecord(change, deps.clock.now());
   const recorded = { tenant: event.tenant, eventId: event.id, first: [], queued: [] };
-  if (await deps.events.putIfAbsent(event, { firstDeliveriesPending: endpoints.length > 0 })) {
+  if (await deps.events.putIfAbsent(event)) {
     return { ...recorded, first: endpoints.map((endpoint) => ({ endpoint, event })) };
   }
-  if (!(await deps.events.firstDeliveriesPending(event.tenant, event.id))) return recorded;
-  const queued = await queueFor(deps, event, endpoints);
-  await deps.events.firstDeliveriesMade(event.tenant, event.id);
-  return { ...recorded, queued };
+  if (endpoints.length === 0) return recorded;
+  const kept = await deps.events.get(event.tenant, event.id, deps.clock.now());
+  if (kept === undefined) return recorded;
+  const unmade: WebhookEndpointRecord[] = [];
+  for (const endpoint of endpoints) {
+    const delivery = { tenant: event.tenant, endpointId: endpoint.id, eventId: event.id };
+    if (!(await deps.deliveries.firstDeliveryMade(delivery, kept.createdAt))) unmade.push(endpoint);
+  }
+  return { ...recorded, queued: await queueFor(deps, event, unmade) };
 };
 
 /**
  * Makes the first deliveries of a recorded event: each is attempted at once through the
- * dispatcher, or queued (due now) when no place in it comes free soon; then the event notes
- * them made. Rejects when one could be neither delivered nor queued: the event still says
- * pending, and recording it again (the status change comes back) queues its deliveries.
+ * dispatcher, or queued (due now) when no place in it comes free soon. Rejects when one could be
+ * neither delivered nor queued: recording the event again (the status change comes back) finds
+ * neither its first attempt nor a queued delivery, and queues it.
  */
 export const makeFirstDeliveries = async (
-  deps: Pick<RecordingDependencies, 'events' | 'deliveries' | 'clock'>,
+  deps: Pick<RecordingDependencies, 'deliveries' | 'clock'>,
   dispatcher: { offerFirst(delivery: FirstDelivery): Promise<AttemptResult | undefined> },
   recorded: RecordedEvent,
 ): Promise<void> => {
-  if (recorded.first.length === 0) return;
   const results = await Promise.allSettled(
     recorded.first.map(async (first) => {
       if ((await dispatcher.offerFirst(first)) === undefined)
@@ -198,7 +201,6 @@ export const makeFirstDeliveries = async (
   );
   const failed = results.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
-  await deps.events.firstDeliveriesMade(recorded.tenant, recorded.eventId);
 };
 
 /** What recording an event from the bus needs besides: the stored transfers, and who hears of a forgery. */
@@ -256,6 +258,8 @@ const ERROR_TEXT_MAX = 256;
 
 /** Where an attempt's outcome goes: a claimed delivery of the queue, or a first delivery in no table yet. */
 interface AttemptOutcomes {
+  /** A first delivery's: its first attempt is filed under its event's createdAt. */
+  first?: boolean;
   delivered(attempts: number): Promise<void>;
   retry(attempts: number, at: Date): Promise<void>;
   failed(attempts: number): Promise<void>;
@@ -279,34 +283,44 @@ const attemptOnce = async (
   });
   const attempts = attemptsBefore + 1;
   const verdict = verdictOf(response.httpStatus);
-  await deps.deliveries.recordAttempt(endpoint.tenant, endpoint.id, {
-    eventId: event.id,
-    attempt: attempts,
-    attemptedAt: attemptedAt.toISOString(),
-    durationMs: Math.max(0, Math.round(response.durationMs)),
-    ...(response.httpStatus !== undefined && { httpStatus: response.httpStatus }),
-    ...(response.error !== undefined && { error: response.error.slice(0, ERROR_TEXT_MAX) }),
-    outcome: verdict === 'delivered' ? 'delivered' : 'failed',
-  });
+  // The outcome first, then the attempt: a first delivery's recorded attempt says it was made
+  // (see firstDeliveryMade), so its retry must be queued by then.
+  const recordAttempt = () =>
+    deps.deliveries.recordAttempt(
+      endpoint.tenant,
+      endpoint.id,
+      {
+        eventId: event.id,
+        attempt: attempts,
+        attemptedAt: attemptedAt.toISOString(),
+        durationMs: Math.max(0, Math.round(response.durationMs)),
+        ...(response.httpStatus !== undefined && { httpStatus: response.httpStatus }),
+        ...(response.error !== undefined && { error: response.error.slice(0, ERROR_TEXT_MAX) }),
+        outcome: verdict === 'delivered' ? 'delivered' : 'failed',
+      },
+      attemptsBefore === 0 && outcomes.first ? { createdAt: event.createdAt } : undefined,
+    );
 
   const now = deps.clock.now();
   if (verdict === 'delivered') {
     await outcomes.delivered(attempts);
+    await recordAttempt();
     if (endpoint.failingSince !== undefined)
       await deps.endpoints.markSucceeding(endpoint.tenant, endpoint.id);
     return 'delivered';
   }
   if (verdict === 'gone') {
     await outcomes.failed(attempts);
+    await recordAttempt();
     await disableEndpoint(deps, endpoint, 'gone');
     return 'failed';
   }
   const next = nextAttemptAt(deps.policy, attempts, now);
   if (next === undefined) await outcomes.failed(attempts);
-  else {
-    await outcomes.retry(attempts, next);
+  else await outcomes.retry(attempts, next);
+  await recordAttempt();
+  if (next !== undefined)
     await deps.waker?.wakeAt({ tenant: endpoint.tenant, endpointId: endpoint.id, eventId: event.id }, next);
-  }
   const failingSince = await deps.endpoints.markFailing(endpoint.tenant, endpoint.id, now);
   if (failingSince !== undefined && failedTooLong(deps.policy, failingSince, now)) {
     await disableEndpoint(deps, endpoint, 'failing');
@@ -360,6 +374,7 @@ export const attemptFirstDelivery = async (
   const delivery = { tenant: endpoint.tenant, endpointId: endpoint.id, eventId: event.id };
   try {
     return await attemptOnce(deps, endpoint, event, 0, {
+      first: true,
       delivered: async () => {},
       retry: async (attempts, at) => {
         await deps.deliveries.queue(delivery, at, false, attempts);

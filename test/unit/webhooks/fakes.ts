@@ -27,7 +27,7 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
   readonly endpointRecords = new Map<string, WebhookEndpointRecord>();
   readonly eventRecords = new Map<string, WebhookEventRecord>();
   readonly queued = new Map<string, QueuedDelivery>();
-  readonly attemptLog: (DeliveryAttempt & { endpointId: string })[] = [];
+  readonly attemptLog: (DeliveryAttempt & { endpointId: string; filedAt: string })[] = [];
 
   readonly endpoints: WebhookEndpointStore = {
     create: async (endpoint, maxPerTenant) => {
@@ -65,23 +65,11 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     },
   };
 
-  /** Events whose first deliveries are pending. */
-  readonly firstPending = new Set<string>();
-
-  async putIfAbsent(event: WebhookEventRecord, options: { firstDeliveriesPending?: boolean } = {}) {
+  async putIfAbsent(event: WebhookEventRecord) {
     const key = `${event.tenant}/${event.id}`;
     if (this.eventRecords.has(key)) return false;
     this.eventRecords.set(key, event);
-    if (options.firstDeliveriesPending) this.firstPending.add(key);
     return true;
-  }
-
-  async firstDeliveriesPending(tenant: string, id: string) {
-    return this.firstPending.has(`${tenant}/${id}`);
-  }
-
-  async firstDeliveriesMade(tenant: string, id: string) {
-    this.firstPending.delete(`${tenant}/${id}`);
   }
 
   async get(tenant: string, id: string): Promise<WebhookEventRecord | undefined> {
@@ -156,8 +144,28 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     return released;
   }
 
-  async recordAttempt(_tenant: string, endpointId: string, attempt: DeliveryAttempt) {
-    this.attemptLog.push({ ...attempt, endpointId });
+  async recordAttempt(
+    _tenant: string,
+    endpointId: string,
+    attempt: DeliveryAttempt,
+    firstOf?: { createdAt: string },
+  ) {
+    this.attemptLog.push({ ...attempt, endpointId, filedAt: firstOf?.createdAt ?? attempt.attemptedAt });
+  }
+
+  async firstDeliveryMade(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    eventCreatedAt: string,
+  ) {
+    return (
+      this.queued.has(this.key(delivery)) ||
+      this.attemptLog.some(
+        (attempt) =>
+          attempt.endpointId === delivery.endpointId &&
+          attempt.eventId === delivery.eventId &&
+          attempt.filedAt === eventCreatedAt,
+      )
+    );
   }
 
   async attempts(_tenant: string, endpointId: string, limit: number) {

@@ -317,14 +317,7 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
   /** A store whose writes the test counts by kind. */
   const counted = (store: MemoryWebhookStore) => {
     const writes: string[] = [];
-    for (const name of [
-      'putIfAbsent',
-      'firstDeliveriesMade',
-      'queue',
-      'claim',
-      'finish',
-      'retryAt',
-    ] as const) {
+    for (const name of ['putIfAbsent', 'recordAttempt', 'queue', 'claim', 'finish', 'retryAt'] as const) {
       const original = store[name].bind(store) as (...args: never[]) => Promise<unknown>;
       Object.assign(store, {
         [name]: (...args: never[]) => {
@@ -336,7 +329,7 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
     return writes;
   };
 
-  it('delivers a new event without writing a delivery: the event, its attempt, and the note that its first deliveries are made', async () => {
+  it('delivers a new event without writing a delivery: the event and its attempt alone', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
     await store.endpoints.create(endpoint, 100);
@@ -345,28 +338,18 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
     const writes = counted(store);
     const event = change();
     const recorded = await recordStatusChangeForFirstDeliveries(deps, event);
-    expect(store.firstPending.size).toBe(1);
+    // The attempt a moment after the event was recorded: it is found by the event's time all the same.
+    advanceSeconds(1);
     await makeFirstDeliveries(deps, new DeliveryDispatcher(deps), recorded);
 
     expect(sender.requests.map((request) => request.headers['webhook-id'])).toEqual([event.eventId]);
-    expect(writes).toEqual(['putIfAbsent', 'firstDeliveriesMade']);
+    expect(writes).toEqual(['putIfAbsent', 'recordAttempt']);
     expect(store.attemptLog.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([[1, 'delivered']]);
     expect(store.queued.size).toBe(0);
-    expect(store.firstPending.size).toBe(0);
     // Published again later: recognised, and neither delivered nor queued a second time.
     const again = await recordStatusChangeForFirstDeliveries(deps, event);
     expect(again).toMatchObject({ first: [], queued: [] });
     expect(sender.requests).toHaveLength(1);
-  });
-
-  it('writes no note for an event no endpoint receives', async () => {
-    const store = new MemoryWebhookStore();
-    const deps = deliveryDeps(store, new ScriptedSender());
-    const writes = counted(store);
-    const recorded = await recordStatusChangeForFirstDeliveries(deps, change());
-    await makeFirstDeliveries(deps, new DeliveryDispatcher(deps), recorded);
-    expect(writes).toEqual(['putIfAbsent']);
-    expect(store.firstPending.size).toBe(0);
   });
 
   it('queues a failed first attempt for its retry, counted, and retries it with the same id', async () => {
@@ -384,7 +367,6 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
       attempts: 1,
       dueAt: new Date(T0.getTime() + 5_000).toISOString(),
     });
-    expect(store.firstPending.size).toBe(0);
 
     sender.answers.delete(endpoint.url);
     advanceSeconds(5);
@@ -412,7 +394,6 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
     // The change comes back (the message was not acknowledged).
     const again = await recordStatusChangeForFirstDeliveries(deps, event);
     expect(again.queued.map((delivery) => delivery.eventId)).toEqual([event.eventId]);
-    expect(store.firstPending.size).toBe(0);
     await runDue(new DeliveryDispatcher(deps));
     expect(sender.requests.map((request) => request.headers['webhook-id'])).toEqual([event.eventId]);
     expect(store.stateOf('t1', endpoint.id, event.eventId)?.state).toBe('delivered');
@@ -463,10 +444,9 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
     for (const release of hanging) release();
     await Promise.all(pending);
     await dispatcher.idle();
-    expect(store.firstPending.size).toBe(0);
   });
 
-  it('queues what the pool has no room for, and leaves the event pending when a delivery can be neither made nor queued', async () => {
+  it('queues what the pool has no room for, and fails when a delivery can be neither made nor queued, leaving it to the change recorded again', async () => {
     const store = new MemoryWebhookStore();
     const endpoint = endpointRecord();
     await store.endpoints.create(endpoint, 100);
@@ -475,7 +455,6 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
     const event = change();
     await makeFirstDeliveries(deps, full, await recordStatusChangeForFirstDeliveries(deps, event));
     expect(store.stateOf('t1', endpoint.id, event.eventId)).toMatchObject({ state: 'queued', attempts: 0 });
-    expect(store.firstPending.size).toBe(0);
 
     // The table refuses both the attempt's record and the queue write.
     store.recordAttempt = async () => {
@@ -489,7 +468,10 @@ describe('first deliveries (made at once, queued only when they fail)', () => {
     await expect(makeFirstDeliveries(deps, new DeliveryDispatcher(deps), recorded)).rejects.toThrow(
       'table unavailable',
     );
-    expect(await store.firstDeliveriesPending('t1', stuck.eventId)).toBe(true);
+    // Neither attempt nor delivery is recorded: the change recorded again queues it.
+    store.queue = MemoryWebhookStore.prototype.queue.bind(store);
+    const again = await recordStatusChangeForFirstDeliveries(deps, stuck);
+    expect(again.queued.map((delivery) => delivery.eventId)).toEqual([stuck.eventId]);
   });
 });
 
