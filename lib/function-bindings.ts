@@ -55,7 +55,7 @@ export const KEY_PREFIXES = {
   creditTransferLists: 'PAYMENT_LIST#',
   /** A tenant's webhook endpoints with their sealed signing secrets, and its endpoint allocation. */
   webhookEndpoints: 'WEBHOOK_ENDPOINT#',
-  /** Status events as webhooks and the events API give them, their copies per transfer, and their index partitions. */
+  /** Status events as webhooks and the events API give them, and their index partitions. */
   events: 'EVENT#',
   /** Each endpoint's webhook deliveries and delivery attempts. */
   deliveries: 'DELIVERY#',
@@ -361,8 +361,11 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['GetItem', 'Query'], [KEY_PREFIXES.events], [WEBHOOK_INDEX.indexName]),
     tableAccess(r.table, ['PutItem'], [KEY_PREFIXES.deliveries]),
   ],
+  // The tenant's events through the index; with paymentId.eq, the transfer's history (which names
+  // its events) and those events by key.
   listEvents: (r) => [
-    tableAccess(r.table, ['Query'], [KEY_PREFIXES.events], [WEBHOOK_INDEX.indexName]),
+    tableAccess(r.table, ['Query', 'BatchGetItem'], [KEY_PREFIXES.events], [WEBHOOK_INDEX.indexName]),
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
   getOpenApiDocument: () => [],

@@ -1,7 +1,11 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { PendingDelivery } from '#domain/webhooks/ports';
 import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
-import { endpointsOncePerBatch, recordStatusEventFromBus } from '#domain/webhooks/webhook-delivery';
+import {
+  endpointsOncePerBatch,
+  makeFirstDeliveries,
+  type RecordedEvent,
+  recordStatusEventFromBus,
+} from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { logger } from '#shared/logger';
 import { countStatusEventForged, countWebhookEndpointDisabled } from '#shared/metrics';
@@ -18,10 +22,10 @@ interface StatusEventMessage {
 /**
  * The delivery queue's consumer: each message is a status event from the bus. Unless the table
  * holds that change of that tenant's transfer (then it is dropped and counted), it is recorded
- * (the webhook event kept, a delivery queued in the table per endpoint) before the message is
- * acknowledged; a message that fails is reported alone (partial batch failure) and comes back.
- * Then the deliveries just queued are attempted at once; whatever fails waits in the table for
- * its retry, which the scheduled delivery function sends.
+ * (the webhook event kept) and its first deliveries are made at once: each delivered, or queued in
+ * the table for its retry (which the scheduled delivery function sends), before the message is
+ * acknowledged. A message that fails is reported alone (partial batch failure) and comes back;
+ * a delivery of its event with neither a first attempt recorded nor a queued delivery is queued then.
  */
 export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const deps = {
@@ -35,11 +39,12 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
     onForged: forgedStatusEvent,
   };
   const failures: SQSBatchResponse['batchItemFailures'] = [];
-  const queued: PendingDelivery[] = [];
+  const recorded: { messageId: string; event: RecordedEvent }[] = [];
   for (const record of event.Records) {
     try {
       const message = JSON.parse(record.body) as StatusEventMessage;
-      queued.push(...(await recordStatusEventFromBus(recording, message.detail)));
+      const kept = await recordStatusEventFromBus(recording, message.detail);
+      if (kept !== undefined) recorded.push({ messageId: record.messageId, event: kept });
     } catch (error) {
       logger.error('A status event could not be recorded for webhooks; it is retried', {
         messageId: record.messageId,
@@ -50,13 +55,25 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
   }
   const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
     onError: (error, delivery) =>
-      logger.warn('A webhook attempt failed; the delivery is due again', {
-        eventId: delivery.eventId,
-        error: error as Error,
-      }),
+      logger.warn('A webhook attempt failed', { eventId: delivery.eventId, error: error as Error }),
   });
-  // The first attempts go out now; the rest of the pool's turn comes with the scheduled function.
-  dispatcher.offer(queued);
+  await Promise.all(
+    recorded.map(async ({ messageId, event: kept }) => {
+      try {
+        await makeFirstDeliveries(deps, dispatcher, kept);
+      } catch (error) {
+        logger.error('First deliveries of a webhook event could be neither made nor queued; it is retried', {
+          messageId,
+          eventId: kept.eventId,
+          error: error as Error,
+        });
+        failures.push({ itemIdentifier: messageId });
+      }
+    }),
+  );
+  // Queued by a second recording (the first stopped part way): the pool's room goes to them now,
+  // the rest of their turn comes with the scheduled function.
+  dispatcher.offer(recorded.flatMap(({ event: kept }) => kept.queued));
   await dispatcher.idle();
   return { batchItemFailures: failures };
 };

@@ -78,7 +78,9 @@ export class CreditTransferTable extends Construct {
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         ...(index.include === undefined
           ? { projectionType: ProjectionType.ALL }
-          : { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }),
+          : index.include.length === 0
+            ? { projectionType: ProjectionType.KEYS_ONLY }
+            : { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }),
       });
     }
 

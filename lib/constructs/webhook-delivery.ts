@@ -97,6 +97,8 @@ export class WebhookDelivery extends Construct {
       tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookEndpoints]),
       // Records the events; reads the transfer each status event is checked against.
       tableAccess(props.table, ['GetItem', 'PutItem'], [KEY_PREFIXES.events]),
+      // Whether a kept event's first deliveries were made: their first attempts, or queued deliveries.
+      tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.deliveries]),
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
       metricsEnvironment,
       signing,

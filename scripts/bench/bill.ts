@@ -288,6 +288,7 @@ export const measureCase = async (options: CaseOptions): Promise<CaseFigures> =>
         readUnits: perTransferOf(tableBefore.readUnits, tableAfter.readUnits, count),
         writeUnits: perTransferOf(tableBefore.writeUnits, tableAfter.writeUnits, count),
         conditionFailures: (tableAfter.conditionFailures - tableBefore.conditionFailures) / count,
+        byKind: perTransferOf(tableBefore.byKind ?? {}, tableAfter.byKind ?? {}, count),
       },
       functions,
       executionNameLength: executions[0]?.name.length ?? 40,

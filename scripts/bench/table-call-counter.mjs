@@ -10,13 +10,16 @@
 //   key also one delete, and one that leaves the entry as it was nothing;
 // - a conditional write refused is counted as one write unit (DynamoDB bills the size of the item it
 //   looked at, which is about 1 KB here).
+// Each call and each unit is also counted by kind of item (`byKind`: `<kind> <Operation>` calls and
+// `<kind> <Operation> units`, `<kind> index <indexName>` for index units), the kind read from the key
+// (its prefix, and for events which of the two items), so the bench can say what each write is.
 // Every process writes its figures so far to $TABLE_CALL_COUNTS_DIR/<pid>.json on SIGUSR2.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 const directory = process.env.TABLE_CALL_COUNTS_DIR;
-const figures = { calls: {}, readUnits: {}, writeUnits: {}, conditionFailures: 0 };
+const figures = { calls: {}, readUnits: {}, writeUnits: {}, conditionFailures: 0, byKind: {} };
 
 const add = (table, name, amount) => {
   table[name] = (table[name] ?? 0) + amount;
@@ -34,18 +37,28 @@ const OPERATIONS = {
   batchWriteItem: 'BatchWriteItem',
 };
 
+const keyOf = (data) =>
+  data.Key ??
+  data.Item ??
+  Object.values(data.RequestItems ?? {})[0]?.Keys?.[0] ??
+  Object.values(data.RequestItems ?? {})[0]?.[0]?.PutRequest?.Item ??
+  Object.values(data.RequestItems ?? {})[0]?.[0]?.DeleteRequest?.Key;
+
 /** `service`, `sandbox clearing` or `local runtime`, from the key of the item a call names (its first one for batches). */
 const ownerOf = (data) => {
-  const key =
-    data.Key ??
-    data.Item ??
-    Object.values(data.RequestItems ?? {})[0]?.Keys?.[0] ??
-    Object.values(data.RequestItems ?? {})[0]?.[0]?.PutRequest?.Item ??
-    Object.values(data.RequestItems ?? {})[0]?.[0]?.DeleteRequest?.Key;
+  const key = keyOf(data);
   const pk = String(key?.pk?.S ?? '');
   if (pk.startsWith('SANDBOX_CLEARING#')) return 'sandbox clearing';
   // The local runtime's own bookkeeping (where it has read the events file to): no item on AWS.
   return pk.startsWith('LOCAL_') ? 'local runtime' : 'service';
+};
+
+/** The kind of an item, from its key: the partition key's prefix (events: which of the two items) and the sort key's. */
+const kindOf = (key) => {
+  const pk = String(key?.pk?.S ?? '').split('#');
+  const sk = String(key?.sk?.S ?? '').split('#')[0];
+  const prefix = pk[0] === 'EVENT' ? `EVENT#${pk[2] ?? ''}` : (pk[0] ?? '');
+  return /^[A-Z_]+$/.test(sk) ? `${prefix}/${sk}` : prefix;
 };
 
 const hookDynalite = () => {
@@ -75,9 +88,12 @@ const hookDynalite = () => {
       const before = projection(existingItem, table, index);
       const after = projection(item, table, index);
       if (after && before && JSON.stringify(after) === JSON.stringify(before)) continue;
-      if (after) units += kilobytes(after);
+      let indexUnits = after ? kilobytes(after) : 0;
       if (before && (!after || indexKey(before, index) !== indexKey(after, index)))
-        units += kilobytes(before);
+        indexUnits += kilobytes(before);
+      units += indexUnits;
+      if (indexUnits > 0)
+        add(figures.byKind, `${kindOf(item ?? existingItem)} index ${index.IndexName}`, indexUnits);
     }
     // Only the service's items carry index keys.
     add(figures.writeUnits, 'service', units);
@@ -93,18 +109,22 @@ const hookDynalite = () => {
   for (const { action, operation, path, serve } of loaded) {
     fromDynalite.cache[path].exports = function counted(store, data, cb) {
       const owner = ownerOf(data);
+      const kind = `${kindOf(keyOf(data))} ${operation}`;
       add(figures.calls, `${owner} ${operation}`, 1);
+      add(figures.byKind, kind, 1);
       const asked = data.ReturnConsumedCapacity;
       const isWrite = WRITES.has(action);
       serve(store, { ...data, ReturnConsumedCapacity: 'TOTAL' }, (error, answer) => {
         if (error?.body?.__type?.endsWith('ConditionalCheckFailedException')) {
           figures.conditionFailures += 1;
           add(figures.writeUnits, owner, 1);
+          add(figures.byKind, `${kind} refused`, 1);
         }
         if (answer) {
           const consumed = [answer.ConsumedCapacity ?? []].flat();
           const units = consumed.reduce((sum, entry) => sum + (entry?.CapacityUnits ?? 0), 0);
           add(isWrite ? figures.writeUnits : figures.readUnits, owner, units);
+          add(figures.byKind, `${kind} units`, units);
           if (asked !== 'TOTAL' && asked !== 'INDEXES') delete answer.ConsumedCapacity;
         }
         cb(error, answer);

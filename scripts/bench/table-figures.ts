@@ -18,6 +18,11 @@ export interface TableFigures {
   readUnits: Record<string, number>;
   writeUnits: Record<string, number>;
   conditionFailures: number;
+  /**
+   * Calls and units by kind of item (table-call-counter.mjs): `<kind> <Operation>` calls,
+   * `<kind> <Operation> units` and `... refused`, `<kind> index <indexName>` index write units.
+   */
+  byKind?: Record<string, number>;
 }
 
 const COUNTER = fileURLToPath(new URL('./table-call-counter.mjs', import.meta.url));
@@ -42,14 +47,15 @@ export const readTableFigures = async (
 ): Promise<TableFigures> => {
   for (const { pid } of processes) process.kill(pid, 'SIGUSR2');
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const total: TableFigures = { calls: {}, readUnits: {}, writeUnits: {}, conditionFailures: 0 };
+  const total: TableFigures = { calls: {}, readUnits: {}, writeUnits: {}, conditionFailures: 0, byKind: {} };
   for (const { pid } of processes) {
     const text = await readFile(join(directory, `${pid}.json`), 'utf8').catch(() => undefined);
     if (text === undefined) continue;
     const figures = JSON.parse(text) as TableFigures;
-    for (const part of ['calls', 'readUnits', 'writeUnits'] as const)
-      for (const [name, value] of Object.entries(figures[part]))
-        total[part][name] = (total[part][name] ?? 0) + value;
+    for (const part of ['calls', 'readUnits', 'writeUnits', 'byKind'] as const) {
+      const into = total[part] as Record<string, number>;
+      for (const [name, value] of Object.entries(figures[part] ?? {})) into[name] = (into[name] ?? 0) + value;
+    }
     total.conditionFailures += figures.conditionFailures;
   }
   return total;

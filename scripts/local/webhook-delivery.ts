@@ -7,9 +7,12 @@ import { checkStandInCall } from '#adapters/aws/stand-ins';
 import { localEventBusOffsetKey } from '#adapters/table/keys';
 import { SqsDeliveryWaker } from '#adapters/webhooks/delivery-waker';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
-import type { PendingDelivery } from '#domain/webhooks/ports';
 import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
-import { endpointsOncePerBatch, recordStatusEventFromBus } from '#domain/webhooks/webhook-delivery';
+import {
+  endpointsOncePerBatch,
+  makeFirstDeliveries,
+  recordStatusEventFromBus,
+} from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { countStatusEventForged, flushMetrics } from '#shared/metrics';
 import { deliveryDependencies, transferHistories } from '../../lambdas/webhooks/dependencies.ts';
@@ -158,35 +161,13 @@ export const startLocalWebhookDelivery = async (options: {
   workflowBacklogged?: () => boolean;
 }): Promise<LocalWebhookDelivery> => {
   const wired = deliveryDependencies();
-  // First attempts, and when each began (its claim): on AWS the reader that recorded the event makes
-  // it, so its time is that function's (benchmark meter).
-  const firstAttempts = new Map<string, number | undefined>();
-  const attemptKey = (delivery: { tenant: string; endpointId: string; eventId: string }) =>
-    `${delivery.tenant}/${delivery.endpointId}/${delivery.eventId}`;
-  const deliveries: typeof wired.deliveries = Object.create(wired.deliveries, {
-    claim: {
-      value: (delivery: PendingDelivery, until: Date) => {
-        const key = attemptKey(delivery);
-        if (firstAttempts.has(key)) firstAttempts.set(key, performance.now());
-        return wired.deliveries.claim(delivery, until);
-      },
-    },
-  });
   const deps = {
     ...wired,
-    deliveries,
     waker: wired.waker ?? new SqsDeliveryWaker(LOCAL_WAKE_UP_QUEUE_URL, undefined, localWakeUps),
   };
   const dispatcher = new DeliveryDispatcher(deps, DEFAULT_DISPATCHER_LIMITS, {
     onError: (error, delivery) =>
       console.error(`Webhook delivery of event ${delivery.eventId} failed; it is due again later`, error),
-    onSettled: (_result, delivery) => {
-      const key = attemptKey(delivery);
-      const first = firstAttempts.get(key);
-      firstAttempts.delete(key);
-      // Begun (claimed) as a first attempt: billed from its claim to its end.
-      if (first !== undefined) addBilledDuration(INGEST_ENTRY, performance.now() - first);
-    },
   });
   // Each part runs as the function that does it on AWS, under its IAM policies; the bus offset is
   // the local bus's own bookkeeping (no function's: on AWS the queue keeps it).
@@ -210,6 +191,10 @@ export const startLocalWebhookDelivery = async (options: {
         histories: historiesOncePerBatch(transferHistories()),
         onForged,
       };
+      // First deliveries go on while the next changes are recorded; the offset moves past the
+      // slice only once each of its changes has its first deliveries made or queued.
+      const firstDeliveries: Promise<void>[] = [];
+      let firstFailure: unknown;
       for (let start = 0; start < transfers.length; ) {
         const concurrency = options.workflowBacklogged?.()
           ? RECORD_CONCURRENCY_BEHIND_WORKFLOW
@@ -219,21 +204,40 @@ export const startLocalWebhookDelivery = async (options: {
         await Promise.all(
           chunk.map(async (changes) => {
             for (const change of changes) {
-              // One message of the queue's reader on AWS: one invocation.
-              const queued = await inOwnContext(
+              // One message of the queue's reader on AWS: one invocation, which records the change
+              // and makes its first deliveries, under its role.
+              const requestId = randomUUID();
+              const recorded = await inOwnContext(
                 'WebhookIngest',
-                randomUUID(),
+                requestId,
                 // Metrics are kept per invocation (its request id): published before it ends.
                 () => recordStatusEventFromBus(recording, change).finally(flushMetrics),
                 INGEST_ENTRY,
               );
-              for (const delivery of queued) firstAttempts.set(attemptKey(delivery), undefined);
-              // The first attempts are the ingest function's on AWS, under its role.
-              inOwnContext('WebhookIngest', randomUUID(), () => dispatcher.offer(queued));
+              if (recorded === undefined) continue;
+              // The recording is metered as the invocation; its first deliveries are added to it.
+              const started = performance.now();
+              firstDeliveries.push(
+                inOwnContext('WebhookIngest', requestId, async () => {
+                  await makeFirstDeliveries(deps, dispatcher, recorded);
+                  dispatcher.offer(recorded.queued);
+                })
+                  .catch((error: unknown) => {
+                    firstFailure ??= error;
+                  })
+                  .finally(() => {
+                    if (recorded.first.length > 0)
+                      addBilledDuration(INGEST_ENTRY, performance.now() - started);
+                  }),
+              );
             }
           }),
         );
       }
+      await Promise.all(firstDeliveries);
+      // Read again from the same offset: recording the changes again queues each delivery that has
+      // neither a first attempt recorded nor a queued delivery.
+      if (firstFailure !== undefined) throw firstFailure;
       if (transfers.length > 0) await queueRead('sqs:DeleteMessage');
       offset = next;
       await writeOffset(offset);

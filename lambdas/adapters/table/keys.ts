@@ -197,8 +197,8 @@ export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 
 /**
  * Webhooks, three kinds under three prefixes. A tenant's endpoints, with their sealed secrets,
  * share one partition (listed by id, which sorts by creation); each endpoint's deliveries and
- * attempts share another; each event has its own, and a copy under its transfer for
- * `paymentId.eq`. WEBHOOK_INDEX orders a tenant's events and the queued deliveries (in
+ * attempts share another; each event has its own (a transfer's events are named by its history,
+ * for `paymentId.eq`). WEBHOOK_INDEX orders a tenant's events and the queued deliveries (in
  * WEBHOOK_DUE_SHARDS partitions, so no one partition takes every write).
  */
 export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey => ({
@@ -230,10 +230,6 @@ export const webhookAttemptKey = (
 export const webhookEventKey = (tenant: string, eventId: string): TableKey => ({
   pk: `EVENT#${tenant}#ID#${eventId}`,
   sk: 'EVENT',
-});
-export const paymentEventKey = (tenant: string, paymentId: string, order: string): TableKey => ({
-  pk: `EVENT#${tenant}#PAYMENT#${paymentId}`,
-  sk: order,
 });
 /** Index partition of a tenant's events; the order is `<createdAt>#<eventId>`. */
 export const eventsIndexKey = (tenant: string): string => `EVENT#${tenant}#ALL`;

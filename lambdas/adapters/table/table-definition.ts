@@ -8,7 +8,10 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
-  /** Non-key attributes the index carries besides the keys (INCLUDE); every attribute (ALL) when absent. */
+  /**
+   * Non-key attributes the index carries besides the keys (INCLUDE; none: KEYS_ONLY); every
+   * attribute (ALL) when absent.
+   */
   include?: readonly string[];
 }
 
@@ -52,14 +55,14 @@ const LIST_INDEX_DEFINITIONS: readonly IndexDefinition[] = Object.values(LIST_IN
 
 /**
  * The reconciler's sparse index: transfers not final (or not fully published) by the time they
- * should next be looked at. It carries the status besides the keys, and is written only when
- * that time moves.
+ * should next be looked at. Keys only (its readers read the transfer itself), so it is written
+ * only when that time moves, not by every status change.
  */
 export const RECOVERY_INDEX = {
   indexName: 'recoveryByDueTime',
   partitionKey: 'recoveryShard',
   sortKey: 'recoveryDueAt',
-  include: ['status'],
+  include: [],
 } as const satisfies IndexDefinition;
 
 /**
@@ -98,7 +101,9 @@ export const globalSecondaryIndexInput = (index: IndexDefinition): GlobalSeconda
   Projection:
     index.include === undefined
       ? { ProjectionType: 'ALL' }
-      : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
+      : index.include.length === 0
+        ? { ProjectionType: 'KEYS_ONLY' }
+        : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
 });
 
 export const createTableInput = (tableName: string): CreateTableCommandInput => {

@@ -1,3 +1,4 @@
+import { statusEventId } from '#domain/credit-transfers/lifecycle';
 import type {
   EventPageRequest,
   PendingDelivery,
@@ -14,9 +15,10 @@ import {
 import { invocationDeadline, withInvocationDeadline } from '#shared/deadline';
 import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
 import {
+  creditTransferKey,
   eventOrder,
   eventsIndexKey,
-  paymentEventKey,
+  TENANT_ID_PATTERN,
   WEBHOOK_DUE_SHARDS,
   webhookAttemptKey,
   webhookDeliveryKey,
@@ -368,10 +370,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
   // --- events ---------------------------------------------------------------------------------
 
   async putIfAbsent(event: WebhookEventRecord): Promise<boolean> {
-    const order = eventOrder(event.createdAt, event.id);
-    const content = { eventType: event.type, body: event.body, [TIME_TO_LIVE_ATTRIBUTE]: event.expiresAt };
-    let stored = event;
-    let created = true;
+    // One item per event: a transfer's events are found through its history (see paymentPage).
     try {
       await withinEventWriteLimit(() =>
         this.client.put({
@@ -379,35 +378,20 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
           Item: {
             ...webhookEventKey(event.tenant, event.id),
             type: 'WebhookEvent',
-            ...content,
+            eventType: event.type,
+            body: event.body,
+            [TIME_TO_LIVE_ATTRIBUTE]: event.expiresAt,
             [WEBHOOK_INDEX.partitionKey]: eventsIndexKey(event.tenant),
-            [WEBHOOK_INDEX.sortKey]: order,
+            [WEBHOOK_INDEX.sortKey]: eventOrder(event.createdAt, event.id),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
+      return true;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      created = false;
-      // Kept already: its copy under the transfer is written again from the kept one (below),
-      // in case a crash came between the two writes the first time.
-      const kept = await this.get(event.tenant, event.id, new Date(0));
-      if (kept === undefined) throw error;
-      stored = kept;
+      if (isConditionFailure(error)) return false;
+      throw error;
     }
-    if (stored.paymentId !== undefined) {
-      await this.client.put({
-        TableName: this.tableName,
-        Item: {
-          ...paymentEventKey(stored.tenant, stored.paymentId, eventOrder(stored.createdAt, stored.id)),
-          type: 'WebhookEventOfPayment',
-          eventType: stored.type,
-          body: stored.body,
-          [TIME_TO_LIVE_ATTRIBUTE]: stored.expiresAt,
-        },
-      });
-    }
-    return created;
   }
 
   async get(tenant: string, id: string, now: Date): Promise<WebhookEventRecord | undefined> {
@@ -428,11 +412,10 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
    * reads are spent (then it answers with what it has and a position to go on from).
    */
   async page(request: EventPageRequest): Promise<{ events: WebhookEventRecord[]; next?: string }> {
-    const byPayment = request.paymentId !== undefined;
-    const partition = byPayment
-      ? { name: 'pk', value: paymentEventKey(request.tenant, request.paymentId as string, '').pk }
-      : { name: WEBHOOK_INDEX.partitionKey, value: eventsIndexKey(request.tenant) };
-    const order = byPayment ? 'sk' : WEBHOOK_INDEX.sortKey;
+    if (request.paymentId !== undefined)
+      return this.paymentPage({ ...request, paymentId: request.paymentId });
+    const partition = { name: WEBHOOK_INDEX.partitionKey, value: eventsIndexKey(request.tenant) };
+    const order = WEBHOOK_INDEX.sortKey;
     // `<createdAt>#<id>` sorts after `<createdAt>`: every event recorded at or after the horizon
     // is above it.
     const until = request.createdBefore;
@@ -446,7 +429,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
       if (from !== undefined && from >= until) return { events };
       const result = await this.client.query({
         TableName: this.tableName,
-        ...(!byPayment && { IndexName: WEBHOOK_INDEX.indexName }),
+        IndexName: WEBHOOK_INDEX.indexName,
         KeyConditionExpression:
           from === undefined
             ? '#partition = :partition AND #order < :until'
@@ -466,7 +449,6 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
           ...(request.type !== undefined && { ':type': request.type }),
         },
         Limit: Math.max(request.limit + 1, 100),
-        ...(byPayment && { ConsistentRead: true }),
         ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
       });
       for (const item of result.Items ?? []) {
@@ -486,6 +468,72 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     return { events, ...(position !== undefined && { next: position }) };
   }
 
+  /**
+   * A page of one transfer's events (`paymentId.eq`), in the same order and with the same
+   * filters and positions as the tenant's list: its status events have the ids of its history's
+   * entries (statusEventId), so the transfer's history (one read) names them and they are read by
+   * key, strongly consistent. A change whose event is not recorded yet is not listed yet.
+   */
+  private async paymentPage(
+    request: EventPageRequest & { paymentId: string },
+  ): Promise<{ events: WebhookEventRecord[]; next?: string }> {
+    const history = await this.historyOf(request.tenant, request.paymentId);
+    const ids = history.map((_, sequence) => statusEventId(request.tenant, request.paymentId, sequence));
+    const now = epochSeconds(request.now);
+    const listed = (await this.eventItems(ids.map((id) => ({ ...webhookEventKey(request.tenant, id) }))))
+      .filter(
+        (item) =>
+          (item[TIME_TO_LIVE_ATTRIBUTE] as number) > now &&
+          (request.type === undefined || item.eventType === request.type),
+      )
+      .map((item) => ({
+        order: item[WEBHOOK_INDEX.sortKey] as string,
+        event: eventOfItem(request.tenant, item),
+      }))
+      .filter(({ order }) => {
+        if (order >= request.createdBefore) return false;
+        if (request.after !== undefined) return order > request.after;
+        return request.createdAtFrom === undefined || order >= request.createdAtFrom;
+      })
+      .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    const page = listed.slice(0, request.limit);
+    const events = page.map(({ event }) => event);
+    return listed.length > page.length
+      ? { events, next: page[page.length - 1]?.order as string }
+      : { events };
+  }
+
+  /** The transfer's history alone (the transfer's body can be large), or none when there is no transfer. */
+  private async historyOf(tenant: string, paymentId: string): Promise<unknown[]> {
+    if (!TENANT_ID_PATTERN.test(tenant)) return [];
+    const { Item } = await this.client.get({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      ConsistentRead: true,
+      ProjectionExpression: '#history',
+      ExpressionAttributeNames: { '#history': 'history' },
+    });
+    return Array.isArray(Item?.history) ? Item.history : [];
+  }
+
+  /** Events by key, strongly consistent, a hundred at a time (BatchGetItem's bound). */
+  private async eventItems(keys: readonly Item[]): Promise<Item[]> {
+    const items: Item[] = [];
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: Item[] = keys.slice(start, start + 100);
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt === 5) throw new Error(`BatchGetItem left ${pending.length} events unread`);
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const result = await this.client.batchGet({
+          RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } },
+        });
+        items.push(...(result.Responses?.[this.tableName] ?? []));
+        pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return items;
+  }
+
   // --- deliveries -----------------------------------------------------------------------------
 
   private dueValues(endpointId: string, dueAt: string): Item {
@@ -499,6 +547,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
     dueAt: Date,
     again: boolean,
+    attempts = 0,
   ): Promise<boolean> {
     try {
       await this.client.put({
@@ -509,7 +558,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
           tenant: delivery.tenant,
           endpointId: delivery.endpointId,
           eventId: delivery.eventId,
-          attempts: 0,
+          attempts,
           state: 'queued',
           ...this.dueValues(delivery.endpointId, dueAt.toISOString()),
         },
@@ -649,11 +698,36 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     );
   }
 
-  async recordAttempt(tenant: string, endpointId: string, attempt: DeliveryAttempt): Promise<void> {
+  async firstDeliveryMade(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    eventCreatedAt: string,
+  ): Promise<boolean> {
+    const keys = [
+      webhookAttemptKey(delivery.tenant, delivery.endpointId, eventCreatedAt, delivery.eventId),
+      webhookDeliveryKey(delivery.tenant, delivery.endpointId, delivery.eventId),
+    ];
+    for (const Key of keys) {
+      const { Item } = await this.client.get({
+        TableName: this.tableName,
+        Key,
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      });
+      if (Item !== undefined) return true;
+    }
+    return false;
+  }
+
+  async recordAttempt(
+    tenant: string,
+    endpointId: string,
+    attempt: DeliveryAttempt,
+    firstOf?: { createdAt: string },
+  ): Promise<void> {
     await this.client.put({
       TableName: this.tableName,
       Item: {
-        ...webhookAttemptKey(tenant, endpointId, attempt.attemptedAt, attempt.eventId),
+        ...webhookAttemptKey(tenant, endpointId, firstOf?.createdAt ?? attempt.attemptedAt, attempt.eventId),
         type: 'WebhookAttempt',
         ...attempt,
         [TIME_TO_LIVE_ATTRIBUTE]: epochSeconds(new Date(attempt.attemptedAt)) + ATTEMPT_RETENTION_SECONDS,

@@ -122,6 +122,21 @@ const publishedToNote = (state: LifecycleState, record: CreditTransferRecord): n
 };
 
 /**
+ * The recovery check a status change asks for: `wanted`, unless the transfer's check is no more
+ * than half the stall time before it already (and the transfer is not parked): then the check
+ * stays, and the status write moves no recovery index entry. A check left later than wanted is at
+ * most the poll budget and the stall time after the write that set it (a submission, or a
+ * reconciler's claim), or just after a hold's end, so a transfer stuck after this change is still
+ * found, a few minutes later at most; one left a little earlier is found a little sooner.
+ */
+const checkFor = (record: CreditTransferRecord, wanted: Date): Date | undefined =>
+  record.parked === undefined &&
+  record.nextCheckAt !== undefined &&
+  Date.parse(record.nextCheckAt) >= wanted.getTime() - (STALL_SECONDS * 1000) / 2
+    ? undefined
+    : wanted;
+
+/**
  * A step's output. The ASL routes `hold` to a Wait on `$.holdUntil` and `poll` or `wait` to a Wait
  * on `$.waitSeconds` (a missing one fails the execution), so each carries its field. It carries the
  * transfer's changes not yet published, from the record the step last read or wrote.
@@ -226,7 +241,7 @@ const runStep = async (
         change: change('Cancelled', now, record.cancellation.clientId, STATUS_REASONS.requestedByCustomer),
         // Once submission is claimed clearing may have the payment: only a recall cancels it then.
         submission: 'unclaimed',
-        nextCheckAt: secondsAfter(now, STALL_SECONDS),
+        nextCheckAt: checkFor(record, secondsAfter(now, STALL_SECONDS)),
         publishedCount: publishedToNote(state, record),
       });
       result = cancelled ? output(state, cancelled, 'finish') : 'raced';
@@ -301,7 +316,7 @@ const validate = async (
         ? change('AcceptedTechnicalValidation', now, ACTORS.workflow)
         : change('Rejected', now, ACTORS.workflow, reason),
     unlessCancellationRequested: true,
-    nextCheckAt: secondsAfter(now, STALL_SECONDS),
+    nextCheckAt: checkFor(record, secondsAfter(now, STALL_SECONDS)),
     publishedCount: publishedToNote(state, record),
   });
   if (!updated) return 'raced';
@@ -325,7 +340,7 @@ const checkCustomerProfile = async (
       from: 'AcceptedTechnicalValidation',
       change: change('Rejected', now, ACTORS.rail, check),
       unlessCancellationRequested: true,
-      nextCheckAt: secondsAfter(now, STALL_SECONDS),
+      nextCheckAt: checkFor(record, secondsAfter(now, STALL_SECONDS)),
       publishedCount: publishedToNote(state, record),
     });
     return rejected ? output(state, rejected, 'finish') : 'raced';
@@ -335,7 +350,7 @@ const checkCustomerProfile = async (
     from: 'AcceptedTechnicalValidation',
     change: change('AcceptedCustomerProfile', now, ACTORS.rail),
     unlessCancellationRequested: true,
-    nextCheckAt: checkAfterHold(hold, now),
+    nextCheckAt: checkFor(record, checkAfterHold(hold, now)),
     publishedCount: publishedToNote(state, record),
     ...(hold.kind === 'none' && { claimSubmissionAt: now }),
   });
@@ -367,7 +382,7 @@ const submit = async (
     change: change('AcceptedSettlementInProcess', now, ACTORS.rail),
     submission: 'claimed',
     // Submitted means a cancellation can only win by a recall now, which polling asks for.
-    nextCheckAt: secondsAfter(now, pollBudgetSeconds(deps.settings) + STALL_SECONDS),
+    nextCheckAt: checkFor(record, secondsAfter(now, pollBudgetSeconds(deps.settings) + STALL_SECONDS)),
     publishedCount: publishedToNote(state, record),
   });
   if (!submitted) return 'raced';
@@ -461,7 +476,7 @@ export const pollClearing = (deps: StepDependencies, state: LifecycleState): Pro
     const updated = await deps.store.transition(state.tenant, state.paymentId, {
       from: 'AcceptedSettlementInProcess',
       change: outcome,
-      nextCheckAt: secondsAfter(now, STALL_SECONDS),
+      nextCheckAt: checkFor(record, secondsAfter(now, STALL_SECONDS)),
       publishedCount: publishedToNote(state, record),
     });
     return updated ? output(state, updated, 'finish') : 'raced';

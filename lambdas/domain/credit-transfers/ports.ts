@@ -92,8 +92,12 @@ export interface StatusTransition {
   unlessCancellationRequested?: boolean;
   /** Refuse the change unless the submission to clearing is claimed (`claimed`) or not (`unclaimed`). */
   submission?: 'claimed' | 'unclaimed';
-  /** The next recovery check; ignored once every change of a final transfer is published. */
-  nextCheckAt: Date;
+  /**
+   * The next recovery check; ignored once every change of a final transfer is published. Without
+   * one the check stays where it is (the write then moves no recovery index entry), and the write
+   * is refused unless the transfer has a check and is not parked.
+   */
+  nextCheckAt?: Date;
   /**
    * Claims the submission to clearing in the same write (see `claimSubmission`), for a transfer
    * that goes to clearing right after this change; needs `unlessCancellationRequested`.

@@ -71,11 +71,15 @@ export interface WebhookEventStore {
 
 /** The persisted delivery queue: what is due when, and the attempts made. */
 export interface WebhookDeliveryStore {
-  /** Queues the event for the endpoint, due at `dueAt`; unless `again`, an existing delivery stays as it is (false). */
+  /**
+   * Queues the event for the endpoint, due at `dueAt`, with `attempts` made so far (0 unless
+   * given); unless `again`, an existing delivery stays as it is (false).
+   */
   queue(
     delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
     dueAt: Date,
     again: boolean,
+    attempts?: number,
   ): Promise<boolean>;
   /** Deliveries due at `now`, oldest due first, at most `limit`. */
   due(now: Date, limit: number): Promise<PendingDelivery[]>;
@@ -95,7 +99,24 @@ export interface WebhookDeliveryStore {
    * claim would have ended. Answers how many it released.
    */
   releaseClaims(now: Date): Promise<number>;
-  recordAttempt(tenant: string, endpointId: string, attempt: DeliveryAttempt): Promise<void>;
+  /**
+   * Records an attempt. A first delivery's (see FirstDelivery) is filed under its event's
+   * `createdAt` (`firstOf`) rather than its own time, so firstDeliveryMade can find it.
+   */
+  recordAttempt(
+    tenant: string,
+    endpointId: string,
+    attempt: DeliveryAttempt,
+    firstOf?: { createdAt: string },
+  ): Promise<void>;
+  /**
+   * Whether the event's first delivery to the endpoint was made (its first attempt recorded) or
+   * the delivery is queued (or was: a finished delivery is kept).
+   */
+  firstDeliveryMade(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    eventCreatedAt: string,
+  ): Promise<boolean>;
   /** The endpoint's most recent attempts, newest first. */
   attempts(tenant: string, endpointId: string, limit: number): Promise<DeliveryAttempt[]>;
 }

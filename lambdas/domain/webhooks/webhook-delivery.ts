@@ -17,6 +17,7 @@ import {
 } from './webhook-endpoint.ts';
 import {
   endpointDisabledEventRecord,
+  STATUS_CHANGED_TYPE,
   statusChangedEventRecord,
   type WebhookEventRecord,
 } from './webhook-event.ts';
@@ -80,6 +81,35 @@ export const endpointsOncePerBatch = (
   };
 };
 
+/** The tenant's enabled endpoints that receive `type`. */
+const endpointsFor = async (
+  deps: Pick<RecordingDependencies, 'endpoints'>,
+  tenant: string,
+  type: WebhookEventRecord['type'],
+  exceptEndpoint?: string,
+): Promise<WebhookEndpointRecord[]> =>
+  (await deps.endpoints.all(tenant)).filter(
+    (endpoint) =>
+      endpoint.status === 'enabled' && receivesType(endpoint, type) && endpoint.id !== exceptEndpoint,
+  );
+
+/** Queues the event for each endpoint, due now, unless queued already; answers the deliveries it queued. */
+const queueFor = async (
+  deps: Pick<RecordingDependencies, 'deliveries' | 'clock'>,
+  event: Pick<WebhookEventRecord, 'tenant' | 'id'>,
+  endpoints: readonly WebhookEndpointRecord[],
+): Promise<PendingDelivery[]> => {
+  const now = deps.clock.now();
+  const queued: PendingDelivery[] = [];
+  for (const endpoint of endpoints) {
+    const delivery = { tenant: event.tenant, endpointId: endpoint.id, eventId: event.id };
+    if (await deps.deliveries.queue(delivery, now, false)) {
+      queued.push({ ...delivery, attempts: 0, dueAt: now.toISOString() });
+    }
+  }
+  return queued;
+};
+
 /**
  * Keeps the event (unless kept already: a republished event keeps its first body) and queues it
  * for each enabled endpoint of its tenant that receives its type, unless queued already. Answers
@@ -94,21 +124,7 @@ export const recordEvent = async (
 ): Promise<PendingDelivery[]> => {
   const event = eventAt(deps.clock.now());
   await deps.events.putIfAbsent(event);
-  const now = deps.clock.now();
-  const endpoints = (await deps.endpoints.all(event.tenant)).filter(
-    (endpoint) =>
-      endpoint.status === 'enabled' &&
-      receivesType(endpoint, event.type) &&
-      endpoint.id !== options.exceptEndpoint,
-  );
-  const queued: PendingDelivery[] = [];
-  for (const endpoint of endpoints) {
-    const delivery = { tenant: event.tenant, endpointId: endpoint.id, eventId: event.id };
-    if (await deps.deliveries.queue(delivery, now, false)) {
-      queued.push({ ...delivery, attempts: 0, dueAt: now.toISOString() });
-    }
-  }
-  return queued;
+  return queueFor(deps, event, await endpointsFor(deps, event.tenant, event.type, options.exceptEndpoint));
 };
 
 /** A status change from the workflow's events, kept and queued as a webhook event. */
@@ -117,6 +133,75 @@ export const recordStatusChange = (
   change: StatusChangedEvent,
 ): Promise<PendingDelivery[]> =>
   recordEvent(deps, (createdAt) => statusChangedEventRecord(change, createdAt));
+
+/**
+ * A delivery of an event just recorded, kept in no table: its first attempt is made at once, and
+ * it is queued only when that attempt does not deliver it (most first attempts do, and then the
+ * delivery costs no queue write, no claim and no finish).
+ */
+export interface FirstDelivery {
+  endpoint: WebhookEndpointRecord;
+  event: WebhookEventRecord;
+}
+
+/** What recording a status change leaves to do: the first deliveries of a new event, or deliveries it queued. */
+export interface RecordedEvent {
+  tenant: string;
+  eventId: string;
+  /** To be made with makeFirstDeliveries before the change is acknowledged. */
+  first: FirstDelivery[];
+  queued: PendingDelivery[];
+}
+
+/**
+ * Keeps the event of a status change for first deliveries made at once (see FirstDelivery). An
+ * event kept already (the change published again, or its recording stopped part way) has each
+ * delivery whose first attempt is recorded or which is queued made already; the others are
+ * queued now (one may go out twice, with the same id: its attempt was cut short before it was
+ * recorded; none is lost).
+ */
+export const recordStatusChangeForFirstDeliveries = async (
+  deps: RecordingDependencies,
+  change: StatusChangedEvent,
+): Promise<RecordedEvent> => {
+  // Read before the event is made: its createdAt is taken right before its write.
+  const endpoints = await endpointsFor(deps, change.tenant, STATUS_CHANGED_TYPE);
+  const event = statusChangedEventRecord(change, deps.clock.now());
+  const recorded = { tenant: event.tenant, eventId: event.id, first: [], queued: [] };
+  if (await deps.events.putIfAbsent(event)) {
+    return { ...recorded, first: endpoints.map((endpoint) => ({ endpoint, event })) };
+  }
+  if (endpoints.length === 0) return recorded;
+  const kept = await deps.events.get(event.tenant, event.id, deps.clock.now());
+  if (kept === undefined) return recorded;
+  const unmade: WebhookEndpointRecord[] = [];
+  for (const endpoint of endpoints) {
+    const delivery = { tenant: event.tenant, endpointId: endpoint.id, eventId: event.id };
+    if (!(await deps.deliveries.firstDeliveryMade(delivery, kept.createdAt))) unmade.push(endpoint);
+  }
+  return { ...recorded, queued: await queueFor(deps, event, unmade) };
+};
+
+/**
+ * Makes the first deliveries of a recorded event: each is attempted at once through the
+ * dispatcher, or queued (due now) when no place in it comes free soon. Rejects when one could be
+ * neither delivered nor queued: recording the event again (the status change comes back) finds
+ * neither its first attempt nor a queued delivery, and queues it.
+ */
+export const makeFirstDeliveries = async (
+  deps: Pick<RecordingDependencies, 'deliveries' | 'clock'>,
+  dispatcher: { offerFirst(delivery: FirstDelivery): Promise<AttemptResult | undefined> },
+  recorded: RecordedEvent,
+): Promise<void> => {
+  const results = await Promise.allSettled(
+    recorded.first.map(async (first) => {
+      if ((await dispatcher.offerFirst(first)) === undefined)
+        await queueFor(deps, { tenant: recorded.tenant, id: recorded.eventId }, [first.endpoint]);
+    }),
+  );
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+};
 
 /** What recording an event from the bus needs besides: the stored transfers, and who hears of a forgery. */
 export type BusRecordingDependencies = RecordingDependencies & {
@@ -134,13 +219,13 @@ export type BusRecordingDependencies = RecordingDependencies & {
 export const recordStatusEventFromBus = async (
   deps: BusRecordingDependencies,
   event: unknown,
-): Promise<PendingDelivery[]> => {
+): Promise<RecordedEvent | undefined> => {
   const check = await checkStatusEvent(deps.histories, event);
   if (!check.accepted) {
     deps.onForged(event, check.reason);
-    return [];
+    return undefined;
   }
-  return recordStatusChange(deps, check.event);
+  return recordStatusChangeForFirstDeliveries(deps, check.event);
 };
 
 /**
@@ -171,6 +256,78 @@ export type AttemptResult = 'delivered' | 'retrying' | 'failed' | 'dropped' | 't
 
 const ERROR_TEXT_MAX = 256;
 
+/** Where an attempt's outcome goes: a claimed delivery of the queue, or a first delivery in no table yet. */
+interface AttemptOutcomes {
+  /** A first delivery's: its first attempt is filed under its event's createdAt. */
+  first?: boolean;
+  delivered(attempts: number): Promise<void>;
+  retry(attempts: number, at: Date): Promise<void>;
+  failed(attempts: number): Promise<void>;
+}
+
+/** Sends the event to the endpoint once, records the attempt, and settles the outcome. */
+const attemptOnce = async (
+  deps: DeliveryDependencies,
+  endpoint: WebhookEndpointRecord,
+  event: WebhookEventRecord,
+  attemptsBefore: number,
+  outcomes: AttemptOutcomes,
+): Promise<AttemptResult> => {
+  const attemptedAt = deps.clock.now();
+  const secrets = await openLiveSecrets(deps.secrets, endpoint, attemptedAt);
+  const response = await deps.sender.send({
+    url: endpoint.url,
+    headers: signedHeaders(event.id, attemptedAt, event.body, secrets),
+    body: event.body,
+    allowLoopback: isLocalReceiver(new URL(endpoint.url), deps.urlPolicy),
+  });
+  const attempts = attemptsBefore + 1;
+  const verdict = verdictOf(response.httpStatus);
+  // The outcome first, then the attempt: a first delivery's recorded attempt says it was made
+  // (see firstDeliveryMade), so its retry must be queued by then.
+  const recordAttempt = () =>
+    deps.deliveries.recordAttempt(
+      endpoint.tenant,
+      endpoint.id,
+      {
+        eventId: event.id,
+        attempt: attempts,
+        attemptedAt: attemptedAt.toISOString(),
+        durationMs: Math.max(0, Math.round(response.durationMs)),
+        ...(response.httpStatus !== undefined && { httpStatus: response.httpStatus }),
+        ...(response.error !== undefined && { error: response.error.slice(0, ERROR_TEXT_MAX) }),
+        outcome: verdict === 'delivered' ? 'delivered' : 'failed',
+      },
+      attemptsBefore === 0 && outcomes.first ? { createdAt: event.createdAt } : undefined,
+    );
+
+  const now = deps.clock.now();
+  if (verdict === 'delivered') {
+    await outcomes.delivered(attempts);
+    await recordAttempt();
+    if (endpoint.failingSince !== undefined)
+      await deps.endpoints.markSucceeding(endpoint.tenant, endpoint.id);
+    return 'delivered';
+  }
+  if (verdict === 'gone') {
+    await outcomes.failed(attempts);
+    await recordAttempt();
+    await disableEndpoint(deps, endpoint, 'gone');
+    return 'failed';
+  }
+  const next = nextAttemptAt(deps.policy, attempts, now);
+  if (next === undefined) await outcomes.failed(attempts);
+  else await outcomes.retry(attempts, next);
+  await recordAttempt();
+  if (next !== undefined)
+    await deps.waker?.wakeAt({ tenant: endpoint.tenant, endpointId: endpoint.id, eventId: event.id }, next);
+  const failingSince = await deps.endpoints.markFailing(endpoint.tenant, endpoint.id, now);
+  if (failingSince !== undefined && failedTooLong(deps.policy, failingSince, now)) {
+    await disableEndpoint(deps, endpoint, 'failing');
+  }
+  return next === undefined ? 'failed' : 'retrying';
+};
+
 /**
  * One attempt of one delivery. It is claimed first (a worker that dies holding it loses nothing:
  * the claim ends and it is due again); a delivery whose endpoint is gone or disabled, or whose
@@ -196,48 +353,37 @@ export const attemptDelivery = async (
     await deps.deliveries.finish(claimed, delivery.attempts, 'dropped');
     return 'dropped';
   }
-
-  const attemptedAt = deps.clock.now();
-  const secrets = await openLiveSecrets(deps.secrets, endpoint, attemptedAt);
-  const response = await deps.sender.send({
-    url: endpoint.url,
-    headers: signedHeaders(event.id, attemptedAt, event.body, secrets),
-    body: event.body,
-    allowLoopback: isLocalReceiver(new URL(endpoint.url), deps.urlPolicy),
+  return attemptOnce(deps, endpoint, event, delivery.attempts, {
+    delivered: (attempts) => deps.deliveries.finish(claimed, attempts, 'delivered'),
+    retry: (attempts, at) => deps.deliveries.retryAt(claimed, attempts, at),
+    failed: (attempts) => deps.deliveries.finish(claimed, attempts, 'failed'),
   });
-  const attempts = delivery.attempts + 1;
-  const verdict = verdictOf(response.httpStatus);
-  await deps.deliveries.recordAttempt(delivery.tenant, delivery.endpointId, {
-    eventId: event.id,
-    attempt: attempts,
-    attemptedAt: attemptedAt.toISOString(),
-    durationMs: Math.max(0, Math.round(response.durationMs)),
-    ...(response.httpStatus !== undefined && { httpStatus: response.httpStatus }),
-    ...(response.error !== undefined && { error: response.error.slice(0, ERROR_TEXT_MAX) }),
-    outcome: verdict === 'delivered' ? 'delivered' : 'failed',
-  });
+};
 
-  const now = deps.clock.now();
-  if (verdict === 'delivered') {
-    await deps.deliveries.finish(claimed, attempts, 'delivered');
-    if (endpoint.failingSince !== undefined)
-      await deps.endpoints.markSucceeding(endpoint.tenant, endpoint.id);
-    return 'delivered';
+/**
+ * The first attempt of a delivery in no table (see FirstDelivery), with the endpoint and event
+ * its recording read: delivered, it leaves nothing but its attempt; otherwise it is queued for its
+ * retry (with the attempt counted), as a claimed delivery would be. Should the attempt itself
+ * fail (not the endpoint: the service), the delivery is queued due now; rejects only when that
+ * fails too.
+ */
+export const attemptFirstDelivery = async (
+  deps: DeliveryDependencies,
+  { endpoint, event }: FirstDelivery,
+): Promise<AttemptResult> => {
+  const delivery = { tenant: endpoint.tenant, endpointId: endpoint.id, eventId: event.id };
+  try {
+    return await attemptOnce(deps, endpoint, event, 0, {
+      first: true,
+      delivered: async () => {},
+      retry: async (attempts, at) => {
+        await deps.deliveries.queue(delivery, at, false, attempts);
+      },
+      // Given up at once (410 Gone, or a schedule without retries): nothing waits.
+      failed: async () => {},
+    });
+  } catch (error) {
+    if (!(await deps.deliveries.queue(delivery, deps.clock.now(), false).catch(() => false))) throw error;
+    return 'retrying';
   }
-  if (verdict === 'gone') {
-    await deps.deliveries.finish(claimed, attempts, 'failed');
-    await disableEndpoint(deps, endpoint, 'gone');
-    return 'failed';
-  }
-  const next = nextAttemptAt(deps.policy, attempts, now);
-  if (next === undefined) await deps.deliveries.finish(claimed, attempts, 'failed');
-  else {
-    await deps.deliveries.retryAt(claimed, attempts, next);
-    await deps.waker?.wakeAt(delivery, next);
-  }
-  const failingSince = await deps.endpoints.markFailing(endpoint.tenant, endpoint.id, now);
-  if (failingSince !== undefined && failedTooLong(deps.policy, failingSince, now)) {
-    await disableEndpoint(deps, endpoint, 'failing');
-  }
-  return next === undefined ? 'failed' : 'retrying';
 };

@@ -1,5 +1,11 @@
 import type { PendingDelivery } from './ports.ts';
-import { type AttemptResult, attemptDelivery, type DeliveryDependencies } from './webhook-delivery.ts';
+import {
+  type AttemptResult,
+  attemptDelivery,
+  attemptFirstDelivery,
+  type DeliveryDependencies,
+  type FirstDelivery,
+} from './webhook-delivery.ts';
 
 export interface DispatcherLimits {
   /** Attempts in flight at once, overall. */
@@ -13,6 +19,12 @@ export interface DispatcherLimits {
   perTenant: number;
   /** Due deliveries read per look at the queue. */
   batch: number;
+  /**
+   * How long a first delivery (see FirstDelivery) waits for a place before it is queued instead:
+   * places free within milliseconds when endpoints answer at once, and a queued delivery costs
+   * table writes that one made at once does not.
+   */
+  firstWaitMs: number;
 }
 
 const increment = (counts: Map<string, number>, key: string, by: number): void => {
@@ -26,6 +38,7 @@ export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = {
   perEndpoint: 4,
   perTenant: 16,
   batch: 100,
+  firstWaitMs: 2_000,
 };
 
 /**
@@ -40,6 +53,13 @@ export class DeliveryDispatcher {
   /** Deliveries this dispatcher is attempting, so a second look at the queue does not start them twice. */
   private readonly attempting = new Set<string>();
   private readonly tasks = new Set<Promise<void>>();
+  /** First deliveries waiting for a place, in order. */
+  private readonly waiting: {
+    tenant: string;
+    endpointKey: string;
+    deliveryKey: string;
+    admit: () => void;
+  }[] = [];
 
   constructor(
     private readonly deps: DeliveryDependencies,
@@ -68,13 +88,52 @@ export class DeliveryDispatcher {
       if (this.running >= this.limits.concurrency) break;
       const endpointKey = `${delivery.tenant}/${delivery.endpointId}`;
       const deliveryKey = `${endpointKey}/${delivery.eventId}`;
-      if (this.attempting.has(deliveryKey)) continue;
-      if ((this.perEndpoint.get(endpointKey) ?? 0) >= this.limits.perEndpoint) continue;
-      if ((this.perTenant.get(delivery.tenant) ?? 0) >= this.limits.perTenant) continue;
-      this.start(delivery, endpointKey, deliveryKey);
+      if (!this.hasRoom(delivery.tenant, endpointKey, deliveryKey)) continue;
+      // Its failure is no loss: the claim ends by itself and the delivery is due again.
+      this.start(delivery, endpointKey, deliveryKey, () => attemptDelivery(this.deps, delivery)).catch(
+        () => {},
+      );
       started++;
     }
     return started;
+  }
+
+  /**
+   * Starts the first attempt of a delivery in no table yet (see FirstDelivery) once the pool has
+   * room for it: answers how it ended once it is delivered or queued for a retry, and rejects
+   * when it could be neither. Undefined when no place came free within `firstWaitMs`: the caller
+   * queues it.
+   */
+  async offerFirst(first: FirstDelivery): Promise<AttemptResult | undefined> {
+    const delivery = {
+      tenant: first.endpoint.tenant,
+      endpointId: first.endpoint.id,
+      eventId: first.event.id,
+    };
+    const endpointKey = `${delivery.tenant}/${delivery.endpointId}`;
+    const deliveryKey = `${endpointKey}/${delivery.eventId}`;
+    const waits = !this.hasRoom(delivery.tenant, endpointKey, deliveryKey);
+    if (waits) {
+      const admitted = await new Promise<boolean>((resolve) => {
+        const waiter = {
+          tenant: delivery.tenant,
+          endpointKey,
+          deliveryKey,
+          admit: () => {
+            clearTimeout(timer);
+            resolve(true);
+          },
+        };
+        const timer = setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(waiter), 1);
+          resolve(false);
+        }, this.limits.firstWaitMs);
+        this.waiting.push(waiter);
+      });
+      if (!admitted) return undefined;
+    }
+    const pending = { ...delivery, attempts: 0, dueAt: this.deps.clock.now().toISOString() };
+    return this.start(pending, endpointKey, deliveryKey, () => attemptFirstDelivery(this.deps, first), waits);
   }
 
   /** Resolves once every attempt started so far has ended. */
@@ -82,16 +141,48 @@ export class DeliveryDispatcher {
     while (this.tasks.size > 0) await Promise.all([...this.tasks]);
   }
 
-  private start(delivery: PendingDelivery, endpointKey: string, deliveryKey: string): void {
+  /** Starts the waiting first deliveries that have a place now, in order (each counted as it starts). */
+  private admitWaiting(): void {
+    for (let index = 0; index < this.waiting.length; ) {
+      const waiter = this.waiting[index] as (typeof this.waiting)[number];
+      if (this.hasRoom(waiter.tenant, waiter.endpointKey, waiter.deliveryKey)) {
+        this.waiting.splice(index, 1);
+        // Held until it starts: no other delivery takes its place meanwhile.
+        this.reserve(waiter.tenant, waiter.endpointKey, waiter.deliveryKey);
+        waiter.admit();
+      } else index++;
+    }
+  }
+
+  private reserve(tenant: string, endpointKey: string, deliveryKey: string): void {
     this.running++;
     increment(this.perEndpoint, endpointKey, 1);
-    increment(this.perTenant, delivery.tenant, 1);
+    increment(this.perTenant, tenant, 1);
     this.attempting.add(deliveryKey);
-    const task = attemptDelivery(this.deps, delivery)
+  }
+
+  private hasRoom(tenant: string, endpointKey: string, deliveryKey: string): boolean {
+    return (
+      this.running < this.limits.concurrency &&
+      !this.attempting.has(deliveryKey) &&
+      (this.perEndpoint.get(endpointKey) ?? 0) < this.limits.perEndpoint &&
+      (this.perTenant.get(tenant) ?? 0) < this.limits.perTenant
+    );
+  }
+
+  private start(
+    delivery: PendingDelivery,
+    endpointKey: string,
+    deliveryKey: string,
+    attempt: () => Promise<AttemptResult>,
+    reserved = false,
+  ): Promise<AttemptResult> {
+    if (!reserved) this.reserve(delivery.tenant, endpointKey, deliveryKey);
+    const result = attempt();
+    const task = result
       .then(
-        (result) => this.events.onSettled?.(result, delivery),
+        (outcome) => this.events.onSettled?.(outcome, delivery),
         (error: unknown) => {
-          // The claim ends by itself and the delivery is due again: nothing is lost.
           this.events.onError?.(error, delivery);
           this.events.onSettled?.('error', delivery);
         },
@@ -102,7 +193,9 @@ export class DeliveryDispatcher {
         increment(this.perTenant, delivery.tenant, -1);
         this.attempting.delete(deliveryKey);
         this.tasks.delete(task);
+        this.admitWaiting();
       });
     this.tasks.add(task);
+    return result;
   }
 }

@@ -4,9 +4,11 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '#adapters/aws/dynamodb-client';
+import { creditTransferKey } from '#adapters/table/keys';
 import { createTableInput } from '#adapters/table/table-definition';
 import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
 import type { Clock } from '#domain/commons/ports';
+import { toStatusChangedEvent } from '#domain/credit-transfers/lifecycle';
 import { listEvents } from '#domain/webhooks/list-events';
 import {
   EVENT_SETTLE_MS,
@@ -187,4 +189,55 @@ describe('the events list', () => {
       await new Promise((resolve) => silent.close(resolve));
     }
   }, 15_000);
+});
+
+describe("a transfer's events (paymentId.eq)", () => {
+  it('are one item each, found through the transfer history in order, paged, and never another tenant’s', async () => {
+    const client = createDocumentClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const paymentId = randomUUID();
+    const statuses = ['Received', 'AcceptedTechnicalValidation', 'AcceptedCustomerProfile'] as const;
+    const history = statuses.map((status, index) => ({
+      status,
+      date: at(index).toISOString(),
+      actor: 'test',
+    }));
+    await client.put({
+      TableName: TABLE,
+      Item: {
+        ...creditTransferKey('tenant-h', paymentId),
+        transfer: '{}',
+        status: 'AcceptedCustomerProfile',
+        history,
+      },
+    });
+    // Recorded in another order than the history's (writes race): listed by createdAt.
+    const recorded = [2, 0, 1].map((sequence) =>
+      statusChangedEventRecord(
+        toStatusChangedEvent(
+          { tenant: 'tenant-h', paymentId, history },
+          sequence,
+          history[sequence] as never,
+        ),
+        at(10_000 + sequence * 1000),
+      ),
+    );
+    for (const event of recorded) await store.putIfAbsent(event);
+    const partitions = (await client.scan({ TableName: TABLE })).Items?.filter((item) =>
+      String(item.pk).startsWith('EVENT#tenant-h#'),
+    );
+    expect(partitions).toHaveLength(3);
+
+    now = at(10 * 60_000);
+    const first = await list('tenant-h', { 'paymentId.eq': [paymentId], limit: ['2'] });
+    expect(first.bodies.map((body) => JSON.parse(body).data.sequence)).toEqual([0, 1]);
+    const second = await list('tenant-h', {
+      'paymentId.eq': [paymentId],
+      limit: ['2'],
+      cursor: [first.nextCursor],
+    });
+    expect(second.bodies.map((body) => JSON.parse(body).data.sequence)).toEqual([2]);
+    expect(second.nextCursor).toBe('');
+    expect((await list('tenant-other', { 'paymentId.eq': [paymentId] })).bodies).toEqual([]);
+    now = T0;
+  });
 });

@@ -27,7 +27,7 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
   readonly endpointRecords = new Map<string, WebhookEndpointRecord>();
   readonly eventRecords = new Map<string, WebhookEventRecord>();
   readonly queued = new Map<string, QueuedDelivery>();
-  readonly attemptLog: (DeliveryAttempt & { endpointId: string })[] = [];
+  readonly attemptLog: (DeliveryAttempt & { endpointId: string; filedAt: string })[] = [];
 
   readonly endpoints: WebhookEndpointStore = {
     create: async (endpoint, maxPerTenant) => {
@@ -65,7 +65,7 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     },
   };
 
-  async putIfAbsent(event: WebhookEventRecord): Promise<boolean> {
+  async putIfAbsent(event: WebhookEventRecord) {
     const key = `${event.tenant}/${event.id}`;
     if (this.eventRecords.has(key)) return false;
     this.eventRecords.set(key, event);
@@ -89,10 +89,11 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
     dueAt: Date,
     again: boolean,
+    attempts = 0,
   ) {
     const key = this.key(delivery);
     if (!again && this.queued.has(key)) return false;
-    this.queued.set(key, { ...delivery, attempts: 0, dueAt: dueAt.toISOString(), state: 'queued' });
+    this.queued.set(key, { ...delivery, attempts, dueAt: dueAt.toISOString(), state: 'queued' });
     return true;
   }
 
@@ -143,8 +144,28 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     return released;
   }
 
-  async recordAttempt(_tenant: string, endpointId: string, attempt: DeliveryAttempt) {
-    this.attemptLog.push({ ...attempt, endpointId });
+  async recordAttempt(
+    _tenant: string,
+    endpointId: string,
+    attempt: DeliveryAttempt,
+    firstOf?: { createdAt: string },
+  ) {
+    this.attemptLog.push({ ...attempt, endpointId, filedAt: firstOf?.createdAt ?? attempt.attemptedAt });
+  }
+
+  async firstDeliveryMade(
+    delivery: Pick<PendingDelivery, 'tenant' | 'endpointId' | 'eventId'>,
+    eventCreatedAt: string,
+  ) {
+    return (
+      this.queued.has(this.key(delivery)) ||
+      this.attemptLog.some(
+        (attempt) =>
+          attempt.endpointId === delivery.endpointId &&
+          attempt.eventId === delivery.eventId &&
+          attempt.filedAt === eventCreatedAt,
+      )
+    );
   }
 
   async attempts(_tenant: string, endpointId: string, limit: number) {

@@ -5,7 +5,9 @@ import type { WebhookResponse } from '#domain/webhooks/ports';
 import {
   attemptDelivery,
   endpointsOncePerBatch,
+  makeFirstDeliveries,
   recordStatusChange,
+  recordStatusChangeForFirstDeliveries,
 } from '#domain/webhooks/webhook-delivery';
 import { DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { ENDPOINT_DISABLED_TYPE } from '#domain/webhooks/webhook-event';
@@ -226,6 +228,7 @@ describe('delivery', () => {
       perEndpoint: 1,
       perTenant: 1,
       batch: 100,
+      firstWaitMs: 1_000,
     });
     const first = change();
     await recordStatusChange(deps, first);
@@ -310,6 +313,168 @@ describe('delivery', () => {
   });
 });
 
+describe('first deliveries (made at once, queued only when they fail)', () => {
+  /** A store whose writes the test counts by kind. */
+  const counted = (store: MemoryWebhookStore) => {
+    const writes: string[] = [];
+    for (const name of ['putIfAbsent', 'recordAttempt', 'queue', 'claim', 'finish', 'retryAt'] as const) {
+      const original = store[name].bind(store) as (...args: never[]) => Promise<unknown>;
+      Object.assign(store, {
+        [name]: (...args: never[]) => {
+          writes.push(name);
+          return original(...args);
+        },
+      });
+    }
+    return writes;
+  };
+
+  it('delivers a new event without writing a delivery: the event and its attempt alone', async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint, 100);
+    const sender = new ScriptedSender();
+    const deps = deliveryDeps(store, sender);
+    const writes = counted(store);
+    const event = change();
+    const recorded = await recordStatusChangeForFirstDeliveries(deps, event);
+    // The attempt a moment after the event was recorded: it is found by the event's time all the same.
+    advanceSeconds(1);
+    await makeFirstDeliveries(deps, new DeliveryDispatcher(deps), recorded);
+
+    expect(sender.requests.map((request) => request.headers['webhook-id'])).toEqual([event.eventId]);
+    expect(writes).toEqual(['putIfAbsent', 'recordAttempt']);
+    expect(store.attemptLog.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([[1, 'delivered']]);
+    expect(store.queued.size).toBe(0);
+    // Published again later: recognised, and neither delivered nor queued a second time.
+    const again = await recordStatusChangeForFirstDeliveries(deps, event);
+    expect(again).toMatchObject({ first: [], queued: [] });
+    expect(sender.requests).toHaveLength(1);
+  });
+
+  it('queues a failed first attempt for its retry, counted, and retries it with the same id', async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint, 100);
+    const sender = new ScriptedSender();
+    sender.answers.set(endpoint.url, failing);
+    const deps = deliveryDeps(store, sender);
+    const dispatcher = new DeliveryDispatcher(deps);
+    const event = change();
+    await makeFirstDeliveries(deps, dispatcher, await recordStatusChangeForFirstDeliveries(deps, event));
+    expect(store.stateOf('t1', endpoint.id, event.eventId)).toMatchObject({
+      state: 'queued',
+      attempts: 1,
+      dueAt: new Date(T0.getTime() + 5_000).toISOString(),
+    });
+
+    sender.answers.delete(endpoint.url);
+    advanceSeconds(5);
+    await runDue(dispatcher);
+    expect(store.stateOf('t1', endpoint.id, event.eventId)).toMatchObject({
+      state: 'delivered',
+      attempts: 2,
+    });
+    expect(new Set(sender.requests.map((request) => request.headers['webhook-id']))).toEqual(
+      new Set([event.eventId]),
+    );
+  });
+
+  it('loses no delivery when recording stops before the first deliveries: recording the change again queues them', async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint, 100);
+    const sender = new ScriptedSender();
+    const deps = deliveryDeps(store, sender);
+    const event = change();
+    // The process dies after keeping the event, before any attempt.
+    await recordStatusChangeForFirstDeliveries(deps, event);
+    expect(sender.requests).toHaveLength(0);
+
+    // The change comes back (the message was not acknowledged).
+    const again = await recordStatusChangeForFirstDeliveries(deps, event);
+    expect(again.queued.map((delivery) => delivery.eventId)).toEqual([event.eventId]);
+    await runDue(new DeliveryDispatcher(deps));
+    expect(sender.requests.map((request) => request.headers['webhook-id'])).toEqual([event.eventId]);
+    expect(store.stateOf('t1', endpoint.id, event.eventId)?.state).toBe('delivered');
+  });
+
+  it("waits for a place past the endpoint's limit when it frees soon, and queues the delivery when none does", async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint, 100);
+    const sender = new ScriptedSender();
+    const hanging: (() => void)[] = [];
+    let hang = false;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    sender.answers.set(endpoint.url, () => {
+      if (hang)
+        return new Promise((resolve) => hanging.push(() => resolve({ httpStatus: 204, durationMs: 10_000 })));
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          inFlight--;
+          resolve({ httpStatus: 204, durationMs: 5 });
+        }, 5),
+      );
+    });
+    const deps = deliveryDeps(store, sender);
+    const limits = { concurrency: 64, perEndpoint: 2, perTenant: 16, batch: 100, firstWaitMs: 200 };
+    const dispatcher = new DeliveryDispatcher(deps, limits);
+    const quick = [change(), change(), change(), change(), change()];
+    const recorded = [];
+    for (const event of quick) recorded.push(await recordStatusChangeForFirstDeliveries(deps, event));
+    await Promise.all(recorded.map((one) => makeFirstDeliveries(deps, dispatcher, one)));
+    expect(sender.requests).toHaveLength(5);
+    expect(store.queued.size).toBe(0);
+    expect(mostInFlight).toBe(2);
+
+    hang = true;
+    const slow = [change(), change(), change()];
+    const pending = [];
+    for (const event of slow)
+      pending.push(
+        makeFirstDeliveries(deps, dispatcher, await recordStatusChangeForFirstDeliveries(deps, event)),
+      );
+    await vi.waitFor(() => expect(hanging).toHaveLength(2));
+    // The third waited its 200 ms for a place, then was queued, due now.
+    await vi.waitFor(() => expect(store.queued.size).toBe(1));
+    expect(store.stateOf('t1', endpoint.id, slow[2]?.eventId as string)?.state).toBe('queued');
+    for (const release of hanging) release();
+    await Promise.all(pending);
+    await dispatcher.idle();
+  });
+
+  it('queues what the pool has no room for, and fails when a delivery can be neither made nor queued, leaving it to the change recorded again', async () => {
+    const store = new MemoryWebhookStore();
+    const endpoint = endpointRecord();
+    await store.endpoints.create(endpoint, 100);
+    const deps = deliveryDeps(store, new ScriptedSender());
+    const full = { offerFirst: async () => undefined };
+    const event = change();
+    await makeFirstDeliveries(deps, full, await recordStatusChangeForFirstDeliveries(deps, event));
+    expect(store.stateOf('t1', endpoint.id, event.eventId)).toMatchObject({ state: 'queued', attempts: 0 });
+
+    // The table refuses both the attempt's record and the queue write.
+    store.recordAttempt = async () => {
+      throw new Error('table unavailable');
+    };
+    store.queue = async () => {
+      throw new Error('table unavailable');
+    };
+    const stuck = change();
+    const recorded = await recordStatusChangeForFirstDeliveries(deps, stuck);
+    await expect(makeFirstDeliveries(deps, new DeliveryDispatcher(deps), recorded)).rejects.toThrow(
+      'table unavailable',
+    );
+    // Neither attempt nor delivery is recorded: the change recorded again queues it.
+    store.queue = MemoryWebhookStore.prototype.queue.bind(store);
+    const again = await recordStatusChangeForFirstDeliveries(deps, stuck);
+    expect(again.queued.map((delivery) => delivery.eventId)).toEqual([stuck.eventId]);
+  });
+});
+
 describe('recording a batch of events', () => {
   it("reads each tenant's endpoints once per batch, queues every event for them, and reads again after a failed read", async () => {
     const store = new MemoryWebhookStore();
@@ -364,6 +529,7 @@ describe('dispatcher', () => {
       perEndpoint: 2,
       perTenant: 3,
       batch: 100,
+      firstWaitMs: 1_000,
     });
     for (let index = 0; index < 20; index++) await recordStatusChange(deps, change({ tenant: 't1' }));
     await dispatcher.pump();

@@ -231,3 +231,28 @@ describe('a transfer whose step fails on every attempt', () => {
     expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
   });
 });
+
+describe('a status change that leaves the recovery check where it is', () => {
+  it('is refused while the transfer is parked (it would leave it unparked in the parked partition), and made once it names a check', async () => {
+    const paymentId = await initiate(undefined);
+    const store = lifecycleStore();
+    const at = new Date().toISOString();
+    expect(await store.park(TENANT, paymentId, 'Received', { at, reason: 'NoProgress', attempts: 1 })).toBe(
+      true,
+    );
+    const change = { status: 'AcceptedTechnicalValidation' as const, date: at, actor: 'workflow' };
+    expect(await store.transition(TENANT, paymentId, { from: 'Received', change })).toBeUndefined();
+    expect((await stored(paymentId)).parked).toBeDefined();
+
+    const moved = await store.transition(TENANT, paymentId, {
+      from: 'Received',
+      change,
+      nextCheckAt: new Date(),
+    });
+    expect(moved?.parked).toBeUndefined();
+    expect(moved?.status).toBe('AcceptedTechnicalValidation');
+    expect((await store.due(new Date(Date.now() + 1000), 10_000)).map((c) => c.paymentId)).toContain(
+      paymentId,
+    );
+  });
+});

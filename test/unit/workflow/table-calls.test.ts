@@ -7,12 +7,15 @@ vi.hoisted(() => {
 });
 
 import { type DocumentClient, documentClient } from '#adapters/aws/dynamodb-client';
-import { workflowDependencies } from '#workflow/dependencies';
+import { STALL_SECONDS } from '#domain/credit-transfers/lifecycle';
+import { DEFAULT_LIFECYCLE_SETTINGS, pollBudgetSeconds } from '#domain/credit-transfers/lifecycle-settings';
+import { lifecycleSettings, workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
 import { operationsEventPublisher } from '#workflow/status-events';
 import {
   clearingRecord,
   initiate,
+  lifecycleStore,
   publishedEvents,
   startRunner,
   startWorkflowEnvironment,
@@ -32,6 +35,7 @@ const SETTLED = [
   'AcceptedSettlementInProcess',
   'AcceptedSettlementCompleted',
 ];
+const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
 /** The issue's bound: table calls of the service per settled transfer, initiation included. */
 const MOST_SERVICE_CALLS = 8;
 
@@ -91,10 +95,14 @@ const statusWritesOf = (calls: readonly Call[]) =>
 
 describe('table calls per settled transfer', () => {
   it(`settles a transfer in at most ${MOST_SERVICE_CALLS} calls of the service, initiation included, each status change a conditional write naming the status it leaves`, async () => {
+    // Clearing's polls as on a stage (a budget of minutes), the first one a second after submission.
+    vi.stubEnv('CLEARING_POLL_INITIAL_SECONDS', String(DEFAULT_LIFECYCLE_SETTINGS.pollInitialSeconds));
+    vi.stubEnv('CLEARING_POLL_MAX_ATTEMPTS', String(DEFAULT_LIFECYCLE_SETTINGS.pollMaxAttempts));
     const { runner } = await startRunner();
     const { calls } = countCalls(documentClient());
     const paymentId = await initiate(runner);
     await runner.idle();
+    vi.unstubAllEnvs();
 
     const record = await stored(paymentId);
     expect(statusesOf(record)).toEqual(SETTLED);
@@ -119,6 +127,18 @@ describe('table calls per settled transfer', () => {
         SETTLED[index],
       );
     }
+    // The recovery index moves only when it must: its entry is written at initiation, moved once
+    // at the submission (clearing's polls may take their whole budget), and removed at the end.
+    const movesCheck = (call: Call) => /#due = :due/.test(String(call.input.UpdateExpression));
+    expect(
+      writes
+        .filter(movesCheck)
+        .map((call) => (call.input.ExpressionAttributeValues as Record<string, unknown>)[':to']),
+    ).toEqual(['AcceptedSettlementInProcess']);
+    for (const write of writes.filter((call) => !movesCheck(call)))
+      expect(String(write.input.ConditionExpression)).toContain(
+        'attribute_exists(#due) AND attribute_not_exists(parked)',
+      );
     // Every change published once, the history kept whole, and the transfer out of recovery.
     const events = await publishedEvents(paymentId);
     expect(events.map((event) => event.detail.sequence)).toEqual([0, 1, 2, 3, 4]);
@@ -175,6 +195,24 @@ describe.each([
       expect(crashed, where).toBeDefined();
       expect(calls.length, where).toBe(crashAt + 1);
       vi.restoreAllMocks();
+
+      // Stuck where the crash left it, and found by its due time: a recovery entry in a shard the
+      // reconciler reads, due within the stall time and clearing's poll budget (the longest any
+      // step leaves it), unless every change is published already and it is final.
+      const stuck = await stored(paymentId);
+      if (!(FINAL.has(stuck.status) && stuck.publishedCount === stuck.history.length)) {
+        // The stage's budget: the workflow's functions may keep the settings of the first test.
+        const budget = Math.max(
+          pollBudgetSeconds(lifecycleSettings()),
+          pollBudgetSeconds(DEFAULT_LIFECYCLE_SETTINGS),
+        );
+        const bound = new Date(Date.now() + (STALL_SECONDS + budget) * 1000);
+        expect(stuck.parked, where).toBeUndefined();
+        expect(
+          (await lifecycleStore().due(bound, 10_000)).map((candidate) => candidate.paymentId),
+          where,
+        ).toContain(paymentId);
+      }
 
       // What a restart runs: the reconciler over every unfinished transfer, then the executions it starts.
       const recovery = await startRunner();
