@@ -78,9 +78,7 @@ export class CreditTransferTable extends Construct {
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         ...(index.include === undefined
           ? { projectionType: ProjectionType.ALL }
-          : index.include.length === 0
-            ? { projectionType: ProjectionType.KEYS_ONLY }
-            : { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }),
+          : { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }),
       });
     }
 

@@ -8,10 +8,7 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
-  /**
-   * Non-key attributes the index carries besides the keys (INCLUDE; none: KEYS_ONLY); every
-   * attribute (ALL) when absent.
-   */
+  /** Non-key attributes the index carries besides the keys (INCLUDE); every attribute (ALL) when absent. */
   include?: readonly string[];
 }
 
@@ -55,14 +52,14 @@ const LIST_INDEX_DEFINITIONS: readonly IndexDefinition[] = Object.values(LIST_IN
 
 /**
  * The reconciler's sparse index: transfers not final (or not fully published) by the time they
- * should next be looked at. Keys only (its readers read the transfer itself), so it is written
- * only when that time moves, not by every status change.
+ * should next be looked at. It carries the status besides the keys, and is written only when
+ * that time moves.
  */
 export const RECOVERY_INDEX = {
   indexName: 'recoveryByDueTime',
   partitionKey: 'recoveryShard',
   sortKey: 'recoveryDueAt',
-  include: [],
+  include: ['status'],
 } as const satisfies IndexDefinition;
 
 /**
@@ -101,9 +98,7 @@ export const globalSecondaryIndexInput = (index: IndexDefinition): GlobalSeconda
   Projection:
     index.include === undefined
       ? { ProjectionType: 'ALL' }
-      : index.include.length === 0
-        ? { ProjectionType: 'KEYS_ONLY' }
-        : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
+      : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
 });
 
 export const createTableInput = (tableName: string): CreateTableCommandInput => {
