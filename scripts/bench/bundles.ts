@@ -424,7 +424,7 @@ const benchFunctions = (): BenchFunction[] => [
 /** Functions not measured, by name, with why. */
 export const NOT_MEASURED: Readonly<Record<string, string>> = {
   deliverDueWebhooks:
-    'started every minute, it polls the delivery queue for 50 s, so a cold start delays its first poll only',
+    'started by its schedule or a wake-up, with no request waiting: a cold start delays a retry only, and its attempts are the work ingestStatusEvents does',
   submitCreditTransferBatch:
     'it invokes the batch lifecycle starter through the Lambda API, for which the bench has no stand-in yet',
   getCreditTransferBatch: 'it reads a batch, which only submitCreditTransferBatch stores',

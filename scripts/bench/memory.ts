@@ -61,6 +61,13 @@ const CPU_WEIGHT_V2 = 800;
  */
 const BOUND_RATIO = 1.25;
 const BOUND_MS = 10;
+/**
+ * And a cold start at most a second longer than the fastest size's: the first request after a
+ * quiet spell (a client's, or a transfer's next step) waits for it, and Lambda bills the init as
+ * well, so a size that is cheap warm but several seconds cold is not cheap for a payment API.
+ */
+const COLD_BOUND_MS = 1000;
+const COST_TIE = 0.05;
 
 /** Where the kernel lets this process cap a child's CPU: a cgroup v1 `cpu` hierarchy or a v2 one. */
 interface CpuCgroups {
@@ -241,20 +248,25 @@ interface SizeFigures {
   outcomes: string;
 }
 
-/** The cheapest size within the bound of the fastest, among those whose memory has headroom. */
+/** The cheapest size within the bounds of the fastest, among those whose memory has headroom. */
 export const chooseSize = (sizes: readonly SizeFigures[]): SizeFigures | undefined => {
   const roomy = sizes.filter((size) => size.peakMb <= size.mb * MEMORY_HEADROOM);
   const fastest = Math.min(...roomy.map((size) => size.warmP50Ms));
   const bound = Math.max(fastest * BOUND_RATIO, fastest + BOUND_MS);
-  return roomy
-    .filter((size) => size.warmP50Ms <= bound)
-    .sort((a, b) => a.usdPerMillion - b.usdPerMillion || a.mb - b.mb)[0];
+  const coldBound = Math.min(...roomy.map((size) => size.coldMs)) + COLD_BOUND_MS;
+  const fastEnough = roomy.filter((size) => size.warmP50Ms <= bound && size.coldMs <= coldBound);
+  const cheapest = Math.min(...fastEnough.map((size) => size.usdPerMillion));
+  // Costs within COST_TIE of each other are one cost here (a billed millisecond is more of a short
+  // invocation): the smallest such size, so that noise does not move the choice between runs.
+  return fastEnough
+    .filter((size) => size.usdPerMillion <= cheapest * (1 + COST_TIE))
+    .sort((a, b) => a.mb - b.mb)[0];
 };
 
 const NOTES = [
   `CPU share: a child process in a cpu cgroup capped at size / ${MB_PER_VCPU} of one CPU (CFS quota, period ${PERIOD_US / 1000} ms), Node's start included, weighted ahead of other work on the machine so that its quota, not the machine's load, is what slows it; its memory is not limited, so peak RSS is what Node took with room to spare, and a size is allowed only if that peak is at most ${MEMORY_HEADROOM * 100} % of it.`,
   `Limits: the CPU here is x86, Lambda's Graviton arm64 (the same share is not the same speed); the table is dynalite on this machine, unthrottled and shared, slower than DynamoDB in the region (waits on it weigh more here than there); above ${MB_PER_VCPU} MB Lambda gives more than one vCPU, which only work on other threads uses (the token endpoint's two scrypt derivations run in libuv's pool), so 3,538 MB (two) is the largest measured, on a machine of two CPUs that others share: the 1,769 and 3,538 MB rows are the ones most moved by other work.`,
-  `Chosen: the cheapest size (USD per million warm invocations) whose warm p50 is within ${BOUND_RATIO}x or ${BOUND_MS} ms of the fastest size's, whichever is more.`,
+  `Chosen: the cheapest size (USD per million warm invocations) whose warm p50 is within ${BOUND_RATIO}x or ${BOUND_MS} ms of the fastest size's, whichever is more, and whose cold start is at most ${COLD_BOUND_MS} ms longer than the fastest cold start; of sizes within ${COST_TIE * 100} % of that cost, the smallest.`,
   'USD per million: warm p50 rounded up to the millisecond as Lambda bills it, at the arm64 GB-second price, plus the request price (docs/aws-prices.json). A cold start bills its init too: the cold column is what one costs in time.',
 ];
 
