@@ -265,7 +265,7 @@ export const chooseSize = (sizes: readonly SizeFigures[]): SizeFigures | undefin
 
 const NOTES = [
   `CPU share: a child process in a cpu cgroup capped at size / ${MB_PER_VCPU} of one CPU (CFS quota, period ${PERIOD_US / 1000} ms), Node's start included, weighted ahead of other work on the machine so that its quota, not the machine's load, is what slows it; its memory is not limited, so peak RSS is what Node took with room to spare, and a size is allowed only if that peak is at most ${MEMORY_HEADROOM * 100} % of it.`,
-  `Limits: the CPU here is x86, Lambda's Graviton arm64 (the same share is not the same speed); the table is dynalite on this machine, unthrottled and shared, slower than DynamoDB in the region (waits on it weigh more here than there); above ${MB_PER_VCPU} MB Lambda gives more than one vCPU, which only work on other threads uses (the token endpoint's two scrypt derivations run in libuv's pool), so 3,538 MB (two) is the largest measured, on a machine of two CPUs that others share: the 1,769 and 3,538 MB rows are the ones most moved by other work.`,
+  `Limits: the CPU here is x86, Lambda's Graviton arm64 (the same share is not the same speed); the table is dynalite on this machine, answering over loopback in a millisecond or two where DynamoDB answers from another host in a few (waits weigh less here than there, so small sizes lose a little less on AWS); above ${MB_PER_VCPU} MB Lambda gives more than one vCPU, which only work on other threads uses (the token endpoint's two scrypt derivations run in libuv's pool), so 3,538 MB (two) is the largest measured, on a machine of two CPUs that others share: the 1,769 and 3,538 MB rows are the ones most moved by other work.`,
   `Chosen: the cheapest size (USD per million warm invocations) whose warm p50 is within ${BOUND_RATIO}x or ${BOUND_MS} ms of the fastest size's, whichever is more, and whose cold start is at most ${COLD_BOUND_MS} ms longer than the fastest cold start; of sizes within ${COST_TIE * 100} % of that cost, the smallest.`,
   'USD per million: warm p50 rounded up to the millisecond as Lambda bills it, at the arm64 GB-second price, plus the request price (docs/aws-prices.json). A cold start bills its init too: the cold column is what one costs in time.',
 ];
@@ -280,7 +280,10 @@ export const benchMemory = async (options: {
   const { prices } = await readPrices();
   const cgroups = cpuCgroups();
   freshBenchFolder();
-  const bench = await startBenchEnvironment();
+  const bench = await startBenchEnvironment().catch((error: unknown) => {
+    cgroups.remove();
+    throw error;
+  });
   const lines: string[] = [
     `\n## Memory per function (${options.processes} processes per size, each cold then ${options.warm} warm invocations; CPU capped by ${cgroups.kind})`,
     ...NOTES,
