@@ -115,8 +115,8 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
   const middy = has('middy');
   const captured = (client: string) => (has('tracer') ? `capture(${client})` : client);
   return [
-    "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';",
-    has('documentClient') ? "import { DynamoDBDocument } from '@aws-sdk/lib-dynamodb';" : '',
+    table > 0 ? "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';" : '',
+    table > 0 && has('documentClient') ? "import { DynamoDBDocument } from '@aws-sdk/lib-dynamodb';" : '',
     sfn > 0 ? "import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';" : '',
     events > 0 ? "import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';" : '',
     has('logger') ? "import { Logger } from '@aws-lambda-powertools/logger';" : '',
@@ -140,17 +140,19 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
     has('zod')
       ? 'const input = z.object({ path: z.optional(z.string()), tenant: z.optional(z.string()) });'
       : '',
-    `const dynamodb = ${captured('new DynamoDBClient({})')};`,
-    has('documentClient') ? 'const table = DynamoDBDocument.from(dynamodb);' : '',
+    table > 0 ? `const dynamodb = ${captured('new DynamoDBClient({})')};` : '',
+    table > 0 && has('documentClient') ? 'const table = DynamoDBDocument.from(dynamodb);' : '',
     sfn > 0 ? `const sfn = ${captured('new SFNClient({})')};` : '',
     events > 0 ? `const events = ${captured('new EventBridgeClient({})')};` : '',
     'const work = async (event, context) => {',
     has('zod') ? '  input.parse(event ?? {});' : '',
     has('logger') && !middy ? '  logger.addContext(context);' : '',
-    `  for (let i = 0; i < ${table}; i++)`,
-    has('documentClient')
-      ? "    await table.get({ TableName: process.env.TABLE_NAME, Key: { pk: 'bench', sk: 'reference' } });"
-      : "    await dynamodb.send(new GetItemCommand({ TableName: process.env.TABLE_NAME, Key: { pk: { S: 'bench' }, sk: { S: 'reference' } } }));",
+    table > 0 ? `  for (let i = 0; i < ${table}; i++)` : '',
+    table === 0
+      ? ''
+      : has('documentClient')
+        ? "    await table.get({ TableName: process.env.TABLE_NAME, Key: { pk: 'bench', sk: 'reference' } });"
+        : "    await dynamodb.send(new GetItemCommand({ TableName: process.env.TABLE_NAME, Key: { pk: { S: 'bench' }, sk: { S: 'reference' } } }));",
     sfn > 0 ? `  for (let i = 0; i < ${sfn}; i++)` : '',
     sfn > 0
       ? "    await sfn.send(new StartExecutionCommand({ stateMachineArn: process.env.STATE_MACHINE_ARN, name: 'floor-' + Date.now() + '-' + i, input: '{}' }));"
@@ -165,7 +167,7 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
     '  return { statusCode: 200 };',
     '};',
     middy
-      ? `export const handler = middy(work)${has('tracer') ? '.use(tracer === undefined ? [] : [captureLambdaHandler(tracer)])' : ''}${has('logger') ? '.use(injectLambdaContext(logger, { resetKeys: true }))' : ''};`
+      ? `export const handler = middy(work)${has('tracer') ? '.use(tracer === undefined ? [] : [captureLambdaHandler(tracer, { captureResponse: false })])' : ''}${has('logger') ? '.use(injectLambdaContext(logger, { resetKeys: true }))' : ''};`
       : 'export const handler = work;',
     '',
   ]
