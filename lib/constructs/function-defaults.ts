@@ -13,6 +13,7 @@ import {
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { memoryOf } from '../function-memory.ts';
 import { BUNDLE_OPTIONS, routeAssets, staticAssetHooks } from './bundling.ts';
 
 /** The repository root: handler entries in the route table are relative to it. */
@@ -25,12 +26,17 @@ export interface ServiceFunctionProps {
   /** Handler source file, relative to the project root; it exports `handler`. */
   readonly entry: string;
   readonly description: string;
-  /** @default 1024 (more memory is more CPU: shorter cold starts and KMS/DynamoDB calls) */
-  readonly memorySize?: number;
   /** @default 10 seconds, well inside API Gateway's 29-second integration timeout */
   readonly timeout?: Duration;
   /** @default three months */
   readonly logRetention?: RetentionDays;
+  /**
+   * ACTIVE: Lambda samples what no sampled caller started (its own rule, about 5 % beyond the first
+   * each second). PASS_THROUGH: traced only when the invocation carries its caller's decision to
+   * sample (`Sampled=1`), so it costs no trace of its own.
+   * @default Tracing.ACTIVE
+   */
+  readonly tracing?: Tracing.ACTIVE | Tracing.PASS_THROUGH;
   /**
    * Instances kept initialised, through an alias that callers invoke instead of the function.
    * @default 0 (none: every instance starts cold on demand)
@@ -39,7 +45,7 @@ export interface ServiceFunctionProps {
 }
 
 /**
- * The one way this service makes a Lambda function: Node 24 on arm64, active tracing, its own
+ * The one way this service makes a Lambda function: Node 24 on arm64, X-Ray tracing, its own
  * log group with retention, its own role that may only write to that log group, and an ESM,
  * minified bundle built with the options of bundling.ts (the runtime's AWS SDK, no source maps).
  * Permissions and environment come afterwards, together, through `bind`.
@@ -74,9 +80,10 @@ export class ServiceFunction extends Construct {
       description: props.description,
       runtime: FUNCTION_RUNTIME,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 1024,
+      // By entry, from one table (lib/function-memory.ts): more memory is more CPU, and costs more.
+      memorySize: memoryOf(props.entry),
       timeout: props.timeout ?? Duration.seconds(10),
-      tracing: Tracing.ACTIVE,
+      tracing: props.tracing ?? Tracing.ACTIVE,
       logGroup: this.logGroup,
       role,
       bundling: {

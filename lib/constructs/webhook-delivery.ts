@@ -3,6 +3,7 @@ import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -87,6 +88,9 @@ export class WebhookDelivery extends Construct {
       entry: 'lambdas/webhooks/ingest-status-events.ts',
       description: 'Webhooks: records status events and queues their deliveries, then tries them',
       timeout: INGEST_TIMEOUT,
+      // Traced only as part of a sampled caller's trace: with ACTIVE, Lambda's own rule started a
+      // trace for its queue's invocations that no sampling rule of the stage governs.
+      tracing: Tracing.PASS_THROUGH,
       ...(props.logRetention !== undefined && { logRetention: props.logRetention }),
     });
     const signing = webhookSecretOpening(props.secretKey);

@@ -12,6 +12,7 @@ import { benchInitiationCapacity, benchInitiationThroughput } from './initiation
 import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleReport } from './lifecycle.ts';
 import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
 import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
+import { benchMemory, DEFAULT_SIZES } from './memory.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, benchCount, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
@@ -50,7 +51,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, batch, table-calls, authorizer,
- * upload-memory, iam-check, bundles, cli, list-scale, webhooks, token-flood, fairness, dpop-replay; comma-separated), or the same names as arguments
+ * upload-memory, iam-check, bundles, memory, cli, list-scale, webhooks, token-flood, fairness, dpop-replay; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -392,6 +393,22 @@ if (runs('bundles')) {
       '',
       ...preformatted(bundleLines),
     ],
+  });
+  await report.write();
+}
+
+// Each function's duration at several memory sizes (its CPU share capped as Lambda caps it), and
+// the size chosen for it against the one lib/function-memory.ts configures.
+if (runs('memory')) {
+  const memoryLines = await benchMemory({
+    processes: benchCount('BENCH_MEMORY_PROCESSES', process.env.BENCH_MEMORY_PROCESSES, 2),
+    warm: benchCount('BENCH_MEMORY_WARM', process.env.BENCH_MEMORY_WARM, 15),
+    sizes: process.env.BENCH_MEMORY_SIZES?.split(',').map(Number) ?? DEFAULT_SIZES,
+  });
+  for (const line of memoryLines) console.log(line);
+  report.section({
+    title: 'Memory per function: duration at several sizes, and the size chosen',
+    lines: preformatted(memoryLines),
   });
   await report.write();
 }

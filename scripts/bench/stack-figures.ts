@@ -75,11 +75,12 @@ const CDK_JSON_CONTEXT = (
 /** The context a production stage is deployed with: the connector rail (so its secret), a pager address. */
 export const PRODUCTION_CONTEXT = {
   stage: 'prod',
+  // prod is pinned to an account and a key administrator (lib/stage-config.ts); which ones
+  // changes no figure.
+  account: '123456789012',
+  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
   connectorUrl: 'https://connector.bank.example',
   alarmEmail: 'oncall@bank.example',
-  // A prod stage is pinned to its account and names its key administrator (lib/stage-config.ts).
-  account: '123456789012',
-  keyAdminRoleArn: 'arn:aws:iam::123456789012:role/key-admin',
 };
 
 const getAttId = (value: unknown): string | undefined => {

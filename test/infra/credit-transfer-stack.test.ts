@@ -15,6 +15,7 @@ import {
 } from '../../lib/constructs/api.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
+import { FUNCTION_MEMORY_MB, memoryOf } from '../../lib/function-memory.ts';
 import { CDK_JSON_CONTEXT, SYNTH_TIMEOUT_MS, synthesized as synthesizedStages } from './synth.ts';
 import {
   allowedActions,
@@ -265,12 +266,30 @@ describe('CreditTransfers stack, default stage', () => {
     }
   });
 
-  it('traces every function and logs it to its own log group with retention', () => {
+  it('gives each function the memory lib/function-memory.ts names for its handler', () => {
+    const roles = resourcesOf(template(), 'AWS::IAM::Role');
+    const entries = new Set<string>();
+    for (const fn of resourcesOf(template(), 'AWS::Lambda::Function').values()) {
+      const [roleId] = getAttTargets(fn.Properties.Role);
+      // Each function's own role says which handler it runs (lib/constructs/function-defaults.ts).
+      const entry = String(roles.get(roleId as string)?.Properties.Description).replace(/^Runs /, '');
+      entries.add(entry);
+      expect(fn.Properties.MemorySize, entry).toBe(memoryOf(entry));
+    }
+    // A size set for a handler no function runs is a size that has stopped applying.
+    for (const entry of Object.keys(FUNCTION_MEMORY_MB)) expect(entries, entry).toContain(entry);
+  });
+
+  it('traces every function but the status-event queue reader, and logs each to its own log group with retention', () => {
     const logGroups = resourcesOf(template(), 'AWS::Logs::LogGroup');
     const functions = [...resourcesOf(template(), 'AWS::Lambda::Function').values()];
     const groupsUsed = new Set<string>();
+    let queueReaders = 0;
     for (const fn of functions) {
-      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      // The queue reader joins its caller's trace when that was sampled; Lambda samples every other.
+      const queueReader = String(fn.Properties.Description).includes('records status events');
+      if (queueReader) queueReaders++;
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: queueReader ? 'PassThrough' : 'Active' });
       // No source maps are shipped (lib/constructs/bundling.ts), so none is read at a cold start.
       expect(
         (fn.Properties.Environment as { Variables?: Record<string, string> } | undefined)?.Variables
@@ -281,6 +300,7 @@ describe('CreditTransfers stack, default stage', () => {
       groupsUsed.add(group);
     }
     expect(groupsUsed.size).toBe(functions.length);
+    expect(queueReaders).toBe(1);
   });
 
   it('has the table keys and indexes of TABLE_DEFINITION', () => {
