@@ -198,7 +198,8 @@ describe.each([
 
       // Stuck where the crash left it, and found by its due time: a recovery entry in a shard the
       // reconciler reads, due within the stall time and clearing's poll budget (the longest any
-      // step leaves it), unless every change is published already and it is final.
+      // step leaves it) from now, or from the hold's end for a held transfer, unless every change
+      // is published already and it is final.
       const stuck = await stored(paymentId);
       if (!(FINAL.has(stuck.status) && stuck.publishedCount === stuck.history.length)) {
         // The stage's budget: the workflow's functions may keep the settings of the first test.
@@ -206,7 +207,9 @@ describe.each([
           pollBudgetSeconds(lifecycleSettings()),
           pollBudgetSeconds(DEFAULT_LIFECYCLE_SETTINGS),
         );
-        const bound = new Date(Date.now() + (STALL_SECONDS + budget) * 1000);
+        const { valueDate } = transfer as { valueDate?: string };
+        const holdEnd = valueDate === undefined ? 0 : Date.parse(`${valueDate}T00:00:00Z`);
+        const bound = new Date(Math.max(Date.now(), holdEnd) + (STALL_SECONDS + budget) * 1000);
         expect(stuck.parked, where).toBeUndefined();
         expect(
           (await lifecycleStore().due(bound, 10_000)).map((candidate) => candidate.paymentId),
