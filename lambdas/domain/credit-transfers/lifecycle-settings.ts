@@ -36,20 +36,16 @@ export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
 export const pollWaitSeconds = (settings: LifecycleSettings, attempt: number): number =>
   Math.ceil(Math.min(settings.pollMaxIntervalSeconds, settings.pollInitialSeconds * 2 ** attempt));
 
-/** How long one execution may poll before it hands over: the sum of its waits. */
-export const pollBudgetSeconds = (settings: LifecycleSettings): number => {
-  let total = 0;
-  for (let attempt = 0; attempt < settings.pollMaxAttempts; attempt++)
-    total += pollWaitSeconds(settings, attempt);
-  return total;
-};
-
 /** Waits before polls 0 to `attempt` in all. */
 const waitedBy = (settings: LifecycleSettings, attempt: number): number => {
   let total = 0;
   for (let at = 0; at <= attempt; at++) total += pollWaitSeconds(settings, at);
   return total;
 };
+
+/** How long one execution may poll before it hands over: the sum of its waits. */
+export const pollBudgetSeconds = (settings: LifecycleSettings): number =>
+  waitedBy(settings, settings.pollMaxAttempts - 1);
 
 /**
  * Whether poll number `attempt` (from 0) is the fast path's: `poll` while its wait keeps the
