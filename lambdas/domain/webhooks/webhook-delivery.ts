@@ -127,13 +127,6 @@ export const recordEvent = async (
   return queueFor(deps, event, await endpointsFor(deps, event.tenant, event.type, options.exceptEndpoint));
 };
 
-/** A status change from the workflow's events, kept and queued as a webhook event. */
-export const recordStatusChange = (
-  deps: RecordingDependencies,
-  change: StatusChangedEvent,
-): Promise<PendingDelivery[]> =>
-  recordEvent(deps, (createdAt) => statusChangedEventRecord(change, createdAt));
-
 /**
  * A delivery of an event just recorded, kept in no table: its first attempt is made at once, and
  * it is queued only when that attempt does not deliver it (most first attempts do, and then the

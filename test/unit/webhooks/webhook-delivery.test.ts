@@ -6,11 +6,12 @@ import {
   attemptDelivery,
   endpointsOncePerBatch,
   makeFirstDeliveries,
-  recordStatusChange,
+  type RecordingDependencies,
+  recordEvent,
   recordStatusChangeForFirstDeliveries,
 } from '#domain/webhooks/webhook-delivery';
 import { DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
-import { ENDPOINT_DISABLED_TYPE } from '#domain/webhooks/webhook-event';
+import { ENDPOINT_DISABLED_TYPE, statusChangedEventRecord } from '#domain/webhooks/webhook-event';
 import {
   CLAIM_SECONDS,
   nextAttemptAt,
@@ -20,6 +21,10 @@ import {
   verdictOf,
 } from '#domain/webhooks/webhook-schedule';
 import { deliveryDeps, endpointRecord, MemoryWebhookStore, ScriptedSender } from './fakes.ts';
+
+/** A status change kept and queued for each endpoint, as a retry or a redelivery finds it. */
+const recordStatusChange = (deps: RecordingDependencies, change: StatusChangedEvent) =>
+  recordEvent(deps, (createdAt) => statusChangedEventRecord(change, createdAt));
 
 const T0 = new Date('2026-03-02T10:00:00.000Z');
 let sequence = 0;
