@@ -100,7 +100,9 @@ const runsPerMonth = (expression: string): number => {
 };
 
 export const readStackFigures = (context: Record<string, string> = PRODUCTION_CONTEXT): StackFigures => {
+  // Only the resources are read: CDK's own CloudFormation validation is left to `cdk synth`.
   const app = new App({
+    builtinCloudFormationValidation: false,
     context: { ...CDK_JSON_CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] },
   });
   const config = stageConfig((name) => app.node.tryGetContext(name));

@@ -16,7 +16,12 @@ import {
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { createApp } from '../../lib/credit-transfer-app.ts';
 import { FUNCTION_MEMORY_MB, memoryOf } from '../../lib/function-memory.ts';
-import { CDK_JSON_CONTEXT, SYNTH_TIMEOUT_MS, synthesized as synthesizedStages } from './synth.ts';
+import {
+  BUILTIN_VALIDATION,
+  CDK_JSON_CONTEXT,
+  SYNTH_TIMEOUT_MS,
+  synthesized as synthesizedStages,
+} from './synth.ts';
 import {
   allowedActions,
   functionOfMethod,
@@ -106,7 +111,10 @@ describe('CreditTransfers stack, default stage', () => {
     'fails synthesis on an unacknowledged cdk-nag error',
     () => {
       // As `cdk synth` runs it (validation errors fail it); bundling skipped, only validation matters.
-      const { app, stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+      const { app, stack } = createApp({
+        builtinCloudFormationValidation: BUILTIN_VALIDATION,
+        context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] },
+      });
       new Table(stack, 'UncheckedTable', { partitionKey: { name: 'id', type: AttributeType.STRING } });
       expect(() => app.synth()).toThrow(/AwsSolutions-DDB3/);
     },

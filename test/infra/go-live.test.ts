@@ -196,11 +196,14 @@ describe('going live', () => {
       'fails synthesis on an unacknowledged Control Tower finding, whatever else is acknowledged',
       async () => {
         const { createApp } = await import('../../lib/credit-transfer-app.ts');
-        const { CDK_JSON_CONTEXT } = await import('./synth.ts');
+        const { BUILTIN_VALIDATION, CDK_JSON_CONTEXT } = await import('./synth.ts');
         const { Validations } = await import('aws-cdk-lib');
         const { Queue } = await import('aws-cdk-lib/aws-sqs');
         // As `cdk synth` runs it (validation errors fail it); bundling skipped.
-        const { app, stack } = createApp({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+        const { app, stack } = createApp({
+          builtinCloudFormationValidation: BUILTIN_VALIDATION,
+          context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] },
+        });
         // Encrypted and TLS-only (cdk-nag is content) but without a dead-letter queue (CT.SQS.PR.1).
         const queue = new Queue(stack, 'QueueWithoutDeadLetters', { enforceSSL: true });
         Validations.of(queue).acknowledge({
