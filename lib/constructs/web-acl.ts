@@ -36,11 +36,30 @@ export const COMMON_RULES_COUNTED: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What WAF logs: requests a rule blocked or counted (a counted managed rule's override is
+ * EXCLUDED_AS_COUNT), not the allowed rest, which the API's access log already has one line for.
+ * Logging every request cost a settled transfer more than WAF's inspection of it (docs/decisions.md).
+ */
+export const WAF_LOGGING_FILTER = {
+  DefaultBehavior: 'DROP',
+  Filters: [
+    {
+      Behavior: 'KEEP',
+      Requirement: 'MEETS_ANY',
+      Conditions: ['BLOCK', 'COUNT', 'EXCLUDED_AS_COUNT'].map((action) => ({
+        ActionCondition: { Action: action },
+      })),
+    },
+  ],
+} as const;
+
+/**
  * A regional WAF web ACL on the API stage: a per-IP rate limit for the whole API, a stricter one
  * for the token endpoint (the one public endpoint that checks secrets), and AWS's rules against
  * known bad inputs, bad addresses and common attacks. Blocked requests get the WAF_FILTERED
- * Gateway Response. Every request is logged to an `aws-waf-logs-` log group with the
- * Authorization header (bearer tokens, client secrets) redacted.
+ * Gateway Response. Every request a rule blocked or counted is logged to an `aws-waf-logs-` log
+ * group with the Authorization header (bearer tokens, client secrets) redacted; allowed requests
+ * are not (WAF_LOGGING_FILTER).
  */
 export class ApiWebAcl extends Construct {
   readonly webAcl: CfnWebACL;
@@ -142,6 +161,7 @@ export class ApiWebAcl extends Construct {
       ],
       // Bearer tokens and Basic client credentials travel in it.
       redactedFields: [{ singleHeader: { Name: 'authorization' } }],
+      loggingFilter: WAF_LOGGING_FILTER,
     });
   }
 }

@@ -674,6 +674,30 @@ describe('going live', () => {
       }
     });
 
+    it('logs only the requests WAF blocked or counted: allowed ones are in the access log already', () => {
+      for (const s of [prodSandbox, prodFull, everything]) {
+        const logging = onlyOne(
+          resourcesOf(s.template, 'AWS::WAFv2::LoggingConfiguration').values(),
+          'logging',
+        );
+        type Filter = {
+          Behavior: string;
+          Requirement: string;
+          Conditions: { ActionCondition?: { Action: string } }[];
+        };
+        const filter = logging.Properties.LoggingFilter as
+          | { DefaultBehavior: string; Filters: Filter[] }
+          | undefined;
+        expect(filter?.DefaultBehavior).toBe('DROP');
+        const kept = (filter?.Filters ?? [])
+          .filter((f) => f.Behavior === 'KEEP' && f.Requirement === 'MEETS_ANY')
+          .flatMap((f) => f.Conditions.map((c) => c.ActionCondition?.Action));
+        // A managed rule overridden to count (COMMON_RULES_COUNTED) is logged as EXCLUDED_AS_COUNT.
+        expect(new Set(kept)).toEqual(new Set(['BLOCK', 'COUNT', 'EXCLUDED_AS_COUNT']));
+        expect(JSON.stringify(filter)).not.toContain('ALLOW');
+      }
+    });
+
     it("blocks with AWS's common rule set, except the rules that would refuse valid requests, which only count", () => {
       const acl = onlyOne(resourcesOf(prodSandbox.template, 'AWS::WAFv2::WebACL').values(), 'web ACL');
       type Rule = {
