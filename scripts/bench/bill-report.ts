@@ -53,7 +53,7 @@ export const benchBill = async (): Promise<void> => {
     `Computed from this run's counts on the local runtime, the \`prod\` stage as synthesized (${stack.stackName}: workflow ${workflow.join(', ')}; ` +
       `X-Ray ${stack.samplingRule ? `sampling rule at ${fixed(stack.samplingRule.fixedRate * 100, 1)} %` : "by X-Ray's default rule"}; ` +
       `${stack.statusEventQueues} queues per status event) and the prices of docs/aws-prices.json (us-east-1, read ${read}). ` +
-      `Each transfer: one initiation, the workflow to its final status, one status read, one token per ${transfers} transfers; ${transfers} transfers per case, each case on a fresh service. ` +
+      `Each transfer (a typical business payment: named parties, the creditor's account, an end-to-end reference and remittance information; test/fixtures/credit-transfers.ts realisticCreditTransfer): one initiation, the workflow to its final status, one status read, one token per ${transfers} transfers; ${transfers} transfers per case, each case on a fresh service. ` +
       "Table units are the service's items only (the sandbox's clearing record is not the bank connector's), as dynalite reports them with ReturnConsumedCapacity plus the index writes it does not report (table-call-counter.mjs). " +
       "Lambda duration is each handler's local wall time rounded up to the millisecond (the fastest tenth's bound, for every invocation: locally invocations share a process and a CPU), at the function's configured memory and architecture: an indication, since a Lambda's calls to DynamoDB take longer than dynalite's on a socket and its CPU share depends on its memory.",
   ];

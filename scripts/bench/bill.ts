@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { FunctionFigures } from '#local/invocation-meter';
 import { type LocalService, startLocalService } from '#local/service-process';
 import type { ExecutionSummary } from '#local/workflow-runner';
-import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
+import { realisticCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { serviceProcesses } from './processes.ts';
 import type { StackFigures, StackFunction } from './stack-figures.ts';
 import { type BenchClient, benchClient, fixed, requestToken, runConcurrently } from './support.ts';
@@ -199,7 +199,9 @@ export const measureCase = async (options: CaseOptions): Promise<CaseFigures> =>
     await runConcurrently({ requests: options.transfers, concurrency: 4 }, async (index) => {
       const reply = await api.post(
         '/v1/payments/credit-transfers',
-        minimalCreditTransfer({ debtorAccountId: '001-DDA-01-424242', amount: `${index + 1}.00` }),
+        // A typical business payment (named parties, the creditor's account, remittance
+        // information), not a minimal one: the payment item's size decides its write units.
+        realisticCreditTransfer({ debtorAccountId: '001-DDA-01-424242', amount: `${index + 1}.00` }),
         { 'Idempotency-Key': randomUUID() },
       );
       apiRequests++;
