@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import {
@@ -75,24 +76,52 @@ export const createApp = (
  * of them is acknowledged the CDK counts only findings of severity `error` as failing: each is
  * given that severity, so an unacknowledged one still fails `cdk synth`.
  */
-class ControlTowerRules implements IPolicyValidationPluginBeta1 {
+export class ControlTowerRules implements IPolicyValidationPluginBeta1 {
   private readonly guard = new CfnGuardValidator();
   readonly name = this.guard.name;
   readonly version = this.guard.version;
   readonly ruleIds = this.guard.ruleIds;
 
   validate(context: IPolicyValidationContextBeta1): PolicyValidationPluginReportBeta1 {
-    // cfn-guard reads the whole template once per rule file: 237 rules took 47 s a stage. A rule
-    // whose resource types are all absent from the templates cannot find anything, so it is left out.
-    const guard = new CfnGuardValidator({
-      disabledRules: rulesForAbsentTypes(resourceTypesOf(context.templatePaths)),
-    });
-    const report = guard.validate(context);
-    return {
-      ...report,
-      violations: report.violations.map((v) => ({ ...v, severity: v.severity ?? 'error' })),
-    };
+    const templates = context.templatePaths.map((path) => ({
+      path,
+      template: JSON.parse(readFileSync(path, 'utf8')) as CloudFormationTemplate,
+    }));
+    const folder = mkdtempSync(join(tmpdir(), 'control-tower-'));
+    try {
+      const violations = ruleGroups(resourceTypesOf(templates.map((t) => t.template))).flatMap(
+        ({ types, rules }, group) => {
+          // cfn-guard reads the whole template once per rule file, and its time grows with the
+          // template: each group of rules is handed only the resources of the types it names.
+          const written = templates.map(({ path, template }, index) => {
+            const copy = join(folder, `${group}-${index}.json`);
+            writeFileSync(copy, JSON.stringify(withResourcesOf(template, types), undefined, 1));
+            return { copy, path };
+          });
+          const original = new Map(written.map(({ copy, path }) => [copy, path]));
+          const report = new CfnGuardValidator({ controlTowerRulesEnabled: false, rules }).validate({
+            ...context,
+            templatePaths: written.map(({ copy }) => copy),
+          });
+          return report.violations.map((v) => ({
+            ...v,
+            severity: v.severity ?? 'error',
+            violatingResources: v.violatingResources.map((r) => ({
+              ...r,
+              templatePath: original.get(r.templatePath) ?? r.templatePath,
+            })),
+          }));
+        },
+      );
+      return { success: violations.length === 0, violations };
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   }
+}
+
+interface CloudFormationTemplate {
+  Resources?: Record<string, { Type: string }>;
 }
 
 const CONTROL_TOWER_RULES = join(
@@ -103,25 +132,95 @@ const CONTROL_TOWER_RULES = join(
 
 const RESOURCE_TYPE = /AWS::[A-Za-z0-9]+::[A-Za-z0-9]+/g;
 
-const resourceTypesOf = (templatePaths: readonly string[]): Set<string> =>
-  new Set(
-    templatePaths.flatMap((path) =>
-      Object.values(
-        (JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, { Type: string }> })
-          .Resources ?? {},
-      ).map((resource) => resource.Type),
-    ),
-  );
+const resourceTypesOf = (templates: readonly CloudFormationTemplate[]): Set<string> =>
+  new Set(templates.flatMap((template) => Object.values(template.Resources ?? {}).map((r) => r.Type)));
+
+/**
+ * The template with only the resources of the given types and those they reference (rules look
+ * a reference up by its logical id), every other section as it is.
+ */
+export const withResourcesOf = <Template extends CloudFormationTemplate>(
+  template: Template,
+  types: ReadonlySet<string> | undefined,
+): Template => {
+  if (types === undefined) return template;
+  const resources = template.Resources ?? {};
+  const kept = new Set(Object.keys(resources).filter((id) => types.has(resources[id]?.Type ?? '')));
+  const pending = [...kept];
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    for (const referenced of referencesOf(resources[id])) {
+      if (referenced in resources && !kept.has(referenced)) {
+        kept.add(referenced);
+        pending.push(referenced);
+      }
+    }
+  }
+  return { ...template, Resources: Object.fromEntries([...kept].map((id) => [id, resources[id]])) };
+};
+
+/** The logical ids a value names through Ref, Fn::GetAtt, Fn::Sub or DependsOn. */
+const referencesOf = (value: unknown): string[] => {
+  if (Array.isArray(value)) return value.flatMap(referencesOf);
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, inner]): string[] => {
+    if (key === 'Ref' && typeof inner === 'string') return [inner];
+    if (key === 'Fn::GetAtt')
+      return [String(Array.isArray(inner) ? inner[0] : inner).split('.')[0] ?? '', ...referencesOf(inner)];
+    if (key === 'Fn::Sub') {
+      const text = Array.isArray(inner) ? inner[0] : inner;
+      const named =
+        typeof text === 'string' ? [...text.matchAll(/\$\{([^}.!]+)/g)].map((m) => m[1] ?? '') : [];
+      return [...named, ...referencesOf(inner)];
+    }
+    if (key === 'DependsOn') return [inner].flat().filter((id): id is string => typeof id === 'string');
+    return referencesOf(inner);
+  });
+};
+
+interface ControlTowerRule {
+  /** The file name without `.guard`, as `disabledRules` and acknowledgements name it. */
+  name: string;
+  file: string;
+  /** Every resource type the rule names, among them those it looks up by reference. */
+  types: ReadonlySet<string>;
+}
+
+let controlTowerRules: ControlTowerRule[] | undefined;
+const allControlTowerRules = (): ControlTowerRule[] => {
+  controlTowerRules ??= readdirSync(CONTROL_TOWER_RULES, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.guard'))
+    .map((file) => ({
+      name: basename(file, '.guard'),
+      file: join(CONTROL_TOWER_RULES, file),
+      types: new Set(readFileSync(join(CONTROL_TOWER_RULES, file), 'utf8').match(RESOURCE_TYPE) ?? []),
+    }));
+  return controlTowerRules;
+};
 
 /**
  * The Control Tower rules (file names, as `disabledRules` takes them) that name resource types,
  * none of them present. A rule naming no type at all is kept.
  */
 export const rulesForAbsentTypes = (present: ReadonlySet<string>): string[] =>
-  readdirSync(CONTROL_TOWER_RULES, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.guard'))
-    .filter((file) => {
-      const named = readFileSync(join(CONTROL_TOWER_RULES, file), 'utf8').match(RESOURCE_TYPE) ?? [];
-      return named.length > 0 && !named.some((type) => present.has(type));
-    })
-    .map((file) => basename(file, '.guard'));
+  allControlTowerRules()
+    .filter((rule) => rule.types.size > 0 && ![...rule.types].some((type) => present.has(type)))
+    .map((rule) => rule.name);
+
+/**
+ * The rules that can find something among the present types, grouped by the types they name (the
+ * resources each group is shown). A rule naming no type is shown the whole template.
+ */
+const ruleGroups = (
+  present: ReadonlySet<string>,
+): { types: ReadonlySet<string> | undefined; rules: string[] }[] => {
+  const absent = new Set(rulesForAbsentTypes(present));
+  const groups = new Map<string, { types: ReadonlySet<string> | undefined; rules: string[] }>();
+  for (const rule of allControlTowerRules()) {
+    if (absent.has(rule.name)) continue;
+    const key = rule.types.size === 0 ? '' : [...rule.types].sort().join(' ');
+    const group = groups.get(key) ?? { types: rule.types.size === 0 ? undefined : rule.types, rules: [] };
+    group.rules.push(rule.file);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+};

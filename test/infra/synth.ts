@@ -49,6 +49,7 @@ export const synthesize = (context: Record<string, string> = {}): Synthesized =>
   const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as {
     pluginReports: {
       pluginName: string;
+      metadata?: { error?: string };
       violations: {
         ruleName: string;
         severity: string;
@@ -56,6 +57,9 @@ export const synthesize = (context: Record<string, string> = {}): Synthesized =>
       }[];
     }[];
   };
+  // A plugin that fails reports no violation: its error must fail the test, not read as none found.
+  const failed = report.pluginReports.flatMap((plugin) => plugin.metadata?.error ?? []);
+  if (failed.length > 0) throw new Error(failed.join('\n'));
   const nagFindings = report.pluginReports
     .filter((plugin) => plugin.pluginName === 'AwsSolutions')
     .flatMap((plugin) => plugin.violations.map((v) => `${v.severity} ${v.ruleName}`));
