@@ -74,7 +74,12 @@ describe('Control Tower rules on the resources they name', () => {
 
   it('keeps the resources of the named types, those they reference by Ref, GetAtt, Sub or DependsOn, and every other section', () => {
     const kept = withResourcesOf(template, new Set(['AWS::Lambda::Permission']));
-    expect(Object.keys(kept.Resources ?? {}).sort()).toEqual(['ApiPermission', 'Fn', 'OpenPermission', 'Role']);
+    expect(Object.keys(kept.Resources ?? {}).sort()).toEqual([
+      'ApiPermission',
+      'Fn',
+      'OpenPermission',
+      'Role',
+    ]);
     expect(kept.AWSTemplateFormatVersion).toBe('2010-09-09');
     const logs = withResourcesOf(template, new Set(['AWS::Logs::LogGroup']));
     expect(Object.keys(logs.Resources ?? {}).sort()).toEqual([
