@@ -8,6 +8,7 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfers/credit-transfer-list';
@@ -130,6 +131,24 @@ describe('DynamoDbCreditTransferList', () => {
       withTotal: true,
     });
     expect(ids(page.records)).toEqual([withNumber?.paymentId]);
+  });
+
+  it('lists a transfer once when its index answers it twice, as a torn local index can', async () => {
+    const tenant = `t${randomUUID().slice(0, 8)}`;
+    const mine = await storeTransfers(tenant, [{}, {}]);
+    // The index's answer with its first entry twice; the table behind it is dynalite's.
+    const twice = new Proxy(documents, {
+      get: (target, name, receiver) =>
+        name === 'query'
+          ? async (input: QueryCommandInput) => {
+              const result = await target.query(input);
+              return { ...result, Items: [...(result.Items ?? []).slice(0, 1), ...(result.Items ?? [])] };
+            }
+          : Reflect.get(target, name, receiver),
+    });
+    const list = new DynamoDbCreditTransferList(twice, TABLE);
+    const page = await list.page({ tenant, filters: {}, limit: 10, withTotal: false });
+    expect(ids(page.records)).toEqual(ids(mine));
   });
 
   it('gives back the record as the store reads it, without index attributes', async () => {

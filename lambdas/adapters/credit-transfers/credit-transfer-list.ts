@@ -260,7 +260,10 @@ export class DynamoDbCreditTransferList implements CreditTransferList {
    * The page's transfers from the table, in page order. Eventually consistent like the index
    * that found them (half the read units); the status operation is the strongly consistent read.
    */
-  private async records(tenant: string, positions: readonly ListPosition[]): Promise<CreditTransferRecord[]> {
+  private async records(tenant: string, found: readonly ListPosition[]): Promise<CreditTransferRecord[]> {
+    // Each transfer once: BatchGetItem refuses a key given twice, and an index torn by a killed
+    // local table can hold two entries for one transfer.
+    const positions = [...new Map(found.map((position) => [position.paymentId, position])).values()];
     if (positions.length === 0) return [];
     const byKey = new Map<string, CreditTransferRecord>();
     let keys: Record<string, unknown>[] = positions.map((position) => ({
