@@ -149,6 +149,18 @@ describe('table calls per settled transfer', () => {
 
 const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 
+/** What a restart runs: the reconciler over every unfinished transfer, then the executions it starts. */
+const restart = async () => {
+  const recovery = await startRunner();
+  await reconcile(() => ({
+    ...workflowDependencies(),
+    workflow: recovery.runner,
+    events: operationsEventPublisher(),
+  }))({ everything: true });
+  await recovery.runner.idle();
+  return recovery;
+};
+
 describe.each([
   ['on the fast path (Express)', {}, ['EXPRESS']],
   [
@@ -217,14 +229,8 @@ describe.each([
         ).toContain(paymentId);
       }
 
-      // What a restart runs: the reconciler over every unfinished transfer, then the executions it starts.
-      const recovery = await startRunner();
-      await reconcile(() => ({
-        ...workflowDependencies(),
-        workflow: recovery.runner,
-        events: operationsEventPublisher(),
-      }))({ everything: true });
-      await recovery.runner.idle();
+      // What a restart runs, after which the transfer must have settled once.
+      await restart();
 
       const record = await stored(paymentId);
       expect(statusesOf(record), where).toEqual(SETTLED);
@@ -261,13 +267,7 @@ describe.each([
         ['EXPRESS', 'FAILED'],
       ]);
       // Due again once its value date has come: what the reconciler finds then (here, now).
-      const recovery = await startRunner();
-      await reconcile(() => ({
-        ...workflowDependencies(),
-        workflow: recovery.runner,
-        events: operationsEventPublisher(),
-      }))({ everything: true });
-      await recovery.runner.idle();
+      const recovery = await restart();
       expect(statusesOf(await stored(paymentId))).toEqual(SETTLED);
       expect(recovery.executions.map((execution) => execution.type)).toEqual(['EXPRESS', 'STANDARD']);
     },
