@@ -12,12 +12,14 @@ export default defineConfig({
     // The IAM policies the local runtime enforces, synthesized once if lib/ changed; and each CDK
     // stage synthesized once per run, shared by the files that assert on it.
     // The CLI built from its sources when they changed (client/dist), as `npm run cli` runs it.
+    // The local runtime built once for the run: every service a test starts runs from it.
     // The run's temporary files in a folder of its own (see private-temp-folder.ts).
     globalSetup: [
       'test/support/private-temp-folder.ts',
       'test/support/iam-stack.ts',
       'test/infra/synth-cache-setup.ts',
       'test/support/client-build.ts',
+      'test/support/local-build.ts',
     ],
     sequence: { sequencer: SlowestFirst },
   },

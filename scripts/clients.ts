@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -581,6 +580,7 @@ export const runClients = async (argv: readonly string[]): Promise<void> => {
   }
 };
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+// Run as a command, not when a test imports it.
+if (import.meta.main) {
   await runClients(process.argv.slice(2));
 }

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { STSClient } from '@aws-sdk/client-sts';
 import { Command, Option } from 'commander';
@@ -264,6 +263,7 @@ export const runKeys = async (argv: readonly string[]): Promise<void> => {
   }
 };
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+// Run as a command, not when a test imports it.
+if (import.meta.main) {
   await runKeys(process.argv.slice(2));
 }

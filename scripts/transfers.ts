@@ -1,6 +1,5 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { Command, InvalidArgumentError } from 'commander';
 import { createDocumentClient, regionalDocumentClient } from '#adapters/aws/dynamodb-client';
@@ -237,6 +236,7 @@ export const runTransfers = async (argv: readonly string[]): Promise<void> => {
   }
 };
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+// Run as a command, not when a test imports it.
+if (import.meta.main) {
   await runTransfers(process.argv.slice(2));
 }

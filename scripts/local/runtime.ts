@@ -2,8 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { rename } from 'node:fs/promises';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
 import { ROUTES } from '#routes';
 import { wholeNumberEnv } from '#shared/config';
@@ -28,6 +28,7 @@ import {
   tightenDataFolder,
 } from './data-folder.ts';
 import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
+import { handlerModuleUrl } from './handler-modules.ts';
 import { useInvocationContexts } from './invocations.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
 import { STARTING_DETAIL } from './starting.ts';
@@ -59,7 +60,7 @@ const publicUrl = (baseUrl: string): string => configuredPublicUrl || baseUrl;
 export const AUDIENCE = 'credit-transfers';
 
 const importHandler = async <T>(entry: string): Promise<T> => {
-  const module = (await import(pathToFileURL(join(PROJECT_ROOT, entry)).href)) as { handler: T };
+  const module = (await import(handlerModuleUrl(entry))) as { handler: T };
   return module.handler;
 };
 

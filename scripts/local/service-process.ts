@@ -4,9 +4,24 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtModulePath } from './handler-modules.ts';
 
-const START_SCRIPT = fileURLToPath(new URL('../start.ts', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The environment variable naming a local build (scripts/local/local-build.ts) to run scripts from. */
+export const LOCAL_BUILD_VARIABLE = 'LOCAL_RUNTIME_BUILD';
+
+/**
+ * Node's arguments to run a project script (relative to the project root): its built module when
+ * LOCAL_RUNTIME_BUILD names a build (as a test run makes once), else its source through tsx, as
+ * `npm start` and `npm run` do. `fromSources` always takes the source.
+ */
+export const scriptArguments = (script: string, options: { fromSources?: boolean } = {}): string[] => {
+  const build = process.env[LOCAL_BUILD_VARIABLE];
+  return build && !options.fromSources
+    ? [builtModulePath(build, script)]
+    : ['--import', 'tsx', join(PROJECT_ROOT, script)];
+};
 
 export const LOCAL_CLIENT = { clientId: 'it-client', clientSecret: 'it-client-secret-0123456789' };
 
@@ -48,8 +63,12 @@ const privateTemporaryFolder = (): boolean => {
 };
 
 /** `npm start`'s script in its own process, on free ports, the test client seeded, on `dataDir`. */
-export const spawnService = (dataDir: string, env: Record<string, string> = {}): ChildProcess =>
-  spawn(process.execPath, ['--import', 'tsx', START_SCRIPT], {
+export const spawnService = (
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: { fromSources?: boolean } = {},
+): ChildProcess =>
+  spawn(process.execPath, scriptArguments('scripts/start.ts', options), {
     env: {
       ...process.env,
       // As npm start: no compiler cache in a shared temporary folder another user could own.
@@ -69,9 +88,11 @@ export const spawnService = (dataDir: string, env: Record<string, string> = {}):
  * Starts the service exactly as `npm start` does, in its own process, on free ports and a data
  * folder of its own (a fresh one unless `dataDir` is given, to restart on kept data).
  */
-export const startLocalService = async (options: { dataDir?: string; env?: Record<string, string> } = {}) => {
+export const startLocalService = async (
+  options: { dataDir?: string; env?: Record<string, string>; fromSources?: boolean } = {},
+) => {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'credit-transfers-')));
-  const child = spawnService(dataDir, options.env);
+  const child = spawnService(dataDir, options.env, { fromSources: options.fromSources ?? false });
   const output = collectOutput(child);
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${output()}`)), 60_000);

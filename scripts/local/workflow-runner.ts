@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { RunOptions, StateMachine, StateMachineDefinition } from 'aws-local-stepfunctions';
 import { checkStandInCall } from '#adapters/aws/stand-ins';
 import { type LifecycleStart, lifecycleExecutionName } from '#domain/credit-transfers/lifecycle';
@@ -17,6 +15,7 @@ import {
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
 import { msSinceApiRequest } from './api-activity.ts';
+import { handlerModuleUrl } from './handler-modules.ts';
 import {
   LOCAL_ACCOUNT,
   LOCAL_FAST_PATH_ROLE,
@@ -243,13 +242,10 @@ const entryOf = (state: { Resource?: string }): string | undefined =>
   Object.values(WORKFLOW_FUNCTIONS).find((fn) => fn.substitution === substitutionOf(state.Resource))?.entry;
 
 /** Task state name -> the handler its Resource names (a Step Functions integration is the runner's own). */
-const boundHandlers = async (
-  projectRoot: string,
-  definition: AslDefinition,
-): Promise<Record<string, TaskHandler>> => {
+const boundHandlers = async (definition: AslDefinition): Promise<Record<string, TaskHandler>> => {
   const bySubstitution = new Map<string, TaskHandler>();
   for (const [key, fn] of Object.entries(WORKFLOW_FUNCTIONS)) {
-    const module = (await import(pathToFileURL(join(projectRoot, fn.entry)).href)) as {
+    const module = (await import(handlerModuleUrl(fn.entry))) as {
       handler: TaskHandler;
     };
     // Each task runs as its function, under that function's IAM policies.
@@ -325,8 +321,8 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       STANDARD: validatedStateMachine(substitutedDefinition(longWaits)),
     };
     const handlers = {
-      ...(await boundHandlers(options.projectRoot, fastPath)),
-      ...(await boundHandlers(options.projectRoot, longWaits)),
+      ...(await boundHandlers(fastPath)),
+      ...(await boundHandlers(longWaits)),
       ...options.taskOverrides,
     };
     const quietAfterMs = options.apiQuietAfterMs ?? DEFAULT_API_QUIET_AFTER_MS;

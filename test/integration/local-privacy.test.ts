@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { collectOutput } from '#local/service-process';
+import { collectOutput, scriptArguments } from '#local/service-process';
 import { serviceProcesses } from '../../scripts/bench/processes.ts';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import {
@@ -22,8 +21,6 @@ import {
  * socket inside the data folder and on no TCP port, and every file in the folder is 0600, every
  * folder 0700, whoever wrote it (the service, its table process, `npm run clients`).
  */
-
-const CLIENTS_SCRIPT = fileURLToPath(new URL('../../scripts/clients.ts', import.meta.url));
 
 let service: LocalService | undefined;
 const folders: string[] = [];
@@ -89,7 +86,7 @@ const socketInodesOf = async (pid: number): Promise<string[]> => {
 };
 
 const clients = async (dataDir: string, ...args: string[]) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLIENTS_SCRIPT, ...args], {
+  const child = spawn(process.execPath, [...scriptArguments('scripts/clients.ts'), ...args], {
     env: { ...process.env, DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

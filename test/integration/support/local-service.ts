@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import {
   collectOutput,
   LOCAL_CLIENT,
   type LocalService as ServiceProcess,
+  scriptArguments,
   startLocalService as startServiceProcess,
 } from '#local/service-process';
 import { assertNoContractViolations, type ContractViolation, startContractProxy } from './contract-proxy.ts';
@@ -27,7 +27,7 @@ export interface LocalService extends ServiceProcess {
  * and the service announces the proxy as its address (issuer, links).
  */
 export const startLocalService = async (
-  options: { dataDir?: string; env?: Record<string, string> } = {},
+  options: { dataDir?: string; env?: Record<string, string>; fromSources?: boolean } = {},
 ): Promise<LocalService> => {
   const { PORT: publicPort, ...env } = options.env ?? {};
   const proxy = await startContractProxy(Number(publicPort ?? 0));
@@ -36,6 +36,7 @@ export const startLocalService = async (
     service = await startServiceProcess({
       ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
       env: { ...env, PUBLIC_URL: proxy.url },
+      fromSources: options.fromSources ?? false,
     });
     await proxy.connect(service.baseUrl);
   } catch (error) {
@@ -149,9 +150,7 @@ export const createClient = async (
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('../../../scripts/client-create.ts', import.meta.url)),
+      ...scriptArguments('scripts/client-create.ts'),
       '--client-id',
       client.clientId,
       '--client-secret',

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { collectOutput } from '#local/service-process';
+import { collectOutput, scriptArguments } from '#local/service-process';
 import type { LocalService } from './local-service.ts';
 
 /** An operator's command (`npm run clients`, `npm run keys`) against the running local service and its data folder. */
@@ -9,8 +8,7 @@ export const runScript = async (
   script: 'clients' | 'keys',
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-  const path = fileURLToPath(new URL(`../../../scripts/${script}.ts`, import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
+  const child = spawn(process.execPath, [...scriptArguments(`scripts/${script}.ts`), ...args], {
     env: { ...process.env, DATA_DIR: service.dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
