@@ -8,6 +8,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Integration suites each start their own local runtime; two cores run two at a time.
     maxWorkers: 2,
+    // Each file in a worker thread of its own rather than a child process: a tenth less CPU over
+    // the run (each file's modules still load afresh). Nothing under test sets process-wide state
+    // (umask, working folder, signal handlers) but the services and scripts it starts as processes.
+    pool: 'threads',
     reporters: ['default'],
     // The IAM policies the local runtime enforces, synthesized once if lib/ changed; and each CDK
     // stage synthesized once per run, shared by the files that assert on it.

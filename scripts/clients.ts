@@ -95,8 +95,6 @@ const localTarget = (): Target => {
   const socket = process.env.DYNAMODB_SOCKET || dataFolderFiles(dataDir).tableSocket;
   const tableName = process.env.TABLE_NAME || 'credit-transfers';
   const eventsFile = process.env.EVENTS_FILE || dataFolderFiles(dataDir).events;
-  // What this writes into the data folder (the audit events) is the owner's alone, as the service's files are.
-  process.umask(0o077);
   const client = createDocumentClient(undefined, socket);
   return {
     description: `table ${tableName} of the local service (DynamoDB on ${socket})`,
@@ -564,6 +562,9 @@ const checkedTenant = (tenant: string): string => {
 
 /** Runs the command line; every failure is one line on stderr and exit code 1 (2 for usage). */
 export const runClients = async (argv: readonly string[]): Promise<void> => {
+  // What a command writes into the data folder (the audit events, the rate limits) is the owner's
+  // alone, as the service's files are. Set here, by the command, not by the program a test drives.
+  process.umask(0o077);
   const program = clientsProgram();
   program.exitOverride();
   for (const command of program.commands) command.exitOverride();

@@ -1,7 +1,15 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { StateMachineDefinition } from 'aws-local-stepfunctions';
-import { beforeEach, expect, it } from 'vitest';
-import { VALIDATED_DEFINITIONS_FILE, validatedStateMachine } from '#local/validated-state-machine';
+import { afterAll, beforeEach, expect, it } from 'vitest';
+import { validatedStateMachine as validatedIn } from '#local/validated-state-machine';
+
+/** A cache of this file's own: services started by other files meanwhile write the project's. */
+const folder = mkdtempSync(join(tmpdir(), 'validated-'));
+const CACHE_FILE = join(folder, 'validated-state-machines.json');
+const validatedStateMachine = (definition: StateMachineDefinition) => validatedIn(definition, CACHE_FILE);
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 const pass = (result: string): StateMachineDefinition => ({
   StartAt: 'Done',
@@ -13,9 +21,9 @@ const broken: StateMachineDefinition = {
   States: { Done: { Type: 'Pass', Next: 'Nowhere' } },
 } as unknown as StateMachineDefinition;
 
-const remembered = (): unknown => JSON.parse(readFileSync(VALIDATED_DEFINITIONS_FILE, 'utf8'));
+const remembered = (): unknown => JSON.parse(readFileSync(CACHE_FILE, 'utf8'));
 
-beforeEach(() => rmSync(VALIDATED_DEFINITIONS_FILE, { force: true }));
+beforeEach(() => rmSync(CACHE_FILE, { force: true }));
 
 it('validates a definition once, remembers it, and still runs it', async () => {
   const machine = validatedStateMachine(pass('first'));
@@ -39,7 +47,7 @@ it('validates a changed definition again', () => {
 });
 
 it('treats a damaged cache as empty and validates again', () => {
-  writeFileSync(VALIDATED_DEFINITIONS_FILE, '{not json');
+  writeFileSync(CACHE_FILE, '{not json');
   expect(() => validatedStateMachine(broken)).toThrow();
   validatedStateMachine(pass('first'));
   expect(remembered()).toHaveLength(1);
