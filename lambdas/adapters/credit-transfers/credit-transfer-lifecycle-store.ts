@@ -92,6 +92,7 @@ export class DynamoDbLifecycleStore
     paymentId: string,
     {
       from,
+      through = [],
       change,
       unlessCancellationRequested,
       submission,
@@ -102,17 +103,21 @@ export class DynamoDbLifecycleStore
     }: StatusTransition,
   ): Promise<CreditTransferRecord | undefined> {
     // A defect, not a race: refused before anything is written.
-    if (!canTransition(from, change.status)) throw new IllegalStatusTransitionError(from, change.status);
+    let left = from;
+    for (const { status: to } of [...through, change]) {
+      if (!canTransition(left, to)) throw new IllegalStatusTransitionError(left, to);
+      left = to;
+    }
     if (claimSubmissionAt !== undefined && (!unlessCancellationRequested || submission === 'claimed'))
       throw new Error('A submission is claimed only while no cancellation is requested and none is claimed');
     const hasReason = change.statusReason !== undefined;
     const movesCheck = nextCheckAt !== undefined;
-    // The status, its history entry, the recovery entry and the bookkeeping: one conditional write.
+    // The status, its history entries, the recovery entry and the bookkeeping: one conditional write.
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
       UpdateExpression: [
-        'SET #status = :to, statusDate = :date, #history = list_append(#history, :entry)',
+        'SET #status = :to, statusDate = :date, #history = list_append(#history, :entries)',
         movesCheck ? ', #shard = :shard, #due = :due' : '',
         claimSubmissionAt !== undefined ? ', submittedAt = :claimedAt' : '',
         publishedCount !== undefined ? ', publishedCount = :published' : '',
@@ -145,7 +150,7 @@ export class DynamoDbLifecycleStore
         ':to': change.status,
         ':listStatus': listStatusKey(tenant, change.status),
         ':date': change.date,
-        ':entry': [change],
+        ':entries': [...through, change],
         ...(change.statusReason !== undefined && {
           ':reason': change.statusReason,
           ':reasonCode': statusReasonCodeOf(change.statusReason, change.statusReasonCode),

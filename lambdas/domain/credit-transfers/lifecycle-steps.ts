@@ -301,44 +301,58 @@ const holdOutput = (state: LifecycleState, record: CreditTransferRecord, hold: H
     ? output(state, record, 'hold', { holdUntil: hold.until })
     : output(state, record, hold.kind === 'later' ? 'finish' : 'continue');
 
-/** Received -> AcceptedTechnicalValidation, or Rejected when the stored transfer cannot be processed. */
-const validate = async (
+/**
+ * Received -> AcceptedTechnicalValidation -> AcceptedCustomerProfile (or Rejected) in one write.
+ * Technical validation needs nothing but the stored transfer, so it is decided here and recorded
+ * with the rail's customer-profile check, each status with its own history entry; a transfer that
+ * cannot be processed is Rejected at once, without asking the rail. Until the check answers, the
+ * transfer reads Received; a crash before the write leaves it Received, and the step's re-run asks
+ * the rail again (the check is a read).
+ */
+const validateAndCheck = async (
   deps: StepDependencies,
   state: LifecycleState,
   record: CreditTransferRecord,
   now: Date,
 ): Promise<StepResult> => {
   const reason = technicalRejection(record);
-  const updated = await deps.store.transition(state.tenant, state.paymentId, {
+  if (reason === undefined) {
+    const validated = change('AcceptedTechnicalValidation', now, ACTORS.workflow);
+    return checkCustomerProfile(deps, state, record, now, validated);
+  }
+  const rejected = await deps.store.transition(state.tenant, state.paymentId, {
     from: 'Received',
-    change:
-      reason === undefined
-        ? change('AcceptedTechnicalValidation', now, ACTORS.workflow)
-        : change('Rejected', now, ACTORS.workflow, reason),
+    change: change('Rejected', now, ACTORS.workflow, reason),
     unlessCancellationRequested: true,
     nextCheckAt: checkFor(record, secondsAfter(now, STALL_SECONDS)),
     publishedCount: publishedToNote(state, record),
   });
-  if (!updated) return 'raced';
-  return reason === undefined ? { moved: updated } : output(state, updated, 'finish');
+  return rejected ? output(state, rejected, 'finish') : 'raced';
 };
 
 /**
- * AcceptedTechnicalValidation -> AcceptedCustomerProfile after the rail's checks, or Rejected.
- * Without a value date ahead the same write claims the submission: the transfer goes to clearing
- * right away, and a cancellation from then on needs clearing's recall.
+ * AcceptedTechnicalValidation -> AcceptedCustomerProfile after the rail's checks, or Rejected; from
+ * Received when `validated` (the technical validation just decided) is given, which the same write
+ * records first. The outcome is dated when the rail answered. Without a value date ahead the same
+ * write claims the submission: the transfer goes to clearing right away, and a cancellation from
+ * then on needs clearing's recall.
  */
 const checkCustomerProfile = async (
   deps: StepDependencies,
   state: LifecycleState,
   record: CreditTransferRecord,
   now: Date,
+  validated?: StatusChange,
 ): Promise<StepResult> => {
   const check = await deps.rail.checkCustomerProfile(railPayment(record));
+  const checkedAt = deps.clock.now();
+  const from: CreditTransferStatus = validated === undefined ? 'AcceptedTechnicalValidation' : 'Received';
+  const through = validated === undefined ? [] : [validated];
   if (!check.accepted) {
     const rejected = await deps.store.transition(state.tenant, state.paymentId, {
-      from: 'AcceptedTechnicalValidation',
-      change: change('Rejected', now, ACTORS.rail, check),
+      from,
+      through,
+      change: change('Rejected', checkedAt, ACTORS.rail, check),
       unlessCancellationRequested: true,
       nextCheckAt: checkFor(record, secondsAfter(now, STALL_SECONDS)),
       publishedCount: publishedToNote(state, record),
@@ -347,8 +361,9 @@ const checkCustomerProfile = async (
   }
   const hold = holdOf(record, now, deps.settings);
   const accepted = await deps.store.transition(state.tenant, state.paymentId, {
-    from: 'AcceptedTechnicalValidation',
-    change: change('AcceptedCustomerProfile', now, ACTORS.rail),
+    from,
+    through,
+    change: change('AcceptedCustomerProfile', checkedAt, ACTORS.rail),
     unlessCancellationRequested: true,
     nextCheckAt: checkFor(record, checkAfterHold(hold, now)),
     publishedCount: publishedToNote(state, record),
@@ -397,9 +412,10 @@ const pollAtOnce = (state: LifecycleState, record: CreditTransferRecord): Lifecy
   output(state, record, 'poll', { waitSeconds: 0, pollAttempt: 0 });
 
 /**
- * The first step of every execution: technical validation, the customer-profile checks and, unless
- * the value date is ahead, the submission to clearing, each change going on from the transfer the
- * previous one answered: one read for the whole way from Received to AcceptedSettlementInProcess.
+ * The first step of every execution: technical validation and the customer-profile checks (one
+ * write) and, unless the value date is ahead, the submission to clearing, each write going on from
+ * the transfer the previous one answered: one read for the whole way from Received to
+ * AcceptedSettlementInProcess.
  */
 export const validateCheckAndSubmit = (
   deps: StepDependencies,
@@ -408,8 +424,9 @@ export const validateCheckAndSubmit = (
   runStep(deps, state, async (record, now) => {
     switch (record.status) {
       case 'Received':
-        return validate(deps, state, record, now);
+        return validateAndCheck(deps, state, record, now);
       case 'AcceptedTechnicalValidation':
+        // Validated by a write of its own (a transfer stored before both were one write).
         return checkCustomerProfile(deps, state, record, now);
       case 'AcceptedCustomerProfile': {
         // Checked already (a re-run, or recovery during a hold): hold again while the date is ahead.

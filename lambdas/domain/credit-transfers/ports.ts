@@ -87,6 +87,12 @@ export interface CreditTransferStore {
 /** A status change the lifecycle makes: leaving exactly `from`, so no race can skip or reverse a step. */
 export interface StatusTransition {
   from: CreditTransferStatus;
+  /**
+   * The changes the transfer passes through on its way from `from` to `change`, each one step of
+   * the lifecycle, recorded in this order before `change` in the same write (technical validation,
+   * decided before the customer-profile check whose outcome is `change`).
+   */
+  through?: readonly StatusChange[];
   change: StatusChange;
   /** Refuse the change when a cancellation has been requested (it wins before settlement). */
   unlessCancellationRequested?: boolean;
@@ -112,7 +118,7 @@ export interface StatusTransition {
 /** The writes of the lifecycle; every one is conditional, so a re-run after a crash is harmless. */
 export interface LifecycleStore {
   get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined>;
-  /** Applies the transition and appends it to the history; the updated record, or undefined when the condition failed. */
+  /** Applies the transition and appends its changes to the history; the updated record, or undefined when the condition failed. */
   transition(
     tenant: string,
     paymentId: string,

@@ -308,7 +308,8 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
       const paymentId = await initiate(runner);
       await runner.idle();
 
-      expect(statusesOf(await stored(paymentId))).toEqual([...SETTLED.slice(0, 2), 'Cancelled']);
+      // Validation is recorded with the check's outcome, in the write the cancellation refuses.
+      expect(statusesOf(await stored(paymentId))).toEqual(['Received', 'Cancelled']);
       expect(await clearingState(paymentId)).toBe('never submitted');
       expectAllSucceeded(
         executions,
@@ -476,7 +477,8 @@ describe('the lifecycle ASL, run with its real task handlers', () => {
     const paymentId = await initiate(runner);
     await runner.idle();
     const record = await stored(paymentId);
-    expect(record.status).toBe('AcceptedTechnicalValidation');
+    // Validation is recorded only with the check's outcome: the rail never answered.
+    expect(record.status).toBe('Received');
     expect(record.nextCheckAt).toBeDefined();
     expect(executionsOf(executions, paymentId)).toMatchObject([{ status: 'FAILED', retries: 5 }]);
   });

@@ -36,8 +36,11 @@ const SETTLED = [
   'AcceptedSettlementCompleted',
 ];
 const FINAL = new Set(['AcceptedSettlementCompleted', 'Rejected', 'Cancelled']);
-/** The issue's bound: table calls of the service per settled transfer, initiation included. */
-const MOST_SERVICE_CALLS = 8;
+/**
+ * Table calls of the service per settled transfer, initiation included: 8 until technical
+ * validation was recorded in the customer-profile check's write.
+ */
+const MOST_SERVICE_CALLS = 7;
 
 const OPERATIONS = ['get', 'put', 'update', 'delete', 'query', 'scan', 'batchGet', 'batchWrite'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -110,23 +113,25 @@ describe('table calls per settled transfer', () => {
     const shape = service.map((call) => call.operation);
     expect(service.length, `service calls: ${shape.join(', ')}`).toBeLessThanOrEqual(MOST_SERVICE_CALLS);
     // Initiation, one read in each step that needs the payment, the status writes and the last bookkeeping.
-    expect(shape).toEqual(['put', 'get', 'update', 'update', 'update', 'get', 'update', 'update']);
+    expect(shape).toEqual(['put', 'get', 'update', 'update', 'get', 'update', 'update']);
     expect(calls.filter((call) => call.owner === 'sandbox clearing').map((call) => call.operation)).toEqual([
       'update',
       'update',
     ]);
 
-    // Every change: one conditional write leaving exactly the status before it.
+    // Every change: a conditional write leaving exactly the status before it, technical validation
+    // recorded with the customer-profile check's outcome in one, each with its history entry.
     const writes = statusWritesOf(service);
+    const values = (call: Call) => call.input.ExpressionAttributeValues as Record<string, unknown>;
+    expect(writes.map((call) => [values(call)[':from'], values(call)[':to']])).toEqual([
+      ['Received', 'AcceptedCustomerProfile'],
+      ['AcceptedCustomerProfile', 'AcceptedSettlementInProcess'],
+      ['AcceptedSettlementInProcess', 'AcceptedSettlementCompleted'],
+    ]);
     expect(
-      writes.map((call) => (call.input.ExpressionAttributeValues as Record<string, unknown>)[':to']),
-    ).toEqual(SETTLED.slice(1));
-    for (const [index, write] of writes.entries()) {
-      expect(String(write.input.ConditionExpression)).toMatch(/^#status = :from\b/);
-      expect((write.input.ExpressionAttributeValues as Record<string, unknown>)[':from']).toBe(
-        SETTLED[index],
-      );
-    }
+      writes.map((call) => (values(call)[':entries'] as { status: string }[]).map((entry) => entry.status)),
+    ).toEqual([SETTLED.slice(1, 3), SETTLED.slice(3, 4), SETTLED.slice(4)]);
+    for (const write of writes) expect(String(write.input.ConditionExpression)).toMatch(/^#status = :from\b/);
     // The recovery index moves only when it must: its entry is written at initiation, moved once
     // at the submission (clearing's polls may take their whole budget), and removed at the end.
     const movesCheck = (call: Call) => /#due = :due/.test(String(call.input.UpdateExpression));
