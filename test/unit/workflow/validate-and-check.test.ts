@@ -54,6 +54,31 @@ afterAll(async () => {
   await environment?.close();
 });
 
+/** A transfer stored as an earlier write left it: at the last status of `history`, due for a check now. */
+const storeTransfer = (
+  paymentId: string,
+  amount: string,
+  history: CreditTransferRecord['history'],
+  bookkeeping: Pick<CreditTransferRecord, 'publishedCount'> = {},
+) => {
+  const first = history[0] as CreditTransferRecord['history'][number];
+  const last = history.at(-1) as CreditTransferRecord['history'][number];
+  return new DynamoDbCreditTransferStore(documentClient(), TABLE).create({
+    tenant: TENANT,
+    paymentId,
+    clientId: CLIENT,
+    createdAt: first.date,
+    status: last.status,
+    statusDate: last.date,
+    requestHash: 'x',
+    servicer: {},
+    transfer: { paymentMethod: 'CreditTransfer', amount, debtorAccountId: 'acc-1' },
+    history,
+    ...bookkeeping,
+    nextCheckAt: last.date,
+  });
+};
+
 /** A clock a second further on at every reading, from a second after now: each date says which reading it was. */
 const steppingClock = () => {
   const start = Date.now() + 1000;
@@ -268,19 +293,7 @@ describe('technical validation and the customer-profile check', () => {
   it('reject a transfer that cannot be processed from Received in one write, without asking the rail', async () => {
     const paymentId = 'zero-amount-one-write';
     const now = new Date().toISOString();
-    await new DynamoDbCreditTransferStore(documentClient(), TABLE).create({
-      tenant: TENANT,
-      paymentId,
-      clientId: CLIENT,
-      createdAt: now,
-      status: 'Received',
-      statusDate: now,
-      requestHash: 'x',
-      servicer: {},
-      transfer: { paymentMethod: 'CreditTransfer', amount: '0.00', debtorAccountId: 'acc-1' },
-      history: [{ status: 'Received', date: now, actor: CLIENT }],
-      nextCheckAt: now,
-    });
+    await storeTransfer(paymentId, '0.00', [{ status: 'Received', date: now, actor: CLIENT }]);
     const { store, transitions } = recordingStore();
     const { rail, calls } = countingRail();
 
@@ -349,23 +362,15 @@ describe('technical validation and the customer-profile check', () => {
   it('go on from a transfer stored at AcceptedTechnicalValidation (validated by a write of its own) with the check alone', async () => {
     const paymentId = 'validated-before-one-write';
     const now = new Date().toISOString();
-    await new DynamoDbCreditTransferStore(documentClient(), TABLE).create({
-      tenant: TENANT,
+    await storeTransfer(
       paymentId,
-      clientId: CLIENT,
-      createdAt: now,
-      status: 'AcceptedTechnicalValidation',
-      statusDate: now,
-      requestHash: 'x',
-      servicer: {},
-      transfer: { paymentMethod: 'CreditTransfer', amount: '1.00', debtorAccountId: 'acc-1' },
-      history: [
+      '1.00',
+      [
         { status: 'Received', date: now, actor: CLIENT },
         { status: 'AcceptedTechnicalValidation', date: now, actor: 'workflow' },
       ],
-      publishedCount: 2,
-      nextCheckAt: now,
-    });
+      { publishedCount: 2 },
+    );
     const { store, transitions } = recordingStore();
     const { rail, calls } = countingRail();
 
