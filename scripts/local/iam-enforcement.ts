@@ -239,6 +239,8 @@ const MAX_REMEMBERED = 10_000;
 export class IamEnforcer {
   private readonly recorded = new Set<string>();
   private readonly remembered = new Map<string, IamDecision>();
+  private readonly renamedDocuments = new WeakMap<PolicyDocument, PolicyDocument>();
+  private readonly renamedByFunction = new Map<string, { name: string; policy: PolicyDocument }[]>();
 
   constructor(
     readonly policies: StackPolicies,
@@ -246,6 +248,33 @@ export class IamEnforcer {
     /** Written with each decision: the policies' version, and any grants taken away (LOCAL_IAM_WITHOUT). */
     private readonly recordedWith: { policies: string; without?: string } = { policies: '' },
   ) {}
+
+  /**
+   * The library drops every key of the form kms:EncryptionContext:<key> from a request (it
+   * matches such keys only up to a '/'), and the key policies rest on them: for the simulation
+   * they are renamed, in the request and in every policy alike, to aws:RequestTag/<the key>,
+   * which it keeps, and which no policy of the stack uses. Each policy once: the policies do not
+   * change while the process runs, and a transfer's every call is evaluated afresh (its keys differ).
+   */
+  private renamed(document: PolicyDocument): PolicyDocument {
+    let renamed = this.renamedDocuments.get(document);
+    if (renamed === undefined) {
+      renamed = JSON.parse(
+        JSON.stringify(document).replace(ENCRYPTION_CONTEXT_KEY, `"${RENAMED_PREFIX}$1`),
+      ) as PolicyDocument;
+      this.renamedDocuments.set(document, renamed);
+    }
+    return renamed;
+  }
+
+  private renamedIdentityPolicies(functionName: string, fn: FunctionPolicies) {
+    let policies = this.renamedByFunction.get(functionName);
+    if (policies === undefined) {
+      policies = fn.identityPolicies.map(({ name, policy }) => ({ name, policy: this.renamed(policy) }));
+      this.renamedByFunction.set(functionName, policies);
+    }
+    return policies;
+  }
 
   private resourcePolicyFor(resource: string) {
     const direct = this.policies.resourcePolicies[resource];
@@ -270,18 +299,9 @@ export class IamEnforcer {
     const fn = this.policies.functions[functionName];
     if (fn === undefined)
       throw new Error(`IAM: no function ${functionName} in the stack (lib/credit-transfer-stack.ts)`);
-    // The library drops every key of the form kms:EncryptionContext:<key> from a request (it
-    // matches such keys only up to a '/'), and the key policies rest on them: for the simulation
-    // they are renamed, in the request and in every policy alike, to aws:RequestTag/<the key>,
-    // which it keeps, and which no policy of the stack uses.
-    const renamed = (document: PolicyDocument): PolicyDocument =>
-      JSON.parse(JSON.stringify(document).replace(ENCRYPTION_CONTEXT_KEY, `"${RENAMED_PREFIX}$1`));
-    const identityPolicies = fn.identityPolicies.map(({ name, policy }) => ({
-      name,
-      policy: renamed(policy),
-    }));
+    const identityPolicies = this.renamedIdentityPolicies(functionName, fn);
     const found = this.resourcePolicyFor(request.resource);
-    const resourcePolicy = found === undefined ? undefined : renamed(found);
+    const resourcePolicy = found === undefined ? undefined : this.renamed(found);
     const context = Object.fromEntries(
       Object.entries(request.context).map(([key, value]) => [
         /^kms:EncryptionContext:/i.test(key) ? `${RENAMED_PREFIX}${key}` : key,
