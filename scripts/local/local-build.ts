@@ -9,7 +9,7 @@ import { AUTHORIZER_ENTRY } from './api-gateway.ts';
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** The operator's scripts tests run against a local service, built beside it. */
-export const OPERATOR_SCRIPTS = [
+const OPERATOR_SCRIPTS = [
   'scripts/clients.ts',
   'scripts/keys.ts',
   'scripts/client-create.ts',
