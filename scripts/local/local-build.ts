@@ -9,11 +9,7 @@ import { AUTHORIZER_ENTRY } from './api-gateway.ts';
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** The operator's scripts tests run against a local service, built beside it. */
-const OPERATOR_SCRIPTS = [
-  'scripts/clients.ts',
-  'scripts/keys.ts',
-  'scripts/client-create.ts',
-] as const;
+const OPERATOR_SCRIPTS = ['scripts/clients.ts', 'scripts/keys.ts', 'scripts/client-create.ts'] as const;
 
 /** The local runtime's start and the handlers it loads by path: one build, sharing every module. */
 const SERVICE_ENTRIES = [
