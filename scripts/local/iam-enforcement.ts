@@ -10,6 +10,7 @@ import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { addToEveryClient, type SdkMiddleware } from '#adapters/aws/aws-clients';
 import { type StandInCall, useStandInChecks } from '#adapters/aws/stand-ins';
 import { TABLE_DEFINITION } from '#adapters/table/table-definition';
+import { decisionKeys } from './iam-decision-key.ts';
 import {
   decisionsDir,
   type FunctionPolicies,
@@ -233,7 +234,7 @@ const statementIds = (
     return `${policyId ?? 'resource-policy'}#${index}`;
   });
 
-/** Decisions kept for calls asked again exactly alike (a client's record, the key schedule): the answer cannot differ. */
+/** Decisions kept for requests no policy can tell apart (scripts/local/iam-decision-key.ts). */
 const MAX_REMEMBERED = 10_000;
 
 export class IamEnforcer {
@@ -241,20 +242,23 @@ export class IamEnforcer {
   private readonly remembered = new Map<string, IamDecision>();
   private readonly renamedDocuments = new WeakMap<PolicyDocument, PolicyDocument>();
   private readonly renamedByFunction = new Map<string, { name: string; policy: PolicyDocument }[]>();
+  private readonly decisionKey: ReturnType<typeof decisionKeys>;
 
   constructor(
     readonly policies: StackPolicies,
     private readonly decisionsFile: string | undefined,
     /** Written with each decision: the policies' version, and any grants taken away (LOCAL_IAM_WITHOUT). */
     private readonly recordedWith: { policies: string; without?: string } = { policies: '' },
-  ) {}
+  ) {
+    this.decisionKey = decisionKeys(policies);
+  }
 
   /**
    * The library drops every key of the form kms:EncryptionContext:<key> from a request (it
    * matches such keys only up to a '/'), and the key policies rest on them: for the simulation
    * they are renamed, in the request and in every policy alike, to aws:RequestTag/<the key>,
    * which it keeps, and which no policy of the stack uses. Each policy once: the policies do not
-   * change while the process runs, and a transfer's every call is evaluated afresh (its keys differ).
+   * change while the process runs.
    */
   private renamed(document: PolicyDocument): PolicyDocument {
     let renamed = this.renamedDocuments.get(document);
@@ -284,18 +288,24 @@ export class IamEnforcer {
     return table ? this.policies.resourcePolicies[table] : undefined;
   }
 
+  /** How many decisions are remembered (for tests: a decision found in memory adds none). */
+  rememberedCount(): number {
+    return this.remembered.size;
+  }
+
   /** IAM's answer for `functionName`'s request. */
   async decide(functionName: string, request: IamRequest): Promise<IamDecision> {
-    const key = JSON.stringify([functionName, request]);
+    const key = this.decisionKey(functionName, request);
     const known = this.remembered.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) return { ...known, ...request };
     const decision = await this.evaluate(functionName, request);
     if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
     this.remembered.set(key, decision);
     return decision;
   }
 
-  private async evaluate(functionName: string, request: IamRequest): Promise<IamDecision> {
+  /** IAM's answer made afresh by the library, whatever is remembered. */
+  async evaluate(functionName: string, request: IamRequest): Promise<IamDecision> {
     const fn = this.policies.functions[functionName];
     if (fn === undefined)
       throw new Error(`IAM: no function ${functionName} in the stack (lib/credit-transfer-stack.ts)`);
