@@ -31,15 +31,8 @@ export const publicPaths = (paths: JsonObject): JsonObject => {
   return kept;
 };
 
-/** Every string of a JSON value with `from` replaced by `to`. */
-const replacedIn = (value: Json, from: string, to: string): Json => {
-  if (typeof value === 'string') return value.replaceAll(from, () => to);
-  if (Array.isArray(value)) return value.map((item) => replacedIn(item, from, to));
-  if (isObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replacedIn(item, from, to)]));
-  }
-  return value;
-};
+/** A string as it is written inside a JSON string literal. */
+const inJsonString = (text: string): string => JSON.stringify(text).slice(1, -1);
 
 /**
  * The document as served: its one server is the configured public URL (PUBLIC_URL), an absolute
@@ -72,8 +65,10 @@ export const servedDocument = (baseUrl: string): string => {
         },
       },
     },
-  } as unknown as Json;
-  return JSON.stringify(replacedIn(served, template.url, baseUrl));
+  };
+  // Replaced in the serialized text, in one pass: a walk rebuilding every node cost the cold start more.
+  const url = inJsonString(baseUrl);
+  return JSON.stringify(served).replaceAll(inJsonString(template.url), () => url);
 };
 
 let served: { baseUrl: string; body: string } | undefined;
