@@ -1,12 +1,18 @@
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  constants,
+  createPublicKey,
+  generateKeyPairSync,
+  privateEncrypt,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { ensureLocalSigningKey } from '#adapters/access/signer-local';
 import { startDynalite } from '#local/dynalite-process';
 import { createDynamoDbClient, ensureTable } from '#local/table';
 import { ROUTES } from '#routes';
@@ -26,8 +32,9 @@ import { benchCount, fixed } from './support.ts';
  * floor.
  *
  * The first invocation does the function's real work, AWS calls included, as on Lambda: the
- * functions find DynamoDB (a local dynalite), Step Functions and EventBridge (a local stand-in)
- * through the SDK's own AWS_ENDPOINT_URL_* variables and take their credentials from the
+ * functions find DynamoDB (a local dynalite), Step Functions, EventBridge and KMS (a local
+ * stand-in, signing tokens with an RSA key as the stack's KMS key does) through the SDK's own
+ * AWS_ENDPOINT_URL_* variables and take their credentials from the
  * environment, through the credential provider of the bundles. A valid token request, an
  * initiation that writes, a status read that finds its transfer, a cancellation, a list page,
  * the authorizer with a valid token, and each workflow step on a transfer its predecessors
@@ -101,7 +108,7 @@ const librariesOf = (inputs: readonly string[]): Set<FloorLibrary> =>
 /**
  * A function's floor: a handler making the same AWS calls as its first invocation made (one client
  * per service; each DynamoDB call a GetItem, reads standing in for writes; each Step Functions
- * call a StartExecution, each EventBridge call a PutEvents), through the libraries the function's
+ * call a StartExecution, each EventBridge call a PutEvents, each KMS call a GetPublicKey), through the libraries the function's
  * bundle holds, used as the function uses them (lambdas/shared/observability.ts,
  * lambdas/adapters/aws/aws-clients.ts): the Tracer made only where tracing is possible and
  * capturing every client, the Powertools logger with the Lambda context and one log line, metrics
@@ -110,7 +117,7 @@ const librariesOf = (inputs: readonly string[]): Set<FloorLibrary> =>
  */
 const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): string => {
   const count = (service: string) => calls.filter((call) => call.startsWith(`${service}.`)).length;
-  const [table, sfn, events] = [count('DynamoDB'), count('SFN'), count('EventBridge')];
+  const [table, sfn, events, kms] = [count('DynamoDB'), count('SFN'), count('EventBridge'), count('KMS')];
   const has = (library: FloorLibrary) => libraries.has(library);
   const middy = has('middy');
   const captured = (client: string) => (has('tracer') ? `capture(${client})` : client);
@@ -119,6 +126,7 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
     table > 0 && has('documentClient') ? "import { DynamoDBDocument } from '@aws-sdk/lib-dynamodb';" : '',
     sfn > 0 ? "import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';" : '',
     events > 0 ? "import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';" : '',
+    kms > 0 ? "import { GetPublicKeyCommand, KMSClient } from '@aws-sdk/client-kms';" : '',
     has('logger') ? "import { Logger } from '@aws-lambda-powertools/logger';" : '',
     has('logger') && middy
       ? "import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';"
@@ -144,6 +152,7 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
     table > 0 && has('documentClient') ? 'const table = DynamoDBDocument.from(dynamodb);' : '',
     sfn > 0 ? `const sfn = ${captured('new SFNClient({})')};` : '',
     events > 0 ? `const events = ${captured('new EventBridgeClient({})')};` : '',
+    kms > 0 ? `const kms = ${captured('new KMSClient({})')};` : '',
     'const work = async (event, context) => {',
     has('zod') ? '  input.parse(event ?? {});' : '',
     has('logger') && !middy ? '  logger.addContext(context);' : '',
@@ -161,6 +170,8 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
     events > 0
       ? "    await events.send(new PutEventsCommand({ Entries: [{ Source: 'bench', DetailType: 'bench', Detail: '{}', EventBusName: process.env.EVENT_BUS_NAME }] }));"
       : '',
+    kms > 0 ? `  for (let i = 0; i < ${kms}; i++)` : '',
+    kms > 0 ? '    await kms.send(new GetPublicKeyCommand({ KeyId: process.env.SIGNING_KEY_IDS }));' : '',
     has('logger') ? "  logger.info('Request handled', { statusCode: 200 });" : '',
     has('metrics') ? "  metrics.addMetric('floor', 'Count', 1);" : '',
     has('metrics') ? '  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();' : '',
@@ -436,8 +447,35 @@ export const NOT_MEASURED: Readonly<Record<string, string>> = {
 export const measuredFunctions = (only?: readonly string[]): BenchFunction[] =>
   benchFunctions().filter((fn) => NOT_MEASURED[fn.name] === undefined && (only?.includes(fn.name) ?? true));
 
-/** Step Functions and EventBridge as the functions call them: every start and every event accepted. */
-const stepFunctionsAndEventBridge: Answer = (response, request) => {
+/** The token signing key the stand-in for KMS holds, as the stack's: RSA_2048, signing RS256. */
+const SIGNING_KEY_ID = 'bench-signing-key';
+const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+// RSASSA-PKCS1-v1_5 over a digest, as KMS computes it for MessageType DIGEST.
+const SHA256_DIGEST_INFO = Buffer.from('3031300d060960864801650304020105000420', 'hex');
+
+/** KMS as the token functions call it: the public key, and a signature of a SHA-256 digest. */
+const kms: Answer = (response, request) => {
+  if (request.target === 'TrentService.GetPublicKey') {
+    ok({
+      KeyId: SIGNING_KEY_ID,
+      KeySpec: 'RSA_2048',
+      KeyUsage: 'SIGN_VERIFY',
+      SigningAlgorithms: ['RSASSA_PKCS1_V1_5_SHA_256'],
+      PublicKey: createPublicKey(signingKey).export({ format: 'der', type: 'spki' }).toString('base64'),
+    })(response, request);
+    return;
+  }
+  const digest = Buffer.from(String(request.body.Message), 'base64');
+  const signature = privateEncrypt(
+    { key: signingKey, padding: constants.RSA_PKCS1_PADDING },
+    Buffer.concat([SHA256_DIGEST_INFO, digest]),
+  );
+  ok({ KeyId: SIGNING_KEY_ID, Signature: signature.toString('base64') })(response, request);
+};
+
+/** Step Functions, EventBridge and KMS as the functions call them: every start and every event accepted. */
+const standInServices: Answer = (response, request) => {
+  if (request.target.startsWith('TrentService.')) return kms(response, request);
   const body =
     request.target === 'AWSEvents.PutEvents'
       ? { FailedEntryCount: 0, Entries: [{ EventId: randomBytes(8).toString('hex') }] }
@@ -594,8 +632,13 @@ export const startBenchEnvironment = async (): Promise<BenchEnvironment> => {
   let calls: Calls = [];
   const tableTcp = await forwardToSocket(dynalite.socket, (call) => calls.push(call));
   const stub = await startAwsJsonStub((response, request) => {
-    calls.push(request.target.replace(/^AWSStepFunctions\./, 'SFN.').replace(/^AWSEvents\./, 'EventBridge.'));
-    return stepFunctionsAndEventBridge(response, request);
+    calls.push(
+      request.target
+        .replace(/^AWSStepFunctions\./, 'SFN.')
+        .replace(/^AWSEvents\./, 'EventBridge.')
+        .replace(/^TrentService\./, 'KMS.'),
+    );
+    return standInServices(response, request);
   });
   // Where traced functions send their segments, as to the X-Ray daemon beside a Lambda function.
   const xrayDaemon = createSocket('udp4');
@@ -612,8 +655,6 @@ export const startBenchEnvironment = async (): Promise<BenchEnvironment> => {
     const tableName = 'bench-bundles';
     await ensureTable(createDynamoDbClient({ socket: dynalite.socket }), tableName);
     await ensureTable(createDynamoDbClient({ socket: dynalite.socket }), RECONCILER_TABLE);
-    const keyFile = join(OUT_DIR, 'signing-key.pem');
-    ensureLocalSigningKey(keyFile);
     const env: Record<string, string> = {
       AWS_REGION: 'eu-west-1',
       AWS_ACCESS_KEY_ID: 'bench',
@@ -621,11 +662,13 @@ export const startBenchEnvironment = async (): Promise<BenchEnvironment> => {
       AWS_ENDPOINT_URL_DYNAMODB: tableTcp.endpoint,
       AWS_ENDPOINT_URL_SFN: stub.endpoint,
       AWS_ENDPOINT_URL_EVENTBRIDGE: stub.endpoint,
+      AWS_ENDPOINT_URL_KMS: stub.endpoint,
       TABLE_NAME: tableName,
       ISSUER: 'http://127.0.0.1',
       PUBLIC_URL: 'http://127.0.0.1',
       AUDIENCE: 'credit-transfers',
-      LOCAL_SIGNING_KEY_FILE: keyFile,
+      // Tokens signed and their keys published by KMS, as on AWS (the schedule read from the table).
+      SIGNING_KEY_IDS: SIGNING_KEY_ID,
       LIST_CURSOR_SECRET: randomBytes(32).toString('base64url'),
       // The local runtime's key for sealing webhook signing secrets, as `npm start` gives it.
       LOCAL_WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64url'),
