@@ -12,21 +12,28 @@ import type { PolicyDocument, StackPolicies } from './iam-policies.ts';
 
 type Context = Record<string, string | string[]>;
 
-/** Operators whose answer on a value depends only on whether it matches each of their values. */
-const MATCHING_OPERATORS: Record<string, (pattern: string) => (value: string) => boolean> = {
-  stringlike: (pattern) => {
-    const glob = new RegExp(
-      `^${[...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.+()[\]{}|]/g, '\\$&'))).join('')}$`,
-      's',
-    );
-    return (value) => glob.test(value);
-  },
-  stringequals: (pattern) => (value) => value === pattern,
-  stringequalsignorecase: (pattern) => (value) => value.toLowerCase() === pattern.toLowerCase(),
+type Matcher = (pattern: string) => (value: string) => boolean;
+
+/** IAM's `*` (any run of characters) and `?` (one character); everything else literal. */
+const like: Matcher = (pattern) => {
+  const glob = new RegExp(
+    `^${[...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.+()[\]{}|]/g, '\\$&'))).join('')}$`,
+    's',
+  );
+  return (value) => glob.test(value);
 };
-MATCHING_OPERATORS.stringnotlike = MATCHING_OPERATORS.stringlike as never;
-MATCHING_OPERATORS.stringnotequals = MATCHING_OPERATORS.stringequals as never;
-MATCHING_OPERATORS.stringnotequalsignorecase = MATCHING_OPERATORS.stringequalsignorecase as never;
+const equals: Matcher = (pattern) => (value) => value === pattern;
+const equalsIgnoringCase: Matcher = (pattern) => (value) => value.toLowerCase() === pattern.toLowerCase();
+
+/** Operators whose answer on a value depends only on whether it matches each of their values (a negation too). */
+const MATCHING_OPERATORS: Readonly<Record<string, Matcher>> = {
+  stringlike: like,
+  stringnotlike: like,
+  stringequals: equals,
+  stringnotequals: equals,
+  stringequalsignorecase: equalsIgnoringCase,
+  stringnotequalsignorecase: equalsIgnoringCase,
+};
 
 /** `ForAllValues:StringLike` -> `stringlike`; `StringEqualsIfExists` -> `stringequals`. */
 const baseOperator = (operator: string): string =>
