@@ -19,7 +19,7 @@ import { ROUTES } from '#routes';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
-import { type Answer, ok, startAwsJsonStub } from '../../test/unit/aws/aws-json-stub.ts';
+import { type Answer, awsError, ok, startAwsJsonStub } from '../../test/unit/aws/aws-json-stub.ts';
 import { profileSummary } from './profile-summary.ts';
 import { benchCount, fixed } from './support.ts';
 
@@ -34,8 +34,8 @@ import { benchCount, fixed } from './support.ts';
  * The first invocation does the function's real work, AWS calls included, as on Lambda: the
  * functions find DynamoDB (a local dynalite), Step Functions, EventBridge and KMS (a local
  * stand-in, signing tokens with an RSA key as the stack's KMS key does) through the SDK's own
- * AWS_ENDPOINT_URL_* variables and take their credentials from the
- * environment, through the credential provider of the bundles. A valid token request, an
+ * AWS_ENDPOINT_URL_* variables and take their credentials from the environment, through the
+ * credential provider of the bundles. A valid token request, an
  * initiation that writes, a status read that finds its transfer, a cancellation, a list page,
  * the authorizer with a valid token, and each workflow step on a transfer its predecessors
  * (run in this process, from source) brought to it.
@@ -108,12 +108,13 @@ const librariesOf = (inputs: readonly string[]): Set<FloorLibrary> =>
 /**
  * A function's floor: a handler making the same AWS calls as its first invocation made (one client
  * per service; each DynamoDB call a GetItem, reads standing in for writes; each Step Functions
- * call a StartExecution, each EventBridge call a PutEvents, each KMS call a GetPublicKey), through the libraries the function's
- * bundle holds, used as the function uses them (lambdas/shared/observability.ts,
- * lambdas/adapters/aws/aws-clients.ts): the Tracer made only where tracing is possible and
- * capturing every client, the Powertools logger with the Lambda context and one log line, metrics
- * flushed, zod parsing the event, middy around an HTTP handler, and the document client. None of
- * the service's own code: what the function costs beyond it is its own.
+ * call a StartExecution, each EventBridge call a PutEvents, each KMS call a GetPublicKey),
+ * through the libraries the function's bundle holds, used as the function uses them
+ * (lambdas/shared/observability.ts, lambdas/adapters/aws/aws-clients.ts): the Tracer made only
+ * where tracing is possible and capturing every client, the Powertools logger with the Lambda
+ * context and one log line, metrics flushed, zod parsing the event, middy around an HTTP handler,
+ * and the document client. None of the service's own code: what the function costs beyond it is
+ * its own.
  */
 const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): string => {
   const count = (service: string) => calls.filter((call) => call.startsWith(`${service}.`)).length;
@@ -463,6 +464,13 @@ const kms: Answer = (response, request) => {
       SigningAlgorithms: ['RSASSA_PKCS1_V1_5_SHA_256'],
       PublicKey: createPublicKey(signingKey).export({ format: 'der', type: 'spki' }).toString('base64'),
     })(response, request);
+    return;
+  }
+  if (request.target !== 'TrentService.Sign') {
+    awsError('UnsupportedOperationException', `The bench's KMS does not answer ${request.target}`)(
+      response,
+      request,
+    );
     return;
   }
   const digest = Buffer.from(String(request.body.Message), 'base64');
