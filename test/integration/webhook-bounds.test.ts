@@ -31,8 +31,21 @@ const hostile = async (answer: (response: ServerResponse) => void): Promise<Host
   });
   server.on('connection', (socket) => {
     figures.open++;
-    figures.most = Math.max(figures.most, figures.open);
-    socket.on('close', () => figures.open--);
+    let gone = false;
+    const leave = () => {
+      if (gone) return;
+      gone = true;
+      figures.open--;
+    };
+    // The sender closes a socket before it opens the next; this process may learn both in one turn
+    // of its loop, the new one first. Counted after that turn, as the sender holds them.
+    setImmediate(() => {
+      if (!gone) figures.most = Math.max(figures.most, figures.open);
+    });
+    // The peer gone: its end, a reset, or the close that follows either.
+    socket.on('end', leave);
+    socket.on('error', leave);
+    socket.on('close', leave);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, server, figures };
