@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
+import { countOpenSockets } from '../support/open-sockets.ts';
 import { callApi, createClient, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
 import { eventually } from './support/webhook-receiver.ts';
@@ -29,24 +30,7 @@ const hostile = async (answer: (response: ServerResponse) => void): Promise<Host
     figures.requests++;
     answer(response);
   });
-  server.on('connection', (socket) => {
-    figures.open++;
-    let gone = false;
-    const leave = () => {
-      if (gone) return;
-      gone = true;
-      figures.open--;
-    };
-    // The sender closes a socket before it opens the next; this process may learn both in one turn
-    // of its loop, the new one first. Counted after that turn, as the sender holds them.
-    setImmediate(() => {
-      if (!gone) figures.most = Math.max(figures.most, figures.open);
-    });
-    // The peer gone: its end, a reset, or the close that follows either.
-    socket.on('end', leave);
-    socket.on('error', leave);
-    socket.on('close', leave);
-  });
+  countOpenSockets(server, figures);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, server, figures };
 };

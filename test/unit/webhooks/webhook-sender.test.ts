@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpWebhookSender } from '#adapters/webhooks/webhook-sender';
+import { countOpenSockets } from '../../support/open-sockets.ts';
 
 /** Receivers on loopback only; host names are resolved by an injected lookup, never by DNS. */
 const servers: Server[] = [];
@@ -101,15 +102,7 @@ describe('webhook sender', () => {
 
 describe('webhook sender bounds', () => {
   /** Counts the connections a receiver holds open now, and the most it held at once. */
-  const counting = (server: Server) => {
-    const figures = { open: 0, most: 0 };
-    server.on('connection', (socket) => {
-      figures.open++;
-      figures.most = Math.max(figures.most, figures.open);
-      socket.on('close', () => figures.open--);
-    });
-    return figures;
-  };
+  const counting = (server: Server) => countOpenSockets(server, { open: 0, most: 0 });
 
   it('reads a few KB of an endless answer, closes the connection and counts the status', async () => {
     let written = 0;
