@@ -241,7 +241,6 @@ export class IamEnforcer {
   private readonly recorded = new Set<string>();
   private readonly remembered = new Map<string, IamDecision>();
   private readonly renamedDocuments = new WeakMap<PolicyDocument, PolicyDocument>();
-  private readonly renamedByFunction = new Map<string, { name: string; policy: PolicyDocument }[]>();
   private readonly decisionKey: ReturnType<typeof decisionKeys>;
 
   constructor(
@@ -269,15 +268,6 @@ export class IamEnforcer {
       this.renamedDocuments.set(document, renamed);
     }
     return renamed;
-  }
-
-  private renamedIdentityPolicies(functionName: string, fn: FunctionPolicies) {
-    let policies = this.renamedByFunction.get(functionName);
-    if (policies === undefined) {
-      policies = fn.identityPolicies.map(({ name, policy }) => ({ name, policy: this.renamed(policy) }));
-      this.renamedByFunction.set(functionName, policies);
-    }
-    return policies;
   }
 
   private resourcePolicyFor(resource: string) {
@@ -309,7 +299,10 @@ export class IamEnforcer {
     const fn = this.policies.functions[functionName];
     if (fn === undefined)
       throw new Error(`IAM: no function ${functionName} in the stack (lib/credit-transfer-stack.ts)`);
-    const identityPolicies = this.renamedIdentityPolicies(functionName, fn);
+    const identityPolicies = fn.identityPolicies.map(({ name, policy }) => ({
+      name,
+      policy: this.renamed(policy),
+    }));
     const found = this.resourcePolicyFor(request.resource);
     const resourcePolicy = found === undefined ? undefined : this.renamed(found);
     const context = Object.fromEntries(
