@@ -1,12 +1,5 @@
 import { spawn } from 'node:child_process';
-import {
-  constants,
-  createPublicKey,
-  generateKeyPairSync,
-  privateEncrypt,
-  randomBytes,
-  randomUUID,
-} from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
@@ -19,6 +12,7 @@ import { ROUTES } from '#routes';
 import { RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
+import { kmsRsaSignatureOfDigest } from '../../test/support/kms-signature.ts';
 import { type Answer, awsError, ok, startAwsJsonStub } from '../../test/unit/aws/aws-json-stub.ts';
 import { profileSummary } from './profile-summary.ts';
 import { benchCount, fixed } from './support.ts';
@@ -450,9 +444,12 @@ export const measuredFunctions = (only?: readonly string[]): BenchFunction[] =>
 
 /** The token signing key the stand-in for KMS holds, as the stack's: RSA_2048, signing RS256. */
 const SIGNING_KEY_ID = 'bench-signing-key';
-const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-// RSASSA-PKCS1-v1_5 over a digest, as KMS computes it for MessageType DIGEST.
-const SHA256_DIGEST_INFO = Buffer.from('3031300d060960864801650304020105000420', 'hex');
+// Made at the first call, not when the bench's other sections import this module.
+let key: KeyObject | undefined;
+const signingKey = (): KeyObject => {
+  key ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  return key;
+};
 
 /** KMS as the token functions call it: the public key, and a signature of a SHA-256 digest. */
 const kms: Answer = (response, request) => {
@@ -462,7 +459,7 @@ const kms: Answer = (response, request) => {
       KeySpec: 'RSA_2048',
       KeyUsage: 'SIGN_VERIFY',
       SigningAlgorithms: ['RSASSA_PKCS1_V1_5_SHA_256'],
-      PublicKey: createPublicKey(signingKey).export({ format: 'der', type: 'spki' }).toString('base64'),
+      PublicKey: createPublicKey(signingKey()).export({ format: 'der', type: 'spki' }).toString('base64'),
     })(response, request);
     return;
   }
@@ -474,10 +471,7 @@ const kms: Answer = (response, request) => {
     return;
   }
   const digest = Buffer.from(String(request.body.Message), 'base64');
-  const signature = privateEncrypt(
-    { key: signingKey, padding: constants.RSA_PKCS1_PADDING },
-    Buffer.concat([SHA256_DIGEST_INFO, digest]),
-  );
+  const signature = kmsRsaSignatureOfDigest(signingKey(), digest);
   ok({ KeyId: SIGNING_KEY_ID, Signature: signature.toString('base64') })(response, request);
 };
 

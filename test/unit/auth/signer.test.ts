@@ -1,13 +1,4 @@
-import {
-  constants,
-  createHash,
-  createPublicKey,
-  generateKeyPairSync,
-  type JsonWebKey,
-  privateEncrypt,
-  sign,
-  verify,
-} from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, type JsonWebKey, sign, verify } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +22,7 @@ import {
   type SigningKeySchedule,
   signingJwk,
 } from '#domain/access/token-signer';
+import { kmsRsaSignatureOfDigest } from '../../support/kms-signature.ts';
 import { testPrivateKey } from './fakes.ts';
 
 const verifies = async (signer: TokenSigner, input = Buffer.from('header.payload')): Promise<boolean> => {
@@ -136,8 +128,6 @@ describe('the local signer', () => {
 describe('the KMS signer', () => {
   const privateKey = testPrivateKey();
   const publicKeyDer = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  // RSASSA-PKCS1-v1_5 over a digest, as KMS computes it for MessageType DIGEST.
-  const SHA256_DIGEST_INFO = Buffer.from('3031300d060960864801650304020105000420', 'hex');
 
   const fakeKms = (keyDescription: Record<string, unknown> = {}) => {
     const calls: string[] = [];
@@ -158,11 +148,8 @@ describe('the KMS signer', () => {
       if (command instanceof SignCommand) {
         const { KeyId, Message, MessageType, SigningAlgorithm } = command.input;
         calls.push(`Sign ${KeyId} ${MessageType} ${SigningAlgorithm}`);
-        const digestInfo = Buffer.concat([SHA256_DIGEST_INFO, Buffer.from(Message ?? new Uint8Array())]);
         return {
-          Signature: new Uint8Array(
-            privateEncrypt({ key: privateKey, padding: constants.RSA_PKCS1_PADDING }, digestInfo),
-          ),
+          Signature: new Uint8Array(kmsRsaSignatureOfDigest(privateKey, Message ?? new Uint8Array())),
         };
       }
       throw new Error('unexpected operation');
