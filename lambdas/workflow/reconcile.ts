@@ -46,7 +46,10 @@ export const reconcile = (dependencies: () => ReconcilerDependencies) =>
   });
 
 // Resolved at each start, so a starter registered by the local runtime is always the one used.
-const workflow: WorkflowStarter = { start: (start) => workflowStarter().start(start) };
+const workflow: WorkflowStarter = {
+  start: (start) => workflowStarter().start(start),
+  isDriving: (transfer) => workflowStarter().isDriving?.(transfer) ?? false,
+};
 
 export const handler = reconcile(() => ({
   ...workflowDependencies(),

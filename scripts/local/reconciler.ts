@@ -154,7 +154,12 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     projectRoot: options.projectRoot,
     executionsFile: join(options.dataDir, 'executions.jsonl'),
   });
-  useWorkflowStarter(new StepFunctionsWorkflowStarter(localStepFunctions(runner), LOCAL_STATE_MACHINE_ARN));
+  const stepFunctions = new StepFunctionsWorkflowStarter(localStepFunctions(runner), LOCAL_STATE_MACHINE_ARN);
+  // Starts go through Step Functions' API (IAM checked); what is queued here, only the runner knows.
+  useWorkflowStarter({
+    start: (start) => stepFunctions.start(start),
+    isDriving: (transfer) => runner.isDriving(transfer),
+  });
   const batchLifecycles = await startLocalBatchLifecycles();
   const { handler } = await import('#workflow/reconcile');
   const reconciler = startLocalReconciler(handler, options.reconcileIntervalSeconds);

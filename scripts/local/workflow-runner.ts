@@ -390,6 +390,11 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     });
   }
 
+  /** True while an execution for the transfer waits its turn or runs here: it drives the transfer. */
+  isDriving(transfer: { tenant: string; paymentId: string }): boolean {
+    return this.perTransfer.has(transferOf(transfer));
+  }
+
   /**
    * The fast path's HandOverToLongWaits state: StartExecution of the machine of long waits, as the
    * fast path's role (its IAM checked), with Standard's rules for a name already used.

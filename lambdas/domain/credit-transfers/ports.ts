@@ -206,6 +206,12 @@ export interface RecoveryQueue {
 /** Starts the lifecycle workflow of a transfer; a start under a name already used is a no-op. */
 export interface WorkflowStarter {
   start(start: LifecycleStart): Promise<void>;
+  /**
+   * True when an execution for the transfer is known to be waiting its turn or running, so a
+   * recovery start would only repeat it. The local runner knows (it queues executions when the
+   * machine is busy); Step Functions does not say, and starts at once.
+   */
+  isDriving?(transfer: { tenant: string; paymentId: string }): boolean;
 }
 
 /** A status change as published to consumers; `eventId` is stable across retries, for deduplication. */

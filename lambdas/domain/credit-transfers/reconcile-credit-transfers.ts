@@ -52,6 +52,8 @@ export interface ReconcileReport {
   deferred: number;
   /** Moved on by someone else meanwhile, or already done. */
   skipped: number;
+  /** An execution for it still waiting its turn or running, where the starter can tell: left to it. */
+  driven: number;
   failed: number;
   /** Parked in this run: they had their last attempt without moving on. */
   parked: number;
@@ -91,6 +93,7 @@ export const reconcileCreditTransfers = async (
     started: 0,
     deferred: 0,
     skipped: 0,
+    driven: 0,
     failed: 0,
     parked: 0,
     parkedInAll: 0,
@@ -100,6 +103,8 @@ export const reconcileCreditTransfers = async (
   const handle = async (
     candidate: RecoveryCandidate,
   ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck' | 'parkedInAll'>> => {
+    // Neither read nor claimed: a claim would count an attempt the transfer never had.
+    if (deps.workflow.isDriving?.(candidate)) return 'driven';
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
     const exhausted = executionsWithoutProgress(record) >= deps.settings.maxAttempts;

@@ -109,6 +109,30 @@ describe('the reconciler', () => {
     ]);
   });
 
+  it('leaves a transfer to the execution waiting its turn for it: not read, claimed or counted as an attempt', async () => {
+    // A busy local machine: executions queue for a slot, past the time the transfer was due by.
+    const { runner: busy } = await startRunner({ maxRunning: 0, maxRunningWhenQuiet: 0 });
+    try {
+      const paymentId = await initiate(busy);
+      const initiated = await stored(paymentId);
+      expect(busy.isDriving({ tenant: initiated.tenant, paymentId })).toBe(true);
+
+      const report = await reconcileAt(at(later(125)), busy);
+      expect(report).toMatchObject({ found: 1, driven: 1, started: 0, stuck: 0 });
+      const left = await stored(paymentId);
+      expect(left.stalledAttempts).toBeUndefined();
+      expect(left.nextCheckAt).toBe(initiated.nextCheckAt);
+
+      // Where no execution drives it, the same due transfer is claimed and started.
+      const { runner } = await startRunner();
+      expect(await reconcileAt(at(later(125)), runner)).toMatchObject({ found: 1, driven: 0, started: 1 });
+      await runner.idle();
+      expect((await stored(paymentId)).status).toBe('AcceptedSettlementCompleted');
+    } finally {
+      await busy.stop();
+    }
+  });
+
   it('after a restart, drives every unfinished transfer on, due or not', async () => {
     const { runner } = await startRunner();
     const paymentId = await initiate(undefined);
