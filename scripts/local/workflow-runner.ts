@@ -87,7 +87,7 @@ export interface LocalWorkflowRunnerOptions {
   maxRunning?: number;
   /** Executions running at once once the API has been quiet (default 512). */
   maxRunningWhenQuiet?: number;
-  /** Task state invocations at once, across all executions, while the API is busy (default 2). */
+  /** Task state invocations at once, across all executions, while the API is busy (default 12). */
   maxActiveTasks?: number;
   /** Task state invocations at once once the API has been quiet (default 16). */
   maxActiveTasksWhenQuiet?: number;
@@ -97,7 +97,7 @@ export interface LocalWorkflowRunnerOptions {
 
 const DEFAULT_MAX_RUNNING = 64;
 const DEFAULT_MAX_RUNNING_WHEN_QUIET = 512;
-const DEFAULT_MAX_ACTIVE_TASKS = 6;
+const DEFAULT_MAX_ACTIVE_TASKS = 12;
 const DEFAULT_MAX_ACTIVE_TASKS_WHEN_QUIET = 16;
 const DEFAULT_API_QUIET_AFTER_MS = 1000;
 /** How often waiting tasks and starts look again whether their limit has grown (none may finish meanwhile). */
