@@ -373,10 +373,9 @@ export class LocalWorkflowRunner implements WorkflowStarter {
    */
   async start(start: LifecycleStart): Promise<void> {
     if (this.stopped) return;
-    const transfer = transferOf(start);
     // A recovery of a transfer whose execution is still waiting its turn or running here would only
     // repeat it: that one drives the transfer, and if it stops short the reconciler finds it due again.
-    if (start.trigger === 'recovery' && this.perTransfer.has(transfer)) return;
+    if (start.trigger === 'recovery' && this.isDriving(start)) return;
     this.enqueue({
       name: lifecycleExecutionName(start),
       type: 'EXPRESS',
