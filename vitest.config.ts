@@ -6,8 +6,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Integration suites each start their own local runtime; two cores run two at a time.
-    maxWorkers: 2,
+    // Integration suites each start their own local runtime. Three at a time on two cores: much of
+    // a file's time is waiting (a settling transfer, a lock going stale, a sandbox's sleep), and a
+    // third file fills it (docs/decisions.md, "Test suite speed, part 3").
+    maxWorkers: 3,
     // Each file in a worker thread of its own rather than a child process: a tenth less CPU over
     // the run (each file's modules still load afresh). Nothing under test sets process-wide state
     // (umask, working folder, signal handlers) but the services and scripts it starts as processes.

@@ -7,12 +7,20 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * runtime or synthesize stages, then the unit tests.
  */
 const SLOWEST = [
-  // Each synthesizes four stages, two of them shared (test/infra/synth.ts).
-  'test/infra/go-live.test.ts',
-  'test/infra/stages.test.ts',
+  // Measured on a clean clone, longest first. Most of them wait much of their time (a lock going
+  // stale, the events' settle horizon, the guides' polling loops): started first, their waits are
+  // filled with other files' work rather than left at the end of the run.
+  'test/docs/documentation.test.ts',
+  'test/integration/client-poll.test.ts',
   'test/integration/webhooks.test.ts',
-  'test/infra/signing-key.test.ts',
-  'test/infra/aws-sdk-settings.test.ts',
+  'test/integration/client-cli.test.ts',
+  'test/browser/docs-page.test.ts',
+  'test/integration/client-webhooks.test.ts',
+  'test/integration/fuzz.test.ts',
+  'test/integration/list-credit-transfers.test.ts',
+  'test/unit/workflow/table-calls.test.ts',
+  'test/integration/crash-kill-batch.test.ts',
+  'test/integration/auth-throttle.test.ts',
 ];
 
 const FOLDERS = [

@@ -78,7 +78,9 @@ afterAll(async () => {
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 
-describe('cli poll', () => {
+// Side by side: each test has a tenant and a state file of its own, and most of its time is a lock
+// going stale (LOCK_STALE_MS) or a transfer settling.
+describe.concurrent('cli poll', () => {
   it('reports each status change once across runs and exits 3 while a transfer is stuck', async () => {
     const { client, sdk, initiate } = await newTenantClient();
     const env = cliEnv(service.baseUrl, client);
