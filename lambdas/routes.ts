@@ -19,6 +19,11 @@ export interface Route {
   assets?: readonly StaticAsset[];
   /** The most bytes its body may have, when more than the service's default (MAX_BODY_BYTES). */
   maxBodyBytes?: number;
+  /**
+   * Its answer is streamed (API Gateway's STREAM transfer mode, Lambda response streaming): the
+   * handler writes the body's bytes as they are, with no string to build and no base64.
+   */
+  streamed?: true;
 }
 
 /** The official pain.001 schemas the batch route validates with (lambdas/adapters/iso20022/xsd). */
@@ -133,6 +138,7 @@ export const ROUTES: readonly Route[] = [
     entry: 'lambdas/api/reference-page-script.ts',
     summary: 'The script that renders the API reference page',
     assets: [REFERENCE_RENDERER],
+    streamed: true,
   },
 ];
 

@@ -13,6 +13,7 @@ import {
   MockIntegration,
   PassthroughBehavior,
   RequestAuthorizer,
+  ResponseTransferMode,
   ResponseType,
   RestApi,
   SecurityPolicy,
@@ -172,7 +173,12 @@ export class CreditTransferApi extends Construct {
 
       const method = this.restApi.root.resourceForPath(route.path).addMethod(
         route.method,
-        new LambdaIntegration(routeFunction.invocable, { proxy: true, allowTestInvoke: false }),
+        new LambdaIntegration(routeFunction.invocable, {
+          proxy: true,
+          allowTestInvoke: false,
+          // The handler writes the answer's bytes to Lambda's response stream (routes.ts).
+          ...(route.streamed && { responseTransferMode: ResponseTransferMode.STREAM }),
+        }),
         route.scope === undefined
           ? { operationName: route.operationId, authorizationType: AuthorizationType.NONE }
           : {

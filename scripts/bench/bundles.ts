@@ -14,6 +14,7 @@ import { BUNDLE_OPTIONS, routeAssets } from '../../lib/constructs/bundling.ts';
 import { minimalCreditTransfer } from '../../test/fixtures/credit-transfers.ts';
 import { kmsRsaSignatureOfDigest } from '../../test/support/kms-signature.ts';
 import { type Answer, awsError, ok, startAwsJsonStub } from '../../test/unit/aws/aws-json-stub.ts';
+import { LAMBDA_INVOKE } from './lambda-invoke.ts';
 import { profileSummary } from './profile-summary.ts';
 import { benchCount, fixed } from './support.ts';
 
@@ -106,11 +107,11 @@ const librariesOf = (inputs: readonly string[]): Set<FloorLibrary> =>
  * through the libraries the function's bundle holds, used as the function uses them
  * (lambdas/shared/observability.ts, lambdas/adapters/aws/aws-clients.ts): the Tracer made only
  * where tracing is possible and capturing every client, the Powertools logger with the Lambda
- * context and one log line, metrics flushed, zod parsing the event, middy around an HTTP handler,
- * and the document client. None of the service's own code: what the function costs beyond it is
- * its own.
+ * context and one log line, metrics flushed, zod parsing the event, middy around an HTTP handler
+ * (streaming its answer where the route is streamed), and the document client. None of the
+ * service's own code: what the function costs beyond it is its own.
  */
-const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): string => {
+const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>, streamed: boolean): string => {
   const count = (service: string) => calls.filter((call) => call.startsWith(`${service}.`)).length;
   const [table, sfn, events, kms] = [count('DynamoDB'), count('SFN'), count('EventBridge'), count('KMS')];
   const has = (library: FloorLibrary) => libraries.has(library);
@@ -131,6 +132,7 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
       : '',
     has('metrics') ? "import { Metrics } from '@aws-lambda-powertools/metrics';" : '',
     middy ? "import middy from '@middy/core';" : '',
+    middy && streamed ? "import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';" : '',
     has('zod') ? "import * as z from 'zod/mini';" : '',
     has('tracer')
       ? "const tracer = (process.env.AWS_EXECUTION_ENV ?? '') !== '' ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: 'floor' }) : undefined;"
@@ -173,7 +175,7 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>): strin
     '  return { statusCode: 200 };',
     '};',
     middy
-      ? `export const handler = middy(work)${has('tracer') ? '.use(tracer === undefined ? [] : [captureLambdaHandler(tracer, { captureResponse: false })])' : ''}${has('logger') ? '.use(injectLambdaContext(logger, { resetKeys: true }))' : ''};`
+      ? `export const handler = middy(work${streamed ? ', { executionMode: executionModeStreamifyResponse }' : ''})${has('tracer') ? '.use(tracer === undefined ? [] : [captureLambdaHandler(tracer, { captureResponse: false })])' : ''}${has('logger') ? '.use(injectLambdaContext(logger, { resetKeys: true }))' : ''};`
       : 'export const handler = work;',
     '',
   ]
@@ -518,13 +520,13 @@ export const bundle = async (
 };
 
 /** In a fresh process: milliseconds from before the import to the end of the first invocation. */
-const PROBE = `
+const PROBE = `${LAMBDA_INVOKE}
 const started = performance.now();
 const { handler } = await import(process.env.BENCH_BUNDLE);
 const context = { ...${JSON.stringify(CONTEXT)}, getRemainingTimeInMillis: () => 10000 };
 let outcome;
 try {
-  const result = await handler(JSON.parse(process.env.BENCH_EVENT), context);
+  const result = await invokeAsLambda(handler, JSON.parse(process.env.BENCH_EVENT), context);
   outcome = result?.statusCode ?? result?.policyDocument?.Statement?.[0]?.Effect ?? result?.status
     ?? (result?.found === undefined ? 'ok' : \`found \${result.found}, started \${result.started}\`);
 } catch (error) {
@@ -799,7 +801,9 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
       callLines.push(
         `${fn.name}: ${describeCalls(ownCalls)}; floor libraries: ${[...floorLibraries].join(', ') || 'none'}`,
       );
-      writeFileSync(join(OUT_DIR, `${floorName}.ts`), floorHandler(ownCalls, floorLibraries));
+      // A streamed route's floor streams its (empty) answer too, as Lambda invokes it.
+      const streamed = ROUTES.some((route) => route.entry === fn.entry && route.streamed);
+      writeFileSync(join(OUT_DIR, `${floorName}.ts`), floorHandler(ownCalls, floorLibraries, streamed));
       const floor = await bundle(floorName, `node_modules/.cache/bench-bundles/${floorName}.ts`);
       const floorRatios: number[] = [];
       const floorWall: number[] = [];

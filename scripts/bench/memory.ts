@@ -22,6 +22,7 @@ import {
   OUT_DIR,
   startBenchEnvironment,
 } from './bundles.ts';
+import { LAMBDA_INVOKE } from './lambda-invoke.ts';
 import { benchCount, fixed } from './support.ts';
 
 /**
@@ -142,7 +143,7 @@ const cpuCgroups = (): CpuCgroups => {
 };
 
 /** In the child: the import, then each event in turn; each invocation's time and CPU, peak memory. */
-const PROBE = `
+const PROBE = `${LAMBDA_INVOKE}
 import { readFileSync } from 'node:fs';
 const { handler } = await import(process.env.BENCH_BUNDLE);
 const events = JSON.parse(readFileSync(process.env.BENCH_EVENTS, 'utf8'));
@@ -154,7 +155,7 @@ for (const [index, event] of events.entries()) {
   const started = performance.now();
   let outcome;
   try {
-    const result = await handler(event, context);
+    const result = await invokeAsLambda(handler, event, context);
     outcome = String(result?.statusCode ?? result?.policyDocument?.Statement?.[0]?.Effect ?? result?.status ?? 'ok');
   } catch (error) {
     outcome = \`\${error?.name}: \${error?.message}\`.slice(0, 60);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
-import { ROUTES } from '#routes';
+import { ROUTES, type Route } from '#routes';
 import { wholeNumberEnv } from '#shared/config';
 import { problemResponse } from '#shared/problem';
 import { markApiRequest } from './api-activity.ts';
@@ -31,6 +31,7 @@ import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { handlerModuleUrl } from './handler-modules.ts';
 import { useInvocationContexts } from './invocations.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
+import { bufferedProxyHandler, installResponseStreaming, isStreamingHandler } from './response-streaming.ts';
 import { STARTING_DETAIL } from './starting.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
 import type { LocalWebhookDelivery } from './webhook-delivery.ts';
@@ -62,6 +63,21 @@ export const AUDIENCE = 'credit-transfers';
 const importHandler = async <T>(entry: string): Promise<T> => {
   const module = (await import(handlerModuleUrl(entry))) as { handler: T };
   return module.handler;
+};
+
+/**
+ * A route's handler as the gateway invokes it. A streamed route (API Gateway's STREAM transfer
+ * mode) must have a streaming handler and no other route may: a mismatch would fail every request
+ * of that route on AWS, so it refuses the start here.
+ */
+const routeHandler = async (route: Route): Promise<ProxyHandler> => {
+  const handler = await importHandler<unknown>(route.entry);
+  if (isStreamingHandler(handler) !== (route.streamed === true)) {
+    throw new Error(
+      `${route.operationId}: the route is ${route.streamed ? '' : 'not '}streamed but its handler (${route.entry}) is ${route.streamed ? 'not' : ''} a streaming one`,
+    );
+  }
+  return isStreamingHandler(handler) ? bufferedProxyHandler(handler) : (handler as ProxyHandler);
 };
 
 const listen = (server: Server, host: string, port: number): Promise<number> =>
@@ -242,8 +258,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     }
 
     const routes: BoundRoute[] = [];
-    for (const route of ROUTES)
-      routes.push({ route, handler: await importHandler<ProxyHandler>(route.entry) });
+    // Before any handler loads: a streaming one calls `awslambda` as its module is evaluated.
+    installResponseStreaming();
+    for (const route of ROUTES) routes.push({ route, handler: await routeHandler(route) });
     const { isAllowed } = await import('#auth/policy');
     listener = createApiGateway({
       routes,

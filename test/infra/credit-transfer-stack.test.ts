@@ -159,6 +159,27 @@ describe('CreditTransfers stack, default stage', () => {
     expect(new Set(functions).size).toBe(ROUTES.length);
   });
 
+  it('streams the answer of a streamed route, and of no other: STREAM mode through the streaming invocation', () => {
+    const streamed = ROUTES.filter((route) => route.streamed).map((route) => `${route.method} ${route.path}`);
+    expect(streamed).toEqual(['GET /docs/scalar.js']);
+    for (const route of ROUTES) {
+      const key = `${route.method} ${route.path}`;
+      const integration = methods().get(key)?.Properties.Integration as {
+        ResponseTransferMode?: string;
+        Uri: unknown;
+      };
+      const uri = JSON.stringify(integration.Uri);
+      if (streamed.includes(key)) {
+        expect(integration.ResponseTransferMode, key).toBe('STREAM');
+        expect(uri, key).toContain('/response-streaming-invocations');
+      } else {
+        expect(integration.ResponseTransferMode ?? 'BUFFERED', key).toBe('BUFFERED');
+        expect(uri, key).toContain('/invocations');
+        expect(uri, key).not.toContain('response-streaming');
+      }
+    }
+  });
+
   it('puts the TOKEN authorizer on every /v1 route', () => {
     const [authorizerId] = resourcesOf(template(), 'AWS::ApiGateway::Authorizer').keys();
     const v1Routes = ROUTES.filter((route) => route.path.startsWith('/v1/'));
