@@ -132,7 +132,9 @@ const floorHandler = (calls: Calls, libraries: ReadonlySet<FloorLibrary>, stream
       : '',
     has('metrics') ? "import { Metrics } from '@aws-lambda-powertools/metrics';" : '',
     middy ? "import middy from '@middy/core';" : '',
-    middy && streamed ? "import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';" : '',
+    middy && streamed
+      ? "import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';"
+      : '',
     has('zod') ? "import * as z from 'zod/mini';" : '',
     has('tracer')
       ? "const tracer = (process.env.AWS_EXECUTION_ENV ?? '') !== '' ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: 'floor' }) : undefined;"
