@@ -74,7 +74,7 @@ const routeHandler = async (route: Route): Promise<ProxyHandler> => {
   const handler = await importHandler<unknown>(route.entry);
   if (isStreamingHandler(handler) !== (route.streamed === true)) {
     throw new Error(
-      `${route.operationId}: the route is ${route.streamed ? '' : 'not '}streamed but its handler (${route.entry}) is ${route.streamed ? 'not' : ''} a streaming one`,
+      `${route.operationId}: the route is ${route.streamed ? '' : 'not '}streamed but its handler (${route.entry}) is ${route.streamed ? 'not a' : 'a'} streaming one`,
     );
   }
   return isStreamingHandler(handler) ? bufferedProxyHandler(handler) : (handler as ProxyHandler);
