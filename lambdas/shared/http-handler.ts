@@ -1,4 +1,6 @@
-import middy from '@middy/core';
+import type { Readable } from 'node:stream';
+import middy, { type MiddlewareObj } from '@middy/core';
+import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deadlineBound } from './deadline.ts';
 import { type JsonEvent, jsonBody, problemResponses, unambiguousRequest } from './middleware.ts';
@@ -32,3 +34,21 @@ export const jsonHttpHandler = (handler: Handler<JsonEvent>, options: { optional
       .use(jsonBody(options))
       .handler(handler),
   );
+
+/** An answer whose body is a stream: Lambda's response stream passes its bytes on as they are. */
+export type StreamedResult = Omit<APIGatewayProxyResult, 'body'> & { body: Readable };
+
+/** A problem answer (a string body) or a streamed one: middy streams either. */
+type StreamedAnswer = APIGatewayProxyResult | StreamedResult;
+
+/**
+ * As httpHandler, for a streamed route (routes.ts, `streamed`): the same middleware, the answer
+ * written to Lambda's response stream. It makes no AWS call, so it has no deadline to keep.
+ */
+export const streamingHttpHandler = (handler: (event: APIGatewayProxyEvent) => Promise<StreamedResult>) =>
+  middy<APIGatewayProxyEvent, StreamedAnswer>({ executionMode: executionModeStreamifyResponse })
+    .use(observedHttp() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>[])
+    .use(problemResponses() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>)
+    .use(requiredScope() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>)
+    .use(unambiguousRequest() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>)
+    .handler(handler);

@@ -43,6 +43,25 @@ describe('the reference page script, a streaming handler', () => {
     expect(Buffer.from(answer.body, 'base64').equals(readFileSync(RENDERER))).toBe(true);
   });
 
+  it('refuses an ambiguous request with the error body, as every HTTP handler does, streamed as well', async () => {
+    const { handler } = await import('../../../lambdas/api/reference-page-script.ts');
+    if (!isStreamingHandler(handler)) throw new Error('not marked as a streaming handler');
+
+    const answer = await bufferedProxyHandler(handler)(
+      {
+        ...event,
+        queryStringParameters: { v: '\ud800' },
+        multiValueQueryStringParameters: { v: ['\ud800'] },
+      },
+      context,
+    );
+
+    expect(answer.statusCode).toBe(400);
+    expect(answer.headers?.['Content-Type']).toBe('application/problem+json');
+    const problem = JSON.parse(Buffer.from(answer.body, 'base64').toString('utf8'));
+    expect(problem).toMatchObject({ status: 400, invalidParams: [{ name: 'v' }] });
+  });
+
   it('refuses an answer streamed without its prelude, rather than sending a body without a status', async () => {
     const bare = (globalThis as unknown as { awslambda: typeof awslambda }).awslambda.streamifyResponse(
       async (_event, responseStream) => {
