@@ -20,7 +20,6 @@ const DELIMITER = Buffer.alloc(8);
 interface ResponsePrelude {
   statusCode?: number;
   headers?: Record<string, string>;
-  cookies?: string[];
 }
 
 const localAwsLambda = {
@@ -71,7 +70,6 @@ export const bufferedProxyHandler =
     return {
       statusCode: prelude.statusCode ?? 200,
       headers: prelude.headers ?? {},
-      ...(prelude.cookies?.length ? { multiValueHeaders: { 'Set-Cookie': prelude.cookies } } : {}),
       body: answer.subarray(end + DELIMITER.length).toString('base64'),
       isBase64Encoded: true,
     };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { REFERENCE_RENDERER } from '#shared/static-asset';
 import {
   bufferedProxyHandler,
   installResponseStreaming,
@@ -9,7 +10,7 @@ import {
 } from '../../../scripts/local/response-streaming.ts';
 import { muteLogger } from '../auth/fakes.ts';
 
-const RENDERER = join(process.cwd(), 'node_modules/@scalar/api-reference/dist/browser/standalone.js');
+const RENDERER = join(process.cwd(), REFERENCE_RENDERER.source);
 
 const event = {
   httpMethod: 'GET',
