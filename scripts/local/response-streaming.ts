@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { ProxyHandler } from './api-gateway.ts';
 
 /**
  * Lambda response streaming on one machine. On AWS the Node.js runtime provides the global
@@ -47,6 +48,24 @@ export const installResponseStreaming = (): void => {
 
 export const isStreamingHandler = (handler: unknown): handler is StreamingHandler =>
   typeof handler === 'function' && (handler as { [STREAMING]?: unknown })[STREAMING] === RESPONSE_STREAMING;
+
+/**
+ * A route's handler as the gateway invokes it. A streamed route (API Gateway's STREAM transfer
+ * mode) must have a streaming handler and no other route may: a mismatch would fail every request
+ * of that route on AWS, so the start is refused.
+ */
+export const gatewayHandler = (
+  route: { operationId: string; entry: string; streamed?: boolean },
+  handler: unknown,
+): ProxyHandler => {
+  const streaming = isStreamingHandler(handler);
+  if (streaming !== (route.streamed === true)) {
+    throw new Error(
+      `${route.operationId}: the route is ${route.streamed ? '' : 'not '}streamed but its handler (${route.entry}) is ${streaming ? 'a' : 'not a'} streaming one`,
+    );
+  }
+  return streaming ? bufferedProxyHandler(handler) : (handler as ProxyHandler);
+};
 
 /**
  * A streaming handler as a proxy handler: its stream is read to the end, the prelude becomes the

@@ -31,7 +31,7 @@ import { type DynaliteProcess, startDynalite } from './dynalite-process.ts';
 import { handlerModuleUrl } from './handler-modules.ts';
 import { useInvocationContexts } from './invocations.ts';
 import { type LocalLifecycle, startLocalLifecycle } from './reconciler.ts';
-import { bufferedProxyHandler, installResponseStreaming, isStreamingHandler } from './response-streaming.ts';
+import { gatewayHandler, installResponseStreaming } from './response-streaming.ts';
 import { STARTING_DETAIL } from './starting.ts';
 import { checkTableReadable, createDynamoDbClient, ensureTable, TableStuckCreatingError } from './table.ts';
 import type { LocalWebhookDelivery } from './webhook-delivery.ts';
@@ -65,20 +65,8 @@ const importHandler = async <T>(entry: string): Promise<T> => {
   return module.handler;
 };
 
-/**
- * A route's handler as the gateway invokes it. A streamed route (API Gateway's STREAM transfer
- * mode) must have a streaming handler and no other route may: a mismatch would fail every request
- * of that route on AWS, so it refuses the start here.
- */
-const routeHandler = async (route: Route): Promise<ProxyHandler> => {
-  const handler = await importHandler<unknown>(route.entry);
-  if (isStreamingHandler(handler) !== (route.streamed === true)) {
-    throw new Error(
-      `${route.operationId}: the route is ${route.streamed ? '' : 'not '}streamed but its handler (${route.entry}) is ${route.streamed ? 'not a' : 'a'} streaming one`,
-    );
-  }
-  return isStreamingHandler(handler) ? bufferedProxyHandler(handler) : (handler as ProxyHandler);
-};
+const routeHandler = async (route: Route): Promise<ProxyHandler> =>
+  gatewayHandler(route, await importHandler<unknown>(route.entry));
 
 const listen = (server: Server, host: string, port: number): Promise<number> =>
   new Promise((resolveListen, reject) => {

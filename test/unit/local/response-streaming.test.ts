@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '#routes';
 import { REFERENCE_RENDERER } from '#shared/static-asset';
 import {
   bufferedProxyHandler,
+  gatewayHandler,
   installResponseStreaming,
   isStreamingHandler,
 } from '../../../scripts/local/response-streaming.ts';
@@ -70,5 +72,31 @@ describe('the reference page script, a streaming handler', () => {
       },
     );
     await expect(bufferedProxyHandler(bare as never)(event, context)).rejects.toThrow(/prelude/);
+  });
+});
+
+describe('a route and its handler agree on streaming, or the local runtime refuses to start', () => {
+  const streamedRoute = ROUTES.find((route) => route.streamed);
+  const plainRoute = ROUTES.find((route) => !route.streamed);
+  if (!streamedRoute || !plainRoute) throw new Error('the route table has no streamed or no plain route');
+  const plainHandler = async () => ({ statusCode: 200, body: '' });
+
+  it('invokes the streamed route through its streaming handler', async () => {
+    const { handler } = await import('../../../lambdas/api/reference-page-script.ts');
+    const answer = await gatewayHandler(streamedRoute, handler)(event, context);
+    expect(answer.statusCode).toBe(200);
+  });
+
+  it('refuses a streamed route whose handler does not stream, naming both', async () => {
+    expect(() => gatewayHandler(streamedRoute, plainHandler)).toThrow(
+      `${streamedRoute.operationId}: the route is streamed but its handler (${streamedRoute.entry}) is not a streaming one`,
+    );
+  });
+
+  it('refuses a streaming handler behind a route that is not streamed', async () => {
+    const { handler } = await import('../../../lambdas/api/reference-page-script.ts');
+    expect(() => gatewayHandler(plainRoute, handler)).toThrow(
+      `${plainRoute.operationId}: the route is not streamed but its handler (${plainRoute.entry}) is a streaming one`,
+    );
   });
 });
