@@ -185,6 +185,8 @@ interface WindowFigures {
   noAnswer: number;
   latency: Record<string, { p50: number; p99: number; count: number }>;
   rssMb: Record<string, number>;
+  /** The anonymous part of each process's RSS, its peak in the window. */
+  anonymousMb: Record<string, number>;
   /** CPU ms each process used in the window, per answered request. */
   cpuMsPerRequest: Record<string, number>;
   /** Share of the whole machine's CPU (all cores) busy in the window, in percent. */
@@ -229,9 +231,11 @@ const windowsOf = (
       latency[route] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), count: times.length };
     });
     const rssMb: Record<string, number> = {};
+    const anonymousMb: Record<string, number> = {};
     for (const sample of memory.filter((entry) => entry.at >= start && entry.at <= end)) {
       // The window's peak: a leak shows in it as much as in the mean.
       rssMb[sample.role] = Math.max(rssMb[sample.role] ?? 0, sample.rssMb);
+      anonymousMb[sample.role] = Math.max(anonymousMb[sample.role] ?? 0, sample.anonymousMb);
     }
     const answered = rows.filter(([, , status]) => status !== 0).length;
     const cpuMsPerRequest: Record<string, number> = {};
@@ -260,6 +264,7 @@ const windowsOf = (
       noAnswer: rows.filter(([, , status]) => status === 0).length,
       latency,
       rssMb,
+      anonymousMb,
       cpuMsPerRequest,
       ...(machineBusyPercent !== undefined && { machineBusyPercent }),
       settledPerSecond: settled / ((end - start) / 1000),
@@ -285,7 +290,7 @@ const report = new BenchReport('bench:load', [
   `Mixed traffic from a separate process, ${CONCURRENCY} requests in flight (closed loop: the highest rate the service sustains), ` +
     `${RUNS} runs of ${SECONDS} s on the same data, lifecycle on (as \`npm start\` runs it). Mix: initiation without key 30 %, ` +
     `with a new key 20 %, replay of a key 10 %, status 20 %, list (one of ${ACCOUNTS} accounts, limit 20) 10 %, cancellation 10 %. ` +
-    `Figures per ${WINDOW_SECONDS} s window; memory is each process's peak RSS in the window; CPU is each process's CPU time (all its threads) per answered request, and the share of the whole machine's CPU in use (the traffic generator's included).`,
+    `Figures per ${WINDOW_SECONDS} s window; memory is each process's peak RSS in the window, and the peak of its anonymous part (what it allocated, less the files mapped into it); CPU is each process's CPU time (all its threads) per answered request, and the share of the whole machine's CPU in use (the traffic generator's included).`,
 ]);
 
 const service = await startLocalService();
@@ -356,14 +361,21 @@ try {
     pass: notOne === 0 && mismatches === 0,
     detail: `${keys.length} keys, ${runs.reduce((sum, run) => sum + run.result.requests.filter(([, r, s]) => r === 2 && s !== 0).length, 0)} replays; ${notOne} keys without exactly one transfer in the table, ${mismatches} replays answered with another paymentId`,
   });
+  // Judged on anonymous memory, what the process allocated: its RSS also counts the table
+  // stand-in's LevelDB files mapped for reading, which grow with the data on disk (decisions).
+  const secondAndLast = (series: number[]) => {
+    const present = series.filter((mb) => mb > 0);
+    return { second: present[1] ?? present[0] ?? 0, last: present.at(-1) ?? 0 };
+  };
   for (const role of new Set(memory.samples.map((sample) => sample.role))) {
-    const series = windows.map((w) => w.rssMb[role] ?? 0).filter((mb) => mb > 0);
-    const second = series[1] ?? series[0] ?? 0;
-    const last = series.at(-1) ?? 0;
+    const anonymous = secondAndLast(windows.map((w) => w.anonymousMb[role] ?? 0));
+    const rss = secondAndLast(windows.map((w) => w.rssMb[role] ?? 0));
     verdicts.push({
-      criterion: `memory flat, ${role} (last window <= 1.5 x the second)`,
-      pass: last <= 1.5 * second,
-      detail: `${fixed(second)} MB -> ${fixed(last)} MB (x${fixed(last / second, 2)})`,
+      criterion: `memory flat, ${role} (anonymous memory: last window <= 1.5 x the second)`,
+      pass: anonymous.last <= 1.5 * anonymous.second,
+      detail:
+        `${fixed(anonymous.second)} MB -> ${fixed(anonymous.last)} MB (x${fixed(anonymous.last / anonymous.second, 2)}); ` +
+        `whole RSS ${fixed(rss.second)} MB -> ${fixed(rss.last)} MB (x${fixed(rss.last / rss.second, 2)})`,
     });
   }
   const throughputOf = (run: (typeof runs)[number]) =>
@@ -401,6 +413,7 @@ try {
         '5xx',
         ...ROUTES,
         ...roles.map((role) => `RSS ${role} MB`),
+        ...roles.map((role) => `anonymous ${role} MB`),
         ...roles.map((role) => `CPU ${role} ms/req`),
         'machine CPU busy %',
       ],
@@ -415,6 +428,7 @@ try {
           return l && l.count > 0 ? `${fixed(l.p50, 0)} / ${fixed(l.p99, 0)}` : '-';
         }),
         ...roles.map((role) => fixed(w.rssMb[role] ?? 0, 0)),
+        ...roles.map((role) => fixed(w.anonymousMb[role] ?? 0, 0)),
         ...roles.map((role) => {
           const ms = w.cpuMsPerRequest[role];
           return ms === undefined ? '-' : fixed(ms, 2);
@@ -454,12 +468,11 @@ try {
         name: 'load-memory',
         title: 'Memory (RSS) per process over time',
         spec: lineChart({
-          title: 'RSS per process (MB), sampled every 2 s',
-          values: memory.samples.map((sample) => ({
-            at: (sample.at - origin) / 1000,
-            mb: sample.rssMb,
-            role: sample.role,
-          })),
+          title: 'RSS per process and its anonymous part (MB), sampled every 2 s',
+          values: memory.samples.flatMap((sample) => [
+            { at: (sample.at - origin) / 1000, mb: sample.rssMb, role: sample.role },
+            { at: (sample.at - origin) / 1000, mb: sample.anonymousMb, role: `${sample.role}, anonymous` },
+          ]),
           x: { field: 'at', title: 'seconds since the first run began' },
           y: { field: 'mb', title: 'RSS MB' },
           series: { field: 'role', title: 'process' },

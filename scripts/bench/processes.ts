@@ -59,17 +59,38 @@ const machineMilliseconds = async (): Promise<{ busyMs: number; totalMs: number 
   return { busyMs: (total - idle) * 10, totalMs: total * 10 };
 };
 
+/** A field of /proc/<pid>/status given in kB, in MB. */
+const statusMegabytes = (status: string, field: string): number | undefined => {
+  const kilobytes = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1];
+  return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
+};
+
 /** Resident set size in MB, or undefined once the process is gone. */
 export const residentMegabytes = async (pid: number): Promise<number | undefined> => {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
-  const kilobytes = /VmRSS:\s+(\d+) kB/.exec(status ?? '')?.[1];
-  return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
+  return status === undefined ? undefined : statusMegabytes(status, 'VmRSS');
+};
+
+/**
+ * Resident memory in MB: all of it (RSS), and the part that is the process's own allocations
+ * (anonymous: heaps, buffers, stacks). The rest is files mapped into it: its program, and for
+ * the table stand-in LevelDB's table files, which it maps to read them, so they count in its RSS
+ * as they grow on disk, though they are the page cache's to drop.
+ */
+const memoryMegabytes = async (pid: number): Promise<{ rssMb: number; anonymousMb: number } | undefined> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+  if (status === undefined) return undefined;
+  const rssMb = statusMegabytes(status, 'VmRSS');
+  const anonymousMb = statusMegabytes(status, 'RssAnon');
+  return rssMb === undefined || anonymousMb === undefined ? undefined : { rssMb, anonymousMb };
 };
 
 export interface ProcessSample {
   at: number;
   role: string;
   rssMb: number;
+  /** The anonymous part of the RSS (see memoryMegabytes). */
+  anonymousMb: number;
   /** CPU time used since the process began, in ms. */
   cpuMs: number;
 }
@@ -88,8 +109,8 @@ export const sampleProcesses = (processes: () => ServiceProcess[], intervalMs: n
     const at = Date.now();
     machine.push({ at, ...(await machineMilliseconds()) });
     for (const { role, pid } of processes()) {
-      const [rssMb, cpuMs] = await Promise.all([residentMegabytes(pid), cpuMilliseconds(pid)]);
-      if (rssMb !== undefined && cpuMs !== undefined) samples.push({ at, role, rssMb, cpuMs });
+      const [memory, cpuMs] = await Promise.all([memoryMegabytes(pid), cpuMilliseconds(pid)]);
+      if (memory !== undefined && cpuMs !== undefined) samples.push({ at, role, ...memory, cpuMs });
     }
   };
   void take();
