@@ -10,27 +10,25 @@ import { requiredScope } from './required-scope.ts';
 type Handler<E> = (event: E) => Promise<APIGatewayProxyResult>;
 
 /**
- * The middleware every HTTP handler shares: observability outermost, then problem mapping,
- * which runs before the request log on the way out, then the route's scope.
+ * The middleware every HTTP handler shares, in order: observability outermost, then problem
+ * mapping, which runs before the request log on the way out, then the route's scope, then the
+ * refusal of ambiguous requests. One list, so no kind of handler can miss one.
  */
+const sharedHttpMiddleware = <E extends APIGatewayProxyEvent>(): MiddlewareObj<
+  E,
+  APIGatewayProxyResult
+>[] => [...observedHttp<E>(), problemResponses<E>(), requiredScope<E>(), unambiguousRequest<E>()];
+
 export const httpHandler = (handler: Handler<APIGatewayProxyEvent>) =>
   deadlineBound(
-    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-      .use(observedHttp())
-      .use(problemResponses())
-      .use(requiredScope())
-      .use(unambiguousRequest())
-      .handler(handler),
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(sharedHttpMiddleware()).handler(handler),
   );
 
 /** As httpHandler, for operations with a JSON body (`optional` when it may be absent). */
 export const jsonHttpHandler = (handler: Handler<JsonEvent>, options: { optional?: boolean } = {}) =>
   deadlineBound(
     middy<JsonEvent, APIGatewayProxyResult>()
-      .use(observedHttp<JsonEvent>())
-      .use(problemResponses<JsonEvent>())
-      .use(requiredScope<JsonEvent>())
-      .use(unambiguousRequest<JsonEvent>())
+      .use(sharedHttpMiddleware<JsonEvent>())
       .use(jsonBody(options))
       .handler(handler),
   );
@@ -47,8 +45,6 @@ type StreamedAnswer = APIGatewayProxyResult | StreamedResult;
  */
 export const streamingHttpHandler = (handler: (event: APIGatewayProxyEvent) => Promise<StreamedResult>) =>
   middy<APIGatewayProxyEvent, StreamedAnswer>({ executionMode: executionModeStreamifyResponse })
-    .use(observedHttp() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>[])
-    .use(problemResponses() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>)
-    .use(requiredScope() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>)
-    .use(unambiguousRequest() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>)
+    // Typed for string bodies, it only reads the status or sets a problem answer.
+    .use(sharedHttpMiddleware() as MiddlewareObj<APIGatewayProxyEvent, StreamedAnswer>[])
     .handler(handler);

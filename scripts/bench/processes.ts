@@ -65,12 +65,6 @@ const statusMegabytes = (status: string, field: string): number | undefined => {
   return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
 };
 
-/** Resident set size in MB, or undefined once the process is gone. */
-export const residentMegabytes = async (pid: number): Promise<number | undefined> => {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
-  return status === undefined ? undefined : statusMegabytes(status, 'VmRSS');
-};
-
 /**
  * Resident memory in MB: all of it (RSS), and the part that is the process's own allocations
  * (anonymous: heaps, buffers, stacks). The rest is files mapped into it: its program, and for
@@ -84,6 +78,10 @@ const memoryMegabytes = async (pid: number): Promise<{ rssMb: number; anonymousM
   const anonymousMb = statusMegabytes(status, 'RssAnon');
   return rssMb === undefined || anonymousMb === undefined ? undefined : { rssMb, anonymousMb };
 };
+
+/** Resident set size in MB, or undefined once the process is gone. */
+export const residentMegabytes = async (pid: number): Promise<number | undefined> =>
+  (await memoryMegabytes(pid))?.rssMb;
 
 export interface ProcessSample {
   at: number;
