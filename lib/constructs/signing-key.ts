@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   type IGrantable,
   type IPrincipal,
@@ -11,6 +11,7 @@ import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from '
 import { Construct } from 'constructs';
 import { acknowledgeCustomResourceProvider } from './custom-resource-provider.ts';
 import { keyAdministration, keyPolicy } from './key-policy.ts';
+import { nagRendered } from './nag-finding.ts';
 
 /** IAM may grant reading a signing key's public key (the key set, the authorizer); nothing else. */
 const SIGNING_KEY_USE = { throughIam: ['kms:GetPublicKey', 'kms:DescribeKey'] } as const;
@@ -119,6 +120,8 @@ export class TokenSigningKeys extends Construct {
    */
   private replicate(key: Key, generation: number, region: string, replicator: Role): void {
     const stack = Stack.of(this);
+    /** Any key of the backup region: the replica's id is known only once KMS makes it. */
+    const regionKeys = stack.formatArn({ service: 'kms', region, resource: 'key', resourceName: '*' });
     const replicaPolicy = {
       Version: '2012-10-17',
       Statement: [
@@ -156,7 +159,7 @@ export class TokenSigningKeys extends Construct {
         }),
         new PolicyStatement({
           actions: ['kms:PutKeyPolicy'],
-          resources: [stack.formatArn({ service: 'kms', region, resource: 'key', resourceName: '*' })],
+          resources: [regionKeys],
         }),
       ]),
     });
@@ -174,8 +177,7 @@ export class TokenSigningKeys extends Construct {
     Validations.of(replica).acknowledge(
       { id: 'AwsSolutions-IAM5[Resource::*]', reason: newKeyReason },
       {
-        // A stage pinned to an account names it in the ARN; an unpinned one leaves it to deployment.
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:key/*]`,
+        id: `AwsSolutions-IAM5[Resource::${nagRendered(stack, regionKeys)}]`,
         reason: newKeyReason,
       },
     );

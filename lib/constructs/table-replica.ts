@@ -1,4 +1,4 @@
-import { Aws, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -6,6 +6,7 @@ import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from '
 import { Construct } from 'constructs';
 import { acknowledgeCustomResourceProvider } from './custom-resource-provider.ts';
 import { DATA_KEY_ACTIONS } from './key-policy.ts';
+import { nagRendered } from './nag-finding.ts';
 
 /**
  * The alias of the key the replica is encrypted with, made by the recovery stack in the backup
@@ -48,6 +49,9 @@ export class TableReplica extends Construct {
       resource: 'table',
       resourceName: table.tableName,
     });
+
+    /** Keys of the backup region, narrowed by their alias where granted. */
+    const regionKeys = stack.formatArn({ service: 'kms', region, resource: 'key', resourceName: '*' });
 
     const replica = new AwsCustomResource(this, 'Replica', {
       onCreate: {
@@ -114,7 +118,7 @@ export class TableReplica extends Construct {
               }),
               new PolicyStatement({
                 actions: [...DATA_KEY_ACTIONS],
-                resources: [stack.formatArn({ service: 'kms', region, resource: 'key', resourceName: '*' })],
+                resources: [regionKeys],
                 conditions: { 'ForAnyValue:StringEquals': { 'kms:ResourceAliases': keyAlias } },
               }),
             ]),
@@ -127,7 +131,7 @@ export class TableReplica extends Construct {
       'The replica key is known by its alias only (it is made by the recovery stack in the backup region): the statement is limited to keys of that region carrying the alias.';
     Validations.of(replica).acknowledge(
       {
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:key/*]`,
+        id: `AwsSolutions-IAM5[Resource::${nagRendered(stack, regionKeys)}]`,
         reason,
       },
       {
