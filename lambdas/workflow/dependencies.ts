@@ -36,6 +36,11 @@ export const lifecycleSettings = (): LifecycleSettings => ({
     min: 1,
     max: 100,
   }),
+  submissionLeaseSeconds: wholeNumberEnv(
+    'SUBMISSION_LEASE_SECONDS',
+    DEFAULT_LIFECYCLE_SETTINGS.submissionLeaseSeconds,
+    { min: 1, max: 3600 },
+  ),
 });
 
 export interface WorkflowDependencies {

@@ -29,6 +29,11 @@ export interface ConnectorStub {
   /** Submitted payments, by paymentId, with how often each was submitted. */
   submissions: Map<string, number>;
   slowMs: number;
+  /**
+   * Milliseconds an operation (`customer-profile-check`, `submission`) takes to answer. A
+   * submission counts (clearing has the payment) when it arrives, before the wait.
+   */
+  delays: Map<string, number>;
   /** Stops listening (connections refused) but keeps its port and records. */
   down(): Promise<void>;
   up(): Promise<void>;
@@ -58,6 +63,7 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
     clearingRejections: new Map(),
     submissions: new Map(),
     slowMs: 5000,
+    delays: new Map(),
     down: async () => {
       const current = server;
       server = undefined;
@@ -99,7 +105,9 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
     const paymentId = decodeURIComponent(match[1] ?? '');
     const operation = match[2];
     const payment = body === '' ? undefined : (JSON.parse(body) as { transfer: { debtorAccountId: string } });
+    const delay = () => new Promise((resolve) => setTimeout(resolve, stub.delays.get(operation ?? '') ?? 0));
     if (operation === 'customer-profile-check' && request.method === 'POST' && payment) {
+      await delay();
       const refusal = stub.refusals.get(payment.transfer.debtorAccountId);
       if (refusal === undefined) return json(response, 200, { accepted: true });
       return json(response, 200, {
@@ -109,10 +117,11 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
     }
     if (operation === 'submission' && request.method === 'PUT') {
       stub.submissions.set(paymentId, (stub.submissions.get(paymentId) ?? 0) + 1);
+      await delay();
       return json(response, 200, { accepted: true });
     }
     if (operation === 'clearing-status' && request.method === 'GET') {
-      if (!stub.submissions.has(paymentId)) return json(response, 404, { error: 'not submitted' });
+      if (!stub.submissions.has(paymentId)) return json(response, 200, { state: 'unknown' });
       if (recalled.has(paymentId)) return json(response, 200, { state: 'recalled' });
       const reason = stub.clearingRejections.get(paymentId);
       return json(response, 200, reason === undefined ? { state: 'settled' } : { state: 'rejected', reason });

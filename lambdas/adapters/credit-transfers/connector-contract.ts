@@ -74,17 +74,21 @@ export const customerProfileCheckResultSchema = z
 
 export const submissionResultSchema = z.object({ accepted: z.literal(true) }).register(z.globalRegistry, {
   id: 'SubmissionResult',
-  description: 'Clearing has the payment; a repeated submission of the same paymentId answers the same',
+  description:
+    'Clearing has the payment. A repeated submission of the same paymentId (the service retrying a call ' +
+    'that timed out, or two at once) changes nothing and answers the same: the payment is submitted once',
 });
 
 export const clearingStatusResultSchema = z
   .union([
-    z.object({ state: z.enum(['pending', 'settled', 'recalled']) }),
+    z.object({ state: z.enum(['unknown', 'pending', 'settled', 'recalled']) }),
     z.object({ state: z.literal('rejected'), ...refusalFields }).check(namesItsReason),
   ])
   .register(z.globalRegistry, {
     id: 'ClearingStatusResult',
-    description: 'Where clearing stands with the payment',
+    description:
+      'Where clearing stands with the payment; `unknown` when it has no submission of this paymentId ' +
+      '(the service then may submit it again, so answer `unknown` only when clearing certainly lacks it)',
   });
 
 export const recallResultSchema = z
@@ -112,7 +116,7 @@ export const CONNECTOR_OPERATIONS = {
   clearingStatus: {
     method: 'GET',
     path: '/payments/{paymentId}/clearing-status',
-    summary: 'Where clearing stands with a submitted payment',
+    summary: 'Where clearing stands with a payment (status inquiry), or that it has none',
     request: undefined,
     response: clearingStatusResultSchema,
   },

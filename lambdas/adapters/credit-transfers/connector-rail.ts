@@ -110,7 +110,7 @@ export class ConnectorRail implements Rail {
 
   async clearingStatus(payment: RailPayment): Promise<ClearingStatus> {
     const result = (await this.call('clearingStatus', payment)) as
-      | { state: 'pending' | 'settled' | 'recalled' }
+      | { state: 'unknown' | 'pending' | 'settled' | 'recalled' }
       | ({ state: 'rejected' } & ConnectorRefusal);
     return result.state === 'rejected'
       ? { state: 'rejected', ...refusalOf(result) }

@@ -11,6 +11,7 @@ import type {
   RecoveryCandidate,
   RecoveryQueue,
   StatusTransition,
+  SubmissionClaim,
 } from '#domain/credit-transfers/ports';
 import { statusReasonCodeOf } from '#domain/iso20022/status-codes';
 import { isConditionFailure } from '../aws/dynamodb-client.ts';
@@ -97,7 +98,7 @@ export class DynamoDbLifecycleStore
       unlessCancellationRequested,
       submission,
       nextCheckAt,
-      claimSubmissionAt,
+      claimSubmission,
       publishedCount,
       whileParked,
     }: StatusTransition,
@@ -108,7 +109,7 @@ export class DynamoDbLifecycleStore
       if (!canTransition(left, to)) throw new IllegalStatusTransitionError(left, to);
       left = to;
     }
-    if (claimSubmissionAt !== undefined && (!unlessCancellationRequested || submission === 'claimed'))
+    if (claimSubmission !== undefined && (!unlessCancellationRequested || submission === 'claimed'))
       throw new Error('A submission is claimed only while no cancellation is requested and none is claimed');
     const hasReason = change.statusReason !== undefined;
     const movesCheck = nextCheckAt !== undefined;
@@ -119,7 +120,7 @@ export class DynamoDbLifecycleStore
       UpdateExpression: [
         'SET #status = :to, statusDate = :date, #history = list_append(#history, :entries)',
         movesCheck ? ', #shard = :shard, #due = :due' : '',
-        claimSubmissionAt !== undefined ? ', submittedAt = :claimedAt' : '',
+        claimSubmission !== undefined ? ', submittedAt = :claimedAt, submissionClaim = :claim' : '',
         publishedCount !== undefined ? ', publishedCount = :published' : '',
         // The status index's key moves with the status, in the same conditional write.
         ', #listStatus = :listStatus',
@@ -134,7 +135,7 @@ export class DynamoDbLifecycleStore
         ...(movesCheck ? [] : ['attribute_exists(#due) AND attribute_not_exists(parked)']),
         ...(unlessCancellationRequested ? ['attribute_not_exists(cancellation)'] : []),
         ...(submission === 'claimed' ? ['attribute_exists(submittedAt)'] : []),
-        ...(submission === 'unclaimed' || claimSubmissionAt !== undefined
+        ...(submission === 'unclaimed' || claimSubmission !== undefined
           ? ['attribute_not_exists(submittedAt)']
           : []),
       ].join(' AND '),
@@ -155,7 +156,10 @@ export class DynamoDbLifecycleStore
           ':reason': change.statusReason,
           ':reasonCode': statusReasonCodeOf(change.statusReason, change.statusReasonCode),
         }),
-        ...(claimSubmissionAt !== undefined && { ':claimedAt': claimSubmissionAt.toISOString() }),
+        ...(claimSubmission !== undefined && {
+          ':claimedAt': claimSubmission.at.toISOString(),
+          ':claim': claimSubmission.id,
+        }),
         ...(publishedCount !== undefined && { ':published': publishedCount }),
         ...(movesCheck && this.recoveryValues(tenant, paymentId, nextCheckAt)),
       },
@@ -165,17 +169,43 @@ export class DynamoDbLifecycleStore
   async claimSubmission(
     tenant: string,
     paymentId: string,
-    at: Date,
+    claim: SubmissionClaim,
   ): Promise<CreditTransferRecord | undefined> {
     // The same item as the cancellation request: whichever of the two is written first wins.
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
-      UpdateExpression: 'SET submittedAt = :at',
+      UpdateExpression: 'SET submittedAt = :at, submissionClaim = :claim',
       ConditionExpression:
         '#status = :from AND attribute_not_exists(cancellation) AND attribute_not_exists(submittedAt)',
       ExpressionAttributeNames: { '#status': NAMES['#status'] },
-      ExpressionAttributeValues: { ':from': 'AcceptedCustomerProfile', ':at': at.toISOString() },
+      ExpressionAttributeValues: {
+        ':from': 'AcceptedCustomerProfile',
+        ':at': claim.at.toISOString(),
+        ':claim': claim.id,
+      },
+    });
+  }
+
+  async retakeSubmission(
+    tenant: string,
+    paymentId: string,
+    claimedAt: string,
+    claim: SubmissionClaim,
+  ): Promise<CreditTransferRecord | undefined> {
+    // Names the claim it replaces: of two that retake the same claim at once, one wins.
+    return this.updateRecord({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      UpdateExpression: 'SET submittedAt = :at, submissionClaim = :claim',
+      ConditionExpression: '#status = :from AND submittedAt = :claimedAt',
+      ExpressionAttributeNames: { '#status': NAMES['#status'] },
+      ExpressionAttributeValues: {
+        ':from': 'AcceptedCustomerProfile',
+        ':claimedAt': claimedAt,
+        ':at': claim.at.toISOString(),
+        ':claim': claim.id,
+      },
     });
   }
 

@@ -80,14 +80,19 @@ export class SandboxRail implements Rail {
     });
   }
 
-  private async read(payment: RailPayment): Promise<Record<string, unknown>> {
+  private async find(payment: RailPayment): Promise<Record<string, unknown> | undefined> {
     const { Item } = await this.client.get({
       TableName: this.tableName,
       Key: sandboxClearingKey(payment.tenant, payment.paymentId),
       ConsistentRead: true,
     });
-    if (!Item) throw new Error(`Sandbox clearing has no submission of ${payment.paymentId}`);
     return Item;
+  }
+
+  private async read(payment: RailPayment): Promise<Record<string, unknown>> {
+    const item = await this.find(payment);
+    if (!item) throw new Error(`Sandbox clearing has no submission of ${payment.paymentId}`);
+    return item;
   }
 
   async clearingStatus(payment: RailPayment): Promise<ClearingStatus> {
@@ -107,7 +112,8 @@ export class SandboxRail implements Rail {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
-    const item = await this.read(payment);
+    const item = await this.find(payment);
+    if (item === undefined) return { state: 'unknown' };
     if (item.recalledAt !== undefined) return { state: 'recalled' };
     return item.settledAt !== undefined ? { state: 'settled' } : { state: 'pending' };
   }

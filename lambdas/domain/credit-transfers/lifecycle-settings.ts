@@ -21,6 +21,12 @@ export interface LifecycleSettings {
    * before it is parked for an operator instead of being started again.
    */
   maxAttempts: number;
+  /**
+   * How long a submission claim protects its holder: longer than any step invocation that submits
+   * can run (its function's timeout), so a claim older than this has no live holder. Until then no
+   * one else submits; afterwards clearing is asked, and only a payment it lacks is submitted again.
+   */
+  submissionLeaseSeconds: number;
 }
 
 export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
@@ -30,6 +36,7 @@ export const DEFAULT_LIFECYCLE_SETTINGS: LifecycleSettings = {
   fastPollSeconds: 60,
   maxHoldSeconds: 300 * 86_400,
   maxAttempts: 5,
+  submissionLeaseSeconds: 120,
 };
 
 /** Seconds to wait before poll number `attempt` (from 0). */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import type { Clock } from '../commons/ports.ts';
 import { statusReasonCodeOf } from '../iso20022/status-codes.ts';
@@ -29,6 +30,7 @@ import type {
   RailRefusal,
   StatusChange,
   StatusEventPublisher,
+  SubmissionClaim,
 } from './ports.ts';
 
 export { toStatusChangedEvent } from './lifecycle.ts';
@@ -87,6 +89,14 @@ export class CreditTransferMissingError extends Error {
   constructor(paymentId: string) {
     super(`No credit transfer ${paymentId} for the workflow to drive`);
     this.name = 'CreditTransferMissingError';
+  }
+}
+
+/** Clearing says it has no submission of a payment it was given: an operator must look (never submitted again). */
+export class ClearingLostPaymentError extends Error {
+  constructor(paymentId: string) {
+    super(`Clearing has no submission of ${paymentId}, which it accepted`);
+    this.name = 'ClearingLostPaymentError';
   }
 }
 
@@ -314,11 +324,12 @@ const validateAndCheck = async (
   state: LifecycleState,
   record: CreditTransferRecord,
   now: Date,
+  claim: string,
 ): Promise<StepResult> => {
   const reason = technicalRejection(record);
   if (reason === undefined) {
     const validated = change('AcceptedTechnicalValidation', now, ACTORS.workflow);
-    return checkCustomerProfile(deps, state, record, now, validated);
+    return checkCustomerProfile(deps, state, record, now, claim, validated);
   }
   const rejected = await deps.store.transition(state.tenant, state.paymentId, {
     from: 'Received',
@@ -342,6 +353,7 @@ const checkCustomerProfile = async (
   state: LifecycleState,
   record: CreditTransferRecord,
   now: Date,
+  claim: string,
   validated?: StatusChange,
 ): Promise<StepResult> => {
   const check = await deps.rail.checkCustomerProfile(railPayment(record));
@@ -367,31 +379,23 @@ const checkCustomerProfile = async (
     unlessCancellationRequested: true,
     nextCheckAt: checkFor(record, checkAfterHold(hold, now)),
     publishedCount: publishedToNote(state, record),
-    ...(hold.kind === 'none' && { claimSubmissionAt: now }),
+    ...(hold.kind === 'none' && { claimSubmission: { at: now, id: claim } }),
   });
   if (!accepted) return 'raced';
   return hold.kind === 'none' ? { moved: accepted } : holdOutput(state, accepted, hold);
 };
 
 /**
- * AcceptedCustomerProfile -> AcceptedSettlementInProcess once clearing has the payment. The claim
- * and a cancellation request are conditional writes on the same item: either the cancellation came
- * first and wins, or the payment goes to clearing and a later cancellation needs a recall. A claim
- * already made (a re-run, or a second execution) is submitted again: submission is idempotent by
- * paymentId.
+ * The transfer as clearing has it now: AcceptedSettlementInProcess, then the polls; at once when
+ * clearing was found to have it already (its outcome may be known).
  */
-const submit = async (
+const recordSubmitted = async (
   deps: StepDependencies,
   state: LifecycleState,
   record: CreditTransferRecord,
   now: Date,
+  foundInClearing: boolean,
 ): Promise<StepResult> => {
-  if (record.submittedAt === undefined) {
-    const claimed = await deps.store.claimSubmission(state.tenant, state.paymentId, now);
-    if (!claimed) return 'raced';
-  }
-  // Clearing first: a transfer is never marked in settlement that clearing does not have.
-  await deps.rail.submit(railPayment(record));
   const submitted = await deps.store.transition(state.tenant, state.paymentId, {
     from: 'AcceptedCustomerProfile',
     change: change('AcceptedSettlementInProcess', now, ACTORS.rail),
@@ -401,10 +405,66 @@ const submit = async (
     publishedCount: publishedToNote(state, record),
   });
   if (!submitted) return 'raced';
+  if (foundInClearing) return pollAtOnce(state, submitted);
   return output(state, submitted, pollRouteOf(deps.settings, 0), {
     waitSeconds: pollWaitSeconds(deps.settings, 0),
     pollAttempt: 0,
   });
+};
+
+/**
+ * Someone else's claim: a second execution of the transfer, a retry, or a holder that crashed.
+ * Clearing is asked, never the submission repeated while the holder may still be submitting:
+ * a payment clearing has moves on to polling at once; one it lacks waits for the claim's lease
+ * to end (the reconciler looks again then), and is submitted again only after that, under a
+ * claim of this invocation's own.
+ */
+const resolveOthersClaim = async (
+  deps: StepDependencies,
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  now: Date,
+  claim: string,
+): Promise<StepResult> => {
+  const clearing = await deps.rail.clearingStatus(railPayment(record));
+  if (clearing.state !== 'unknown') return recordSubmitted(deps, state, record, now, true);
+  const claimedAt = record.submittedAt as string;
+  const leaseEnds = secondsAfter(new Date(claimedAt), deps.settings.submissionLeaseSeconds);
+  if (now < leaseEnds) {
+    await deps.store.scheduleCheck(state.tenant, state.paymentId, secondsAfter(leaseEnds, 1));
+    return output(state, record, 'finish');
+  }
+  const retaken = await deps.store.retakeSubmission(state.tenant, state.paymentId, claimedAt, {
+    at: now,
+    id: claim,
+  });
+  return retaken ? { moved: retaken } : 'raced';
+};
+
+/**
+ * AcceptedCustomerProfile -> AcceptedSettlementInProcess once clearing has the payment. The claim
+ * and a cancellation request are conditional writes on the same item: either the cancellation came
+ * first and wins, or the payment goes to clearing and a later cancellation needs a recall. Only
+ * the invocation whose claim the transfer holds calls the rail's submit: a payment is submitted
+ * once, whatever runs twice.
+ */
+const submit = async (
+  deps: StepDependencies,
+  state: LifecycleState,
+  record: CreditTransferRecord,
+  now: Date,
+  claim: SubmissionClaim['id'],
+): Promise<StepResult> => {
+  let claimed = record;
+  if (record.submittedAt === undefined) {
+    const made = await deps.store.claimSubmission(state.tenant, state.paymentId, { at: now, id: claim });
+    if (!made) return 'raced';
+    claimed = made;
+  }
+  if (claimed.submissionClaim !== claim) return resolveOthersClaim(deps, state, claimed, now, claim);
+  // Clearing first: a transfer is never marked in settlement that clearing does not have.
+  await deps.rail.submit(railPayment(claimed));
+  return recordSubmitted(deps, state, claimed, now, false);
 };
 
 /** Already submitted: poll at once (a re-run, a cancellation or a recovery). */
@@ -420,14 +480,15 @@ const pollAtOnce = (state: LifecycleState, record: CreditTransferRecord): Lifecy
 export const validateCheckAndSubmit = (
   deps: StepDependencies,
   state: LifecycleState,
-): Promise<LifecycleState> =>
-  runStep(deps, state, async (record, now) => {
+): Promise<LifecycleState> => {
+  const claim = randomUUID();
+  return runStep(deps, state, async (record, now) => {
     switch (record.status) {
       case 'Received':
-        return validateAndCheck(deps, state, record, now);
+        return validateAndCheck(deps, state, record, now, claim);
       case 'AcceptedTechnicalValidation':
         // Validated by a write of its own (a transfer stored before both were one write).
-        return checkCustomerProfile(deps, state, record, now);
+        return checkCustomerProfile(deps, state, record, now, claim);
       case 'AcceptedCustomerProfile': {
         // Checked already (a re-run, or recovery during a hold): hold again while the date is ahead.
         const hold = holdOf(record, now, deps.settings);
@@ -435,24 +496,27 @@ export const validateCheckAndSubmit = (
           await deps.store.scheduleCheck(state.tenant, state.paymentId, checkAfterHold(hold, now));
           return holdOutput(state, record, hold);
         }
-        return submit(deps, state, record, now);
+        return submit(deps, state, record, now, claim);
       }
       default:
         return pollAtOnce(state, record);
     }
   });
+};
 
 /** After a value-date hold: the claim is the step's first write, and answers the transfer it submits. */
-export const submitToClearing = (deps: StepDependencies, state: LifecycleState): Promise<LifecycleState> =>
-  runStep(
+export const submitToClearing = (deps: StepDependencies, state: LifecycleState): Promise<LifecycleState> => {
+  const claim = randomUUID();
+  return runStep(
     deps,
     state,
     async (record, now) =>
       record.status === 'AcceptedCustomerProfile'
-        ? submit(deps, state, record, now)
+        ? submit(deps, state, record, now, claim)
         : pollAtOnce(state, record),
-    (now) => deps.store.claimSubmission(state.tenant, state.paymentId, now),
+    (now) => deps.store.claimSubmission(state.tenant, state.paymentId, { at: now, id: claim }),
   );
+};
 
 export const pollClearing = (deps: StepDependencies, state: LifecycleState): Promise<LifecycleState> =>
   runStep(deps, state, async (record, now) => {
@@ -461,6 +525,8 @@ export const pollClearing = (deps: StepDependencies, state: LifecycleState): Pro
     const payment = railPayment(record);
     const recalled = record.cancellation !== undefined && (await deps.rail.recall(payment)) === 'recalled';
     const clearing = recalled ? ({ state: 'recalled' } as const) : await deps.rail.clearingStatus(payment);
+    // In settlement only once clearing had it: never submitted again, an operator looks (parking).
+    if (clearing.state === 'unknown') throw new ClearingLostPaymentError(state.paymentId);
 
     if (clearing.state === 'pending') {
       const attempt = (state.pollAttempt ?? 0) + 1;

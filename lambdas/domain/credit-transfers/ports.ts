@@ -42,6 +42,11 @@ export interface CreditTransferRecord {
    * only by a recall.
    */
   submittedAt?: string;
+  /**
+   * Which step invocation holds the submission claim: only that one calls the rail's submit. Any
+   * other (a second execution, a retry, a restart) asks clearing instead (see `SubmissionClaim`).
+   */
+  submissionClaim?: string;
   /** How many history entries have been published as status events (a prefix of the history). */
   publishedCount?: number;
   /**
@@ -84,6 +89,12 @@ export interface CreditTransferStore {
   get(tenant: string, paymentId: string): Promise<CreditTransferRecord | undefined>;
 }
 
+/** A claim of the submission to clearing: when, and by which step invocation (a random id of its own). */
+export interface SubmissionClaim {
+  at: Date;
+  id: string;
+}
+
 /** A status change the lifecycle makes: leaving exactly `from`, so no race can skip or reverse a step. */
 export interface StatusTransition {
   from: CreditTransferStatus;
@@ -108,7 +119,7 @@ export interface StatusTransition {
    * Claims the submission to clearing in the same write (see `claimSubmission`), for a transfer
    * that goes to clearing right after this change; needs `unlessCancellationRequested`.
    */
-  claimSubmissionAt?: Date;
+  claimSubmission?: SubmissionClaim;
   /** How many history entries are published by now, noted in the same write (a publish step wrote nothing). */
   publishedCount?: number;
   /** Only while the transfer is parked, and unparks it in the same write (an operator's decision). */
@@ -125,11 +136,26 @@ export interface LifecycleStore {
     transition: StatusTransition,
   ): Promise<CreditTransferRecord | undefined>;
   /**
-   * Claims the submission to clearing: sets `submittedAt` while the transfer is
-   * AcceptedCustomerProfile with no cancellation requested and no claim yet. The updated record,
+   * Claims the submission to clearing: sets `submittedAt` and `submissionClaim` while the transfer
+   * is AcceptedCustomerProfile with no cancellation requested and no claim yet. The updated record,
    * or undefined when refused.
    */
-  claimSubmission(tenant: string, paymentId: string, at: Date): Promise<CreditTransferRecord | undefined>;
+  claimSubmission(
+    tenant: string,
+    paymentId: string,
+    claim: SubmissionClaim,
+  ): Promise<CreditTransferRecord | undefined>;
+  /**
+   * Takes over a claim whose holder can no longer be submitting (its lease ended) and which
+   * clearing does not have: only while the claim is still the one made at `claimedAt` and the
+   * transfer still AcceptedCustomerProfile. The updated record, or undefined when refused.
+   */
+  retakeSubmission(
+    tenant: string,
+    paymentId: string,
+    claimedAt: string,
+    claim: SubmissionClaim,
+  ): Promise<CreditTransferRecord | undefined>;
   /** Records a cancellation request unless one is recorded or the transfer is final (or unknown): then undefined. */
   requestCancellation(
     tenant: string,
@@ -252,6 +278,8 @@ export interface RailRefusal {
 export type CustomerProfileCheck = { accepted: true } | ({ accepted: false } & RailRefusal);
 
 export type ClearingStatus =
+  /** Clearing has no submission of the payment. */
+  | { state: 'unknown' }
   | { state: 'pending' }
   | { state: 'settled' }
   | ({ state: 'rejected' } & RailRefusal)
@@ -263,8 +291,12 @@ export type ClearingStatus =
  */
 export interface Rail {
   checkCustomerProfile(payment: RailPayment): Promise<CustomerProfileCheck>;
-  /** Submits to clearing; idempotent by paymentId. */
+  /**
+   * Submits to clearing; idempotent by paymentId. The lifecycle calls it from one claim at a time;
+   * the rail's own retries of one call may repeat it.
+   */
   submit(payment: RailPayment): Promise<void>;
+  /** Where clearing stands with the payment; `unknown` when it has no submission of it. */
   clearingStatus(payment: RailPayment): Promise<ClearingStatus>;
   /** Asks clearing to take the payment back: `recalled`, or `settled` when it is too late. */
   recall(payment: RailPayment): Promise<'recalled' | 'settled'>;

@@ -59,6 +59,7 @@ export const startWorkflowEnvironment = async () => {
     SANDBOX_HOLD_SECONDS: '300',
     CLEARING_POLL_INITIAL_SECONDS: '0',
     CLEARING_POLL_MAX_ATTEMPTS: '4',
+    SUBMISSION_LEASE_SECONDS: '1',
   });
   await createDynamoDbClient(endpoint).send(new CreateTableCommand(createTableInput(TABLE)));
   return {

@@ -852,8 +852,12 @@ describe('the lifecycle store', () => {
 
     // Claimed first: the cancellation is recorded, but cannot cancel out of AcceptedCustomerProfile.
     const claimedFirst = await atCustomerProfile('claimed-first');
-    expect((await store.claimSubmission(TENANT, claimedFirst, new Date()))?.submittedAt).toBeDefined();
-    expect(await store.claimSubmission(TENANT, claimedFirst, new Date())).toBeUndefined();
+    expect(
+      (await store.claimSubmission(TENANT, claimedFirst, { at: new Date(), id: 'claim-1' }))?.submittedAt,
+    ).toBeDefined();
+    expect(
+      await store.claimSubmission(TENANT, claimedFirst, { at: new Date(), id: 'claim-1' }),
+    ).toBeUndefined();
     await cancel(claimedFirst, undefined);
     expect(await cancelOutOfCustomerProfile(claimedFirst)).toBeUndefined();
     expect((await stored(claimedFirst)).status).toBe('AcceptedCustomerProfile');
@@ -861,14 +865,16 @@ describe('the lifecycle store', () => {
     // Cancelled first: the claim is refused, so nothing reaches clearing.
     const cancelledFirst = await atCustomerProfile('cancelled-first');
     await cancel(cancelledFirst, undefined);
-    expect(await store.claimSubmission(TENANT, cancelledFirst, new Date())).toBeUndefined();
+    expect(
+      await store.claimSubmission(TENANT, cancelledFirst, { at: new Date(), id: 'claim-2' }),
+    ).toBeUndefined();
     expect((await cancelOutOfCustomerProfile(cancelledFirst))?.status).toBe('Cancelled');
   });
 
   it('a step that read the transfer before the submission was claimed does not write Cancelled over the claim', async () => {
-    // The table as it is: claimed, then a cancellation recorded (clearing has the payment).
+    // The table as it is: claimed by another execution (which may be submitting), then a cancellation recorded.
     const paymentId = await atCustomerProfile('claimed-under-the-step');
-    await lifecycleStore().claimSubmission(TENANT, paymentId, new Date());
+    await lifecycleStore().claimSubmission(TENANT, paymentId, { at: new Date(), id: 'claim-3' });
     await cancel(paymentId, undefined);
     // The step's first read is the one it made just before the claim landed.
     const real = lifecycleStore();
@@ -877,7 +883,7 @@ describe('the lifecycle store', () => {
       get: async (tenant: string, id: string) => {
         const record = await real.get(tenant, id);
         if (reads++ > 0 || record === undefined) return record;
-        const { submittedAt: _claimedLater, ...unclaimed } = record;
+        const { submittedAt: _claimedLater, submissionClaim: _holder, ...unclaimed } = record;
         return unclaimed;
       },
     });
@@ -886,9 +892,11 @@ describe('the lifecycle store', () => {
       { store: readBeforeTheClaim, clock: systemClock, settings: lifecycleSettings(), rail },
       { tenant: TENANT, paymentId, trigger: 'cancellation' },
     );
-    // The guarded write was refused, the step read again and went on with the submission.
+    // The guarded write was refused and the step read again. The claim is another's and young:
+    // the step submits nothing while its holder may be submitting, and cancels nothing either.
     expect(reads).toBeGreaterThan(1);
-    expect((await stored(paymentId)).status).toBe('AcceptedSettlementInProcess');
+    expect((await stored(paymentId)).status).toBe('AcceptedCustomerProfile');
+    expect(await clearingRecord(paymentId)).toBeUndefined();
   });
 });
 

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
@@ -67,6 +68,7 @@ beforeAll(async () => {
     SANDBOX_HOLD_SECONDS: '300',
     CLEARING_POLL_INITIAL_SECONDS: '0',
     CLEARING_POLL_MAX_ATTEMPTS: '4',
+    SUBMISSION_LEASE_SECONDS: '1',
   });
   await createDynamoDbClient(`http://127.0.0.1:${port}`).send(
     new CreateTableCommand(createTableInput(TABLE)),
@@ -77,6 +79,8 @@ beforeAll(async () => {
     await initiate(runner, { debtorAccountId });
   await runner.idle();
   await close(server);
+  // The power loss is a restart after the submission claims' lease: the claims have no holder left.
+  await sleep(1100);
 }, 60_000);
 
 afterAll(async () => {

@@ -188,7 +188,7 @@ describe('technical validation and the customer-profile check', () => {
     ]);
     expect(statusWrites(updates)).toHaveLength(2);
     expect(transitions[0]).toMatchObject({ unlessCancellationRequested: true });
-    expect(transitions[0]?.claimSubmissionAt).toBeDefined();
+    expect(transitions[0]?.claimSubmission).toBeDefined();
     expect(calls).toEqual({ checks: 1, submissions: 1 });
 
     const record = await stored(paymentId);
