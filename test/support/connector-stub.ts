@@ -34,6 +34,8 @@ export interface ConnectorStub {
    * submission counts (clearing has the payment) when it arrives, before the wait.
    */
   delays: Map<string, number>;
+  /** Faults of a connector that breaks the contract, for the conformance kit's own tests. */
+  faults: { ignoresSignatures?: boolean; statusOfUnknownAs404?: boolean };
   /** Stops listening (connections refused) but keeps its port and records. */
   down(): Promise<void>;
   up(): Promise<void>;
@@ -64,6 +66,7 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
     submissions: new Map(),
     slowMs: 5000,
     delays: new Map(),
+    faults: {},
     down: async () => {
       const current = server;
       server = undefined;
@@ -91,7 +94,7 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
       connectorSignature(key, { timestamp, method: request.method ?? '', path, body });
     const idempotencyKey = request.headers['idempotency-key'] as string | undefined;
     stub.calls.push({ method: request.method ?? '', path, idempotencyKey, signatureValid });
-    if (!signatureValid || stub.mode === 'unauthorized')
+    if ((!signatureValid && !stub.faults.ignoresSignatures) || stub.mode === 'unauthorized')
       return json(response, 401, { error: 'bad signature' });
     if (stub.mode === 'slow') await new Promise((resolve) => setTimeout(resolve, stub.slowMs));
     if (stub.mode === 'garbage') {
@@ -121,7 +124,10 @@ export const startConnectorStub = async (key: string): Promise<ConnectorStub> =>
       return json(response, 200, { accepted: true });
     }
     if (operation === 'clearing-status' && request.method === 'GET') {
-      if (!stub.submissions.has(paymentId)) return json(response, 200, { state: 'unknown' });
+      if (!stub.submissions.has(paymentId))
+        return stub.faults.statusOfUnknownAs404
+          ? json(response, 404, { error: 'not submitted' })
+          : json(response, 200, { state: 'unknown' });
       if (recalled.has(paymentId)) return json(response, 200, { state: 'recalled' });
       const reason = stub.clearingRejections.get(paymentId);
       return json(response, 200, reason === undefined ? { state: 'settled' } : { state: 'rejected', reason });
