@@ -12,6 +12,7 @@ import {
   SubmittedToClearingError,
   TransferNotParkedError,
   unparkCreditTransfer,
+  unparkCreditTransfers,
 } from '#domain/credit-transfers/parked-transfers';
 import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
 import { dataFolderFiles } from '#local/data-folder';
@@ -112,6 +113,13 @@ const withStore = async <T>(
   }
 };
 
+const isoTime = (value: string): Date => {
+  const time = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value) || Number.isNaN(time))
+    throw new InvalidArgumentError('give an ISO 8601 time, such as 2026-12-07T09:00:00Z');
+  return new Date(time);
+};
+
 const positiveWhole = (value: string): number => {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1 || number > 10_000)
@@ -178,20 +186,51 @@ export const transfersProgram = (): Command => {
     });
   });
 
-  transferOptions(
+  targetOptions(
     program
       .command('retry')
       .description(
-        'Give a parked transfer a new round of attempts: the reconciler starts it on its next run',
+        'Give a parked transfer (or, with --all-parked, every one) a new round of attempts: the reconciler starts it on its next run',
+      )
+      .option('--tenant <tenant>', 'the tenant the transfer belongs to')
+      .option('--payment-id <id>', 'the transfer')
+      .option('--all-parked', 'every parked transfer, after an outage that parked many', false)
+      .option(
+        '--since <time>',
+        'with --all-parked: only those parked at or after this ISO 8601 time',
+        isoTime,
       ),
-  ).action(async (options: TargetOptions & { tenant: string; paymentId: string }) => {
-    await withStore(options, async (store) => {
-      await unparkCreditTransfer({ parked: store, clock: systemClock }, options.tenant, options.paymentId);
-      console.log(
-        `Transfer ${options.paymentId} is due again: the reconciler starts it on its next run (5 minutes on a stage)`,
-      );
-    });
-  });
+  ).action(
+    async (
+      options: TargetOptions & { tenant?: string; paymentId?: string; allParked: boolean; since?: Date },
+    ) => {
+      const one = options.tenant !== undefined || options.paymentId !== undefined;
+      if (
+        options.allParked === one ||
+        (one && (options.tenant === undefined || options.paymentId === undefined))
+      )
+        throw new OperatorError(
+          'give --tenant and --payment-id, or --all-parked (with --since, if you like)',
+        );
+      if (options.since !== undefined && !options.allParked)
+        throw new OperatorError('--since goes with --all-parked');
+      await withStore(options, async (store) => {
+        const deps = { parked: store, clock: systemClock };
+        if (options.tenant !== undefined && options.paymentId !== undefined) {
+          await unparkCreditTransfer(deps, options.tenant, options.paymentId);
+          return console.log(
+            `Transfer ${options.paymentId} is due again: the reconciler starts it on its next run (5 minutes on a stage)`,
+          );
+        }
+        const report = await unparkCreditTransfers(deps, options.since);
+        console.log(
+          `${report.retried} parked transfer(s) due again: the reconciler starts them on its next run (5 minutes on a stage)` +
+            (report.older > 0 ? `; ${report.older} parked before --since left parked` : '') +
+            (report.moved > 0 ? `; ${report.moved} moved meanwhile, left as they are` : ''),
+        );
+      });
+    },
+  );
 
   transferOptions(
     program

@@ -133,6 +133,40 @@ export const unparkCreditTransfer = async (
     throw new TransferNotParkedError(tenant, paymentId);
 };
 
+/** The most an operator's bulk retry takes in one run: more are left parked, and the count says so. */
+export const MAX_BULK_RETRY = 10_000;
+
+export interface BulkRetryReport {
+  /** Back in recovery: the reconciler starts each on its next run. */
+  retried: number;
+  /** Parked before `since`: left parked. */
+  older: number;
+  /** Moved meanwhile (retried or rejected by someone else): left as they are. */
+  moved: number;
+}
+
+/**
+ * After an outage that parked many transfers: every parked transfer (parked at or after `since`,
+ * when given) gets a new round of attempts, each by the same conditional write as a single retry.
+ */
+export const unparkCreditTransfers = async (
+  deps: { parked: ParkedTransfers; clock: Clock },
+  since?: Date,
+): Promise<BulkRetryReport> => {
+  const report: BulkRetryReport = { retried: 0, older: 0, moved: 0 };
+  for (const record of await deps.parked.parked(MAX_BULK_RETRY)) {
+    const parkedAt = Date.parse(record.parked?.at ?? '');
+    if (since !== undefined && !(parkedAt >= since.getTime())) {
+      report.older += 1;
+    } else if (await deps.parked.unpark(record.tenant, record.paymentId, deps.clock.now())) {
+      report.retried += 1;
+    } else {
+      report.moved += 1;
+    }
+  }
+  return report;
+};
+
 export interface ParkedRejection {
   tenant: string;
   paymentId: string;
