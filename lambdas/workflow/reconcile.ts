@@ -37,6 +37,14 @@ export const reconcile = (dependencies: () => ReconcilerDependencies) =>
     metrics.addMetric('TransfersNeedingRecovery', MetricUnit.Count, report.found);
     metrics.addMetric('RecoveryExecutionsStarted', MetricUnit.Count, report.started);
     metrics.addMetric('RecoveryFailures', MetricUnit.Count, report.failed);
+    // One figure for the outage, whatever number of transfers waits behind it: the alarm pages once.
+    if (report.railAvailable !== undefined)
+      metrics.addMetric('RailUnavailable', MetricUnit.Count, report.railAvailable ? 0 : 1);
+    metrics.addMetric('RecoveryPausedTransfers', MetricUnit.Count, report.paused);
+    if (report.railAvailable === false)
+      logger.error('The rail answers nothing: recovery paused, no attempt counted, nothing parked', {
+        paused: report.paused,
+      });
     countParkedTransfers(report.parkedInAll);
     countTransfersParked(report.parked);
     if (report.parked > 0) logger.error('Credit transfers parked for an operator', { parked: report.parked });

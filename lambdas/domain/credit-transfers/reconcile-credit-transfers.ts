@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../commons/ports.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
@@ -61,11 +62,36 @@ export interface ReconcileReport {
   parkedInAll: number;
   /** Of those found, the ones not final and past their due time: the workflow lost them for a while. */
   stuck: number;
+  /**
+   * Left due, untouched, because the rail answers nothing at all (its probe failed): no execution
+   * started, no attempt counted, nothing parked. The next run probes again.
+   */
+  paused: number;
+  /** Whether the rail answered this run's probe (no probe when nothing needed the rail). */
+  railAvailable?: boolean;
 }
 
 /** Longest wait between two looks at a transfer clearing takes long over. */
 const MAX_RECHECK_SECONDS = 3600;
 const CONCURRENCY = 16;
+
+/**
+ * Whether the rail answers at all: a status inquiry of a payment no one made, which a working
+ * rail answers (`unknown`) and an unreachable one does not. One call a run, for every transfer.
+ */
+const railAnswers = async (rail: Rail): Promise<boolean> => {
+  try {
+    await rail.clearingStatus({
+      tenant: 'rail-probe',
+      paymentId: randomUUID(),
+      clientId: 'reconciler',
+      transfer: { paymentMethod: 'CreditTransfer', amount: '0.00', debtorAccountId: 'rail-probe' },
+    });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const submittedAt = (record: CreditTransferRecord): number | undefined => {
   const entry = record.history.find((change) => change.status === 'AcceptedSettlementInProcess');
@@ -98,15 +124,31 @@ export const reconcileCreditTransfers = async (
     parked: 0,
     parkedInAll: 0,
     stuck: 0,
+    paused: 0,
+  };
+  // Asked once, before any transfer: when the rail answers nothing, every transfer would fail the
+  // same way, and counting that against each would park them all for an outage.
+  let railAvailable: Promise<boolean> | undefined;
+  const railIsAvailable = () => {
+    railAvailable ??= railAnswers(deps.rail).then((available) => {
+      report.railAvailable = available;
+      return available;
+    });
+    return railAvailable;
   };
 
   const handle = async (
     candidate: RecoveryCandidate,
-  ): Promise<keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck' | 'parkedInAll'>> => {
+  ): Promise<
+    keyof Omit<ReconcileReport, 'found' | 'repaired' | 'stuck' | 'parkedInAll' | 'railAvailable'>
+  > => {
     // Neither read nor claimed: a claim would count an attempt the transfer never had.
     if (deps.workflow.isDriving?.(candidate)) return 'driven';
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
+    // A final transfer only publishes; any other needs the rail, which may be away for everyone:
+    // then the outage is the one alarm (RailUnavailable), not each transfer stuck behind it.
+    if (!isFinal(record.status) && !(await railIsAvailable())) return 'paused';
     const exhausted = executionsWithoutProgress(record) >= deps.settings.maxAttempts;
     if (!isFinal(record.status) && !exhausted && Date.parse(candidate.dueAt) <= now.getTime())
       report.stuck += 1;
@@ -115,6 +157,7 @@ export const reconcileCreditTransfers = async (
       await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);
       return 'skipped';
     }
+
     if (
       !options.everything &&
       record.status === 'AcceptedSettlementInProcess' &&
