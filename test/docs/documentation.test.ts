@@ -24,6 +24,9 @@
  *   fails), DATA_DIR (the service's data folder, for `npm run clients`/`npm run keys`),
  *   RECEIVER_PORT (a free port, for a webhook receiver a block starts). Blocks
  *   use `${BASE:-http://127.0.0.1:3000}` and the like, so they run as shown against `npm start`.
+ * - Every `cdk deploy`/`cdk synth` line of a shell block, skipped or not, is synthesized in-process
+ *   with its context and the account and region the CLI would hand the app, and fails on any
+ *   cdk-nag or cfn-guard finding (test/docs/deploy-commands.ts: how `...` and `<...>` are read).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
