@@ -18,6 +18,15 @@ import { CreditTransferStack } from './credit-transfer-stack.ts';
 import { RecoveryStack } from './recovery-stack.ts';
 import { stageConfig } from './stage-config.ts';
 
+/**
+ * The account and region `cdk synth` and `cdk deploy` hand the app (CDK_DEFAULT_ACCOUNT from the
+ * credentials, CDK_DEFAULT_REGION from AWS_REGION or the profile); a test may name its own.
+ */
+export interface CliEnvironment {
+  readonly account?: string | undefined;
+  readonly region?: string | undefined;
+}
+
 /** One stack per stage, so stages live side by side in one account. */
 export const stackNameOf = (stage: string): string => `CreditTransfers-${stage}`;
 
@@ -29,13 +38,17 @@ export const stackNameOf = (stage: string): string => `CreditTransfers-${stage}`
  */
 export const createApp = (
   props: AppProps = {},
+  environment: CliEnvironment = {
+    account: process.env.CDK_DEFAULT_ACCOUNT,
+    region: process.env.CDK_DEFAULT_REGION,
+  },
 ): { app: App; stack: CreditTransferStack; recoveryStack?: RecoveryStack } => {
   const app = new App(props);
   const config = stageConfig((name) => app.node.tryGetContext(name));
 
   // Pinned to its account when one is named: `cdk synth` and `cdk deploy` refuse credentials of
   // another (the CLI sets CDK_DEFAULT_ACCOUNT from them; the stack's env.account checks again).
-  const credentialsAccount = process.env.CDK_DEFAULT_ACCOUNT;
+  const credentialsAccount = environment.account;
   if (
     config.account !== undefined &&
     credentialsAccount !== undefined &&
@@ -50,7 +63,7 @@ export const createApp = (
     description: `Credit transfer API, stage ${config.stage}: REST API, Lambda functions, DynamoDB table, lifecycle workflow, KMS token signing key`,
     config,
     ...(config.account !== undefined && {
-      env: { account: config.account, region: process.env.CDK_DEFAULT_REGION },
+      env: { account: config.account, region: environment.region },
     }),
   });
   // The backup region's part of the stage, deployed there first (docs/operations.md).

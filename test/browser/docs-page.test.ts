@@ -11,28 +11,18 @@ import {
   removeDataDir,
   startLocalService,
 } from '../integration/support/local-service.ts';
+import { CHROMIUM_ARGS, chromiumExecutable } from '../support/chromium.ts';
 
 /**
  * The reference page in a real headless Chromium against the local runtime: Scalar loads from
  * this origin under the page's own Content-Security-Policy and shows every operation of the
  * document the service serves. The browser reaches the service under another host name, so the
  * server the page names can only come from the configuration (PUBLIC_URL), never from `Host`.
- * Screenshots land in test-results/ (git-ignored): docs-page*.png.
+ * Screenshots land in test-results/ (git-ignored): docs-page*.png. The browser is the Chromium
+ * of an npm package (test/support/chromium.ts): `npm ci` brings it, nothing else is installed.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Resolved to the loopback address by the browser alone: no other program knows the name. */
 const ALIAS_HOST = 'reference.invalid';
-const CHROMIUM_ARGS = [
-  `--host-resolver-rules=MAP ${ALIAS_HOST} 127.0.0.1`,
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 interface Operation {
@@ -148,7 +138,10 @@ describe('GET /docs in a browser', () => {
 
   beforeAll(async () => {
     service = await startLocalService({ env: { LOCAL_LIFECYCLE: 'off' } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({
+      executablePath: await chromiumExecutable(),
+      args: [`--host-resolver-rules=MAP ${ALIAS_HOST} 127.0.0.1`, ...CHROMIUM_ARGS],
+    });
   });
 
   afterAll(async () => {

@@ -24,6 +24,9 @@
  *   fails), DATA_DIR (the service's data folder, for `npm run clients`/`npm run keys`),
  *   RECEIVER_PORT (a free port, for a webhook receiver a block starts). Blocks
  *   use `${BASE:-http://127.0.0.1:3000}` and the like, so they run as shown against `npm start`.
+ * - Every `cdk deploy`/`cdk synth` line of a shell block, skipped or not, is synthesized in-process
+ *   with its context and the account and region the CLI would hand the app, and fails on any
+ *   cdk-nag or cfn-guard finding (test/docs/deploy-commands.ts: how `...` and `<...>` are read).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -33,52 +36,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SYNTH_TIMEOUT_MS, synthesize } from '../infra/synth.ts';
 import { LOCAL_CLIENT, type LocalService, startLocalService } from '../integration/support/local-service.ts';
+import { DEPLOY_GUIDE, deploySyntheses } from './deploy-commands.ts';
+import { fencedBlocks, type ShellBlock } from './markdown.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BLOCK_TIMEOUT_MS = 90_000;
 const RUNNABLE = new Set(['sh', 'bash']);
-const SKIP_MARKER = /^<!--\s*doc-test:\s*skip\b.*-->$/;
-
-interface ShellBlock {
-  /** 1-based line of the opening fence. */
-  line: number;
-  code: string;
-}
-
-interface FencedBlock extends ShellBlock {
-  info: string;
-  skipped: boolean;
-}
-
-/** Every fenced block of a Markdown text (fences may be indented, as in list items). */
-const fencedBlocks = (markdown: string): FencedBlock[] => {
-  const lines = markdown.split('\n');
-  const blocks: FencedBlock[] = [];
-  for (let index = 0; index < lines.length; index++) {
-    const open = /^(\s*)(`{3,})\s*([^`\s]*)/.exec(lines[index] ?? '');
-    if (!open) continue;
-    const [, indent = '', fence = '```', info = ''] = open;
-    const body: string[] = [];
-    let end = index + 1;
-    while (end < lines.length && !new RegExp(`^\\s*${fence}\\s*$`).test(lines[end] ?? '')) {
-      body.push(
-        (lines[end] ?? '').startsWith(indent) ? (lines[end] ?? '').slice(indent.length) : (lines[end] ?? ''),
-      );
-      end++;
-    }
-    let before = index - 1;
-    while (before >= 0 && (lines[before] ?? '').trim() === '') before--;
-    blocks.push({
-      line: index + 1,
-      info: info.toLowerCase(),
-      code: body.join('\n'),
-      skipped: before >= 0 && SKIP_MARKER.test((lines[before] ?? '').trim()),
-    });
-    index = end;
-  }
-  return blocks;
-};
 
 const runnableBlocks = (markdown: string): ShellBlock[] =>
   fencedBlocks(markdown)
@@ -259,6 +224,35 @@ describe('documentation', () => {
       { line: 1, code: 'echo run' },
       { line: 14, code: 'echo indented' },
     ]);
+  });
+
+  /**
+   * Every `cdk deploy`/`cdk synth` of the guides' blocks synthesizes as the CLI would run it
+   * (test/docs/deploy-commands.ts says how `...` and `<...>` are read), cdk-nag and cfn-guard
+   * included: the prod stage with its account and region known, as on every real deploy.
+   */
+  describe('deploy commands synthesize as written', () => {
+    const { syntheses, unreadable } = deploySyntheses(
+      new Map(documents().map((document) => [document, readFileSync(join(PROJECT_ROOT, document), 'utf8')])),
+    );
+
+    it('reads every one, among them the stages of the deploying guide', () => {
+      expect(unreadable).toEqual([]);
+      const deploying = syntheses.filter((s) => s.commands.some((c) => c.startsWith(`${DEPLOY_GUIDE}:`)));
+      expect(deploying.map((s) => s.context.stage)).toEqual(expect.arrayContaining(['dev', 'prod']));
+    });
+
+    it.each(syntheses.map((synthesis) => [synthesis.commands.join(', '), synthesis] as const))(
+      '%s',
+      { timeout: SYNTH_TIMEOUT_MS },
+      (_, { context, environment, stacks }) => {
+        const stage = synthesize(context, environment);
+        expect(stage.nagFindings, 'cdk-nag findings').toEqual([]);
+        expect(stage.guardFindings, 'cfn-guard findings').toEqual([]);
+        const made = [stage.stackName, ...(stage.recoveryTemplate ? [`${stage.stackName}-recovery`] : [])];
+        for (const name of stacks) expect(made, `the stack ${name}`).toContain(name);
+      },
+    );
   });
 
   describe('shell blocks run against a local service', () => {

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Template } from 'aws-cdk-lib/assertions';
 import { inject } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
-import { createApp } from '../../lib/credit-transfer-app.ts';
+import { type CliEnvironment, createApp } from '../../lib/credit-transfer-app.ts';
 
 /** The same feature flags `cdk synth` reads from cdk.json. */
 export const CDK_JSON_CONTEXT = (
@@ -33,18 +33,24 @@ export const BUILTIN_VALIDATION = false;
  * Synthesizes the app as `cdk synth -c name=value ...` would, with bundling skipped (the
  * assertions are about resources and permissions; `npm run synth` bundles). cdk-nag and cfn-guard
  * findings are read from the validation report rather than thrown, so one finding does not hide
- * the others.
+ * the others. Without an environment, no account or region, as the CLI without credentials.
  */
-export const synthesize = (context: Record<string, string> = {}): Synthesized => {
-  const { app, stack, recoveryStack } = createApp({
-    builtinCloudFormationValidation: BUILTIN_VALIDATION,
-    context: {
-      ...CDK_JSON_CONTEXT,
-      ...context,
-      'aws:cdk:bundling-stacks': [],
-      '@aws-cdk/core:failSynthOnValidationErrors': false,
+export const synthesize = (
+  context: Record<string, string> = {},
+  environment: CliEnvironment = {},
+): Synthesized => {
+  const { app, stack, recoveryStack } = createApp(
+    {
+      builtinCloudFormationValidation: BUILTIN_VALIDATION,
+      context: {
+        ...CDK_JSON_CONTEXT,
+        ...context,
+        'aws:cdk:bundling-stacks': [],
+        '@aws-cdk/core:failSynthOnValidationErrors': false,
+      },
     },
-  });
+    environment,
+  );
   const assembly = app.synth();
   const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as {
     pluginReports: {
