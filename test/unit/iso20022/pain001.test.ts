@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { pain001Reader, validatePain002 } from '#adapters/iso20022/xml-schemas';
+import {
+  checkedSchemaText,
+  pain001Reader,
+  SCHEMA_SHA256,
+  SchemaDamagedError,
+  type SchemaName,
+  validatePain002,
+} from '#adapters/iso20022/xml-schemas';
 import { InvalidRequestError } from '#domain/commons/errors';
 import { CHARGE_BEARERS, readPain001 } from '#domain/iso20022/pain001';
 import { pain002Document } from '#domain/iso20022/pain002';
@@ -182,15 +189,43 @@ describe('pain.002 writing', () => {
 });
 
 describe('XML schemas', () => {
-  it('keeps each schema byte for byte as its source lists it', () => {
-    const sources = readFileSync('lambdas/adapters/iso20022/xsd/SOURCES.md', 'utf8');
+  const XSD = 'lambdas/adapters/iso20022/xsd';
+
+  it('keeps each schema byte for byte as its source lists it, and checks the same digests at load', () => {
+    const sources = readFileSync(`${XSD}/SOURCES.md`, 'utf8');
     const rows = [...sources.matchAll(/^\| `([^`]+\.xsd)` \| `([0-9a-f]{64})` \|/gm)];
-    expect(rows).toHaveLength(3);
+    expect(rows.map(([, file]) => file)).toEqual([
+      'pain.001.001.03.xsd',
+      'pain.001.001.09.xsd',
+      'pain.002.001.10.xsd',
+      'camt.054.001.08.xsd',
+    ]);
     for (const [, file, sha256] of rows) {
       const digest = createHash('sha256')
-        .update(readFileSync(`lambdas/adapters/iso20022/xsd/${file}`))
+        .update(readFileSync(`${XSD}/${file}`))
         .digest('hex');
       expect(digest, file).toBe(sha256);
+      const name = (file as string).replace(/\.xsd$/, '');
+      if (name in SCHEMA_SHA256) expect(SCHEMA_SHA256[name as SchemaName], file).toBe(sha256);
     }
+  });
+
+  it('refuses a damaged schema file loudly: one byte changed, or its CRLF line ends converted', () => {
+    const bytes = readFileSync(`${XSD}/pain.001.001.03.xsd`);
+    expect(checkedSchemaText('pain.001.001.03', bytes)).toContain('pain.001.001.03');
+    const lineFeeds = Buffer.from(bytes.toString('latin1').replaceAll('\r\n', '\n'), 'latin1');
+    expect(() => checkedSchemaText('pain.001.001.03', lineFeeds)).toThrow(SchemaDamagedError);
+    const changed = Buffer.from(bytes);
+    changed[changed.length - 3] = 0x20;
+    expect(() => checkedSchemaText('pain.001.001.03', changed)).toThrow(
+      /pain\.001\.001\.03\.xsd has SHA-256/,
+    );
+  });
+
+  it('is ISO’s own pain.001.001.03, not a SEPA profile: structured addresses, other ids, TRA, any currency', () => {
+    const xsd = readFileSync(`${XSD}/pain.001.001.03.xsd`, 'utf8');
+    expect(xsd).toContain('<xs:element maxOccurs="1" minOccurs="0" name="StrtNm" type="Max70Text"/>');
+    expect(xsd).toContain('<xs:enumeration value="TRA"/>');
+    expect(xsd).toContain('<xs:simpleType name="ActiveOrHistoricCurrencyCode">');
   });
 });
