@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validatePain002 } from '#adapters/iso20022/xml-schemas';
 import { CreditTransfersClient } from '../../client/src/index.ts';
 import { cliEnv, runCli } from '../client/cli-process.ts';
+import { expectValidPain002 } from '../support/iso20022-schemas.ts';
 import { callApi, createClient, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
 
@@ -126,7 +126,7 @@ describe('credit transfer batches (pain.001)', () => {
       const report = await getBatch(accepted.body.batchId, { Accept: 'application/xml' });
       expect(report.status).toBe(200);
       expect(report.headers.get('content-type')).toContain('application/xml');
-      await validatePain002(report.body);
+      await expectValidPain002(report.body);
       expect(String(report.body).match(/<TxInfAndSts>/g)).toHaveLength(3);
       expect(report.body).toContain('<OrgnlEndToEndId>');
 
@@ -135,7 +135,7 @@ describe('credit transfer batches (pain.001)', () => {
         headers: { Accept: 'application/xml' },
       });
       expect(single.headers.get('content-type')).toContain('application/xml');
-      await validatePain002(single.body);
+      await expectValidPain002(single.body);
     },
   );
 
@@ -144,7 +144,7 @@ describe('credit transfer batches (pain.001)', () => {
       Accept: 'application/xml',
     });
     expect(reply.status).toBe(202);
-    await validatePain002(reply.body);
+    await expectValidPain002(reply.body);
     expect(reply.body).toContain('<GrpSts>ACCP</GrpSts>');
   });
 
