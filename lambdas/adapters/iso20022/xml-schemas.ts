@@ -11,7 +11,7 @@ import {
 } from '#domain/iso20022/ports';
 
 /**
- * The official XML schemas (xsd/SOURCES.md) and the one XML parser, libxml2 compiled to
+ * ISO 20022's own XML schemas (xsd/SOURCES.md) and the one XML parser, libxml2 compiled to
  * WebAssembly (libxml2-wasm): loaded at the first XML request, so JSON requests never pay for it.
  */
 type Libxml = typeof import('libxml2-wasm');
