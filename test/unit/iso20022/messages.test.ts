@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { CreditTransfer } from '#domain/credit-transfers/credit-transfer';
 import { pain002Document } from '#domain/iso20022/pain002';
 import { JSON_MESSAGE_NAME, transferStatusReport } from '#domain/iso20022/transfer-report';
+import { largePain001 } from '../../../scripts/bench/batch.ts';
 import { expectValidIso20022, expectValidPain002, iso20022Faults } from '../../support/iso20022-schemas.ts';
 
 /** Every pain.001 the project ships or tests with as valid, by path. */
@@ -60,6 +61,10 @@ describe('ISO 20022 messages against ISO’s schemas', () => {
       expect(faults, where).toEqual([]);
       expect(schema, where).toMatch(/^pain\.00[12]\.001\.\d\d$/);
     }
+  });
+
+  it('the benchmark’s generated pain.001 is valid against ISO’s schema', async () => {
+    await expectValidIso20022(await largePain001(3, 'BENCH-VALIDITY'), 'pain.001.001.09');
   });
 
   it('the helper finds a fault: a message is not taken on the code under test’s word', async () => {
