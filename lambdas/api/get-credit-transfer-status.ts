@@ -30,7 +30,9 @@ export const getCreditTransferStatus =
       paymentId: event.pathParameters?.paymentId,
       ifNoneMatch: ifNoneMatchOf(event),
       // A pain.002 of the same status, tagged by its own bytes.
-      ...(xml && { render: (transfer) => pain002Document(transferStatusReport(transfer)) }),
+      ...(xml && {
+        render: (transfer, record) => pain002Document(transferStatusReport(transfer, record.origin)),
+      }),
     });
     const headers: Record<string, string> = {
       ETag: report.etag,

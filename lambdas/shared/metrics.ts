@@ -89,3 +89,12 @@ export const STATUS_EVENTS_FORGED_METRIC = 'StatusEventsForged';
 export const countStatusEventForged = (): void => {
   metrics.addMetric(STATUS_EVENTS_FORGED_METRIC, MetricUnit.Count, 1);
 };
+
+/**
+ * A connector answered a reason code outside ISO's ExternalStatusReason1Code: the refusal went on
+ * as a narrative (NARR), and the bank's connector needs fixing.
+ */
+export const UNKNOWN_STATUS_REASON_CODES_METRIC = 'UnknownStatusReasonCodes';
+export const countUnknownStatusReasonCode = (): void => {
+  metrics.addMetric(UNKNOWN_STATUS_REASON_CODES_METRIC, MetricUnit.Count, 1);
+};

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validatePain002 } from '#adapters/iso20022/xml-schemas';
 import { CreditTransfersClient } from '../../client/src/index.ts';
 import { cliEnv, runCli } from '../client/cli-process.ts';
+import { expectValidPain002 } from '../support/iso20022-schemas.ts';
 import { callApi, createClient, LOCAL_CLIENT, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
 
@@ -38,6 +38,35 @@ const getBatch = (batchId: string, headers: Record<string, string> = {}, token =
 
 const statusOf = (paymentId: string) =>
   callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token: service.token });
+
+/** A test message of this project's own (ISO's schema, beyond SEPA), dated today under its own MsgId. */
+const isoMessage = async (version: '03' | '09', messageId: string) =>
+  (await readFile(`test/fixtures/pain001/iso-${version}.xml`, 'utf8'))
+    .replaceAll('2026-12-01', today())
+    .replace(/<MsgId>[^<]*<\/MsgId>/, `<MsgId>${messageId}</MsgId>`);
+
+const OTHER_TENANT = { clientId: 'batches-other-tenant', clientSecret: 'batches-other-secret-0123456789' };
+let otherTenantClient: Promise<void> | undefined;
+/** A token of a client of another tenant (made once). */
+const otherTenantToken = async (scope = 'transactions:read transactions:write') => {
+  otherTenantClient ??= createClient(service, {
+    ...OTHER_TENANT,
+    scope: 'transactions:read transactions:write',
+    tenant: 'other',
+  });
+  await otherTenantClient;
+  return requestToken(service.baseUrl, scope, OTHER_TENANT);
+};
+
+const singleReport = async (paymentId: string) => {
+  const reply = await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, {
+    token: service.token,
+    headers: { Accept: 'application/xml' },
+  });
+  expect(reply.status).toBe(200);
+  await expectValidPain002(reply.body);
+  return String(reply.body);
+};
 
 const untilAllFinal = async (batchId: string, timeoutMs = 60_000) => {
   const deadline = Date.now() + timeoutMs;
@@ -126,7 +155,7 @@ describe('credit transfer batches (pain.001)', () => {
       const report = await getBatch(accepted.body.batchId, { Accept: 'application/xml' });
       expect(report.status).toBe(200);
       expect(report.headers.get('content-type')).toContain('application/xml');
-      await validatePain002(report.body);
+      await expectValidPain002(report.body);
       expect(String(report.body).match(/<TxInfAndSts>/g)).toHaveLength(3);
       expect(report.body).toContain('<OrgnlEndToEndId>');
 
@@ -135,7 +164,7 @@ describe('credit transfer batches (pain.001)', () => {
         headers: { Accept: 'application/xml' },
       });
       expect(single.headers.get('content-type')).toContain('application/xml');
-      await validatePain002(single.body);
+      await expectValidPain002(single.body);
     },
   );
 
@@ -144,7 +173,7 @@ describe('credit transfer batches (pain.001)', () => {
       Accept: 'application/xml',
     });
     expect(reply.status).toBe(202);
-    await validatePain002(reply.body);
+    await expectValidPain002(reply.body);
     expect(reply.body).toContain('<GrpSts>ACCP</GrpSts>');
   });
 
@@ -164,6 +193,198 @@ describe('credit transfer batches (pain.001)', () => {
     );
     expect(other.status).toBe(422);
     expect(other.body.error).toBe('message_id_reused');
+    expect(await countStored()).toBe(stored);
+  });
+
+  it.each(['03', '09'] as const)(
+    'takes ISO’s pain.001.001.%s beyond SEPA (TRA, Othr ids, structured addresses, LclInstrm, CtgyPurp, USD, GBP, CHF, JPY); each transfer’s pain.002 names its original message',
+    async (version) => {
+      const messageId = `IT-ISO-${version}-${Date.now()}`;
+      const accepted = await submitXml(await isoMessage(version, messageId));
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+      const paymentIds = (accepted.body.creditTransfers as { paymentId: string }[]).map(
+        (item) => item.paymentId,
+      );
+      const [first, second] = await Promise.all(
+        paymentIds.slice(0, 2).map(async (paymentId) => (await statusOf(paymentId)).body),
+      );
+      if (version === '03') {
+        expect(paymentIds).toHaveLength(3);
+        expect(first).toMatchObject({
+          paymentMethod: 'CreditTransfer',
+          amount: '10.5',
+          currency: 'USD',
+          debtorAccountId: '000123456789',
+          creditorAccountId: '4456789012',
+          valueDate: today(),
+          chargeBearerType: 'BorneByDebtor',
+          paymentProcessing: { localInstrument: 'CCD', categoryPurpose: 'SUPP', serviceLevel: 'NURG' },
+          debtor: {
+            postalAddress: { streetName: 'Pike Street', buildingNumber: '1200', townName: 'Seattle' },
+          },
+        });
+        expect(second).toMatchObject({
+          amount: '0.75',
+          paymentProcessing: { localInstrument: 'SAME-DAY', categoryPurpose: 'OFFICE' },
+        });
+        const report = await singleReport(paymentIds[0] as string);
+        expect(report).toContain(
+          `<OrgnlMsgId>${messageId}</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.03</OrgnlMsgNmId><OrgnlCreDtTm>2026-11-30T08:15:00</OrgnlCreDtTm>`,
+        );
+        expect(report).toContain(
+          '<OrgnlPmtInfId>NW-USD-TRA-01</OrgnlPmtInfId><TxInfAndSts><OrgnlInstrId>NW-INSTR-0001</OrgnlInstrId><OrgnlEndToEndId>NW-E2E-0001</OrgnlEndToEndId><TxSts>',
+        );
+        const third = await singleReport(paymentIds[2] as string);
+        expect(third).toContain('<OrgnlPmtInfId>NW-GBP-TRF-01</OrgnlPmtInfId>');
+        expect(third).toContain(
+          '<OrgnlInstrId>NW-GBP-0001</OrgnlInstrId><OrgnlEndToEndId>NW-GBP-E2E-0001</OrgnlEndToEndId>',
+        );
+      } else {
+        expect(paymentIds).toHaveLength(2);
+        expect(first).toMatchObject({
+          amount: '1.5',
+          currency: 'CHF',
+          debtorAccountId: 'CH-TREASURY-0001',
+          paymentProcessing: {
+            instructionPriority: 'HIGH',
+            localInstrument: 'CH03',
+            categoryPurpose: 'TREA',
+          },
+        });
+        expect(second).toMatchObject({ amount: '150000', currency: 'JPY', creditorAccountId: '1234567' });
+        const report = await singleReport(paymentIds[0] as string);
+        expect(report).toContain(
+          `<OrgnlMsgId>${messageId}</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId>`,
+        );
+        expect(report).toContain(
+          '<OrgnlPmtInfId>AI-CHF-01</OrgnlPmtInfId><TxInfAndSts><OrgnlInstrId>AI-INSTR-77</OrgnlInstrId>' +
+            '<OrgnlEndToEndId>AI-E2E-77</OrgnlEndToEndId><OrgnlUETR>7a3f1c2e-9b4d-4e8a-a1f2-3c4d5e6f7a8b</OrgnlUETR>',
+        );
+      }
+      const batch = await getBatch(accepted.body.batchId, { Accept: 'application/xml' });
+      await expectValidPain002(batch.body);
+      expect(batch.body).toContain(`<OrgnlMsgId>${messageId}</OrgnlMsgId>`);
+    },
+  );
+
+  it('refuses a SEPA payment in another currency than euro, naming the SEPA profile; the same payment without SEPA is taken', async () => {
+    const xml = (await example('09', `IT-SEPA-${Date.now()}`)).replaceAll(
+      'Ccy="EUR">3150.25',
+      'Ccy="USD">3150.25',
+    );
+    const refused = await submitXml(xml);
+    expect(refused.status).toBe(400);
+    expect(refused.body.invalidParams).toEqual([
+      {
+        name: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Amt/InstdAmt/@Ccy',
+        reason: 'must be EUR under the SEPA profile (service level SEPA)',
+      },
+    ]);
+    const taken = await submitXml(
+      xml
+        .replace('<Cd>SEPA</Cd>', '<Cd>NURG</Cd>')
+        .replace(/<MsgId>[^<]*</, `<MsgId>IT-NOSEPA-${Date.now()}<`),
+    );
+    expect(taken.status, JSON.stringify(taken.body)).toBe(202);
+  });
+
+  it('says in the pain.002 of a transfer sent in a JSON batch that it came as JSON', async () => {
+    const reply = await callApi(service.baseUrl, BATCHES, {
+      token: service.token,
+      body: {
+        creditTransfers: [
+          {
+            paymentMethod: 'CreditTransfer',
+            amount: '5.00',
+            currency: 'EUR',
+            debtorAccountId: '001-DDA-01-123456',
+            identifiers: [{ number: 'JSON-E2E-1', schemeName: 'EndToEndId' }],
+          },
+        ],
+      },
+    });
+    expect(reply.status).toBe(202);
+    const report = await singleReport(reply.body.creditTransfers[0].paymentId);
+    expect(report).toContain(
+      `<OrgnlMsgId>${reply.body.messageId}</OrgnlMsgId><OrgnlMsgNmId>CreditTransferBatchJSON</OrgnlMsgNmId>`,
+    );
+    expect(report).toContain('<OrgnlEndToEndId>JSON-E2E-1</OrgnlEndToEndId>');
+  });
+
+  it('refuses another message under a used MsgId even under a new idempotency key', async () => {
+    const xml = await example('09', `IT-REUSE-KEY-${Date.now()}`);
+    expect((await submitXml(xml, { idempotencyId: `reuse-a-${Date.now()}` })).status).toBe(202);
+    const stored = await countStored();
+    const other = await submitXml(xml.replace('Salary December 2026', 'Salary December 2026 bis'), {
+      idempotencyId: `reuse-b-${Date.now()}`,
+    });
+    expect(other.status).toBe(422);
+    expect(other.body.error).toBe('message_id_reused');
+    expect(await countStored()).toBe(stored);
+  });
+
+  it('keeps each tenant’s MsgIds its own: another tenant’s message under the same MsgId is a batch of its own', async () => {
+    const xml = await example('09', `IT-TENANTS-${Date.now()}`);
+    const mine = await submitXml(xml);
+    expect(mine.status).toBe(202);
+    const token = await otherTenantToken();
+    const send = (body: string) =>
+      callApi(service.baseUrl, BATCHES, {
+        token,
+        rawBody: body,
+        headers: { 'Content-Type': 'application/xml' },
+      });
+    const theirs = await send(xml);
+    expect(theirs.status).toBe(202);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(theirs.body.batchId).not.toBe(mine.body.batchId);
+    const theirOther = await send(
+      xml.replace('3150.25', '3150.26').replace('6150.75', '6150.76').replace('5400.75', '5400.76'),
+    );
+    expect(theirOther.status).toBe(422);
+    const anotherMsgId = await send(
+      (await example('09', `IT-TENANTS-B-${Date.now()}`)).replace('Salary December 2026', 'Salary'),
+    );
+    expect(anotherMsgId.status).toBe(202);
+    const fresh = await example('09', `IT-TENANTS-C-${Date.now()}`);
+    expect((await submitXml(fresh.replace('Salary December 2026', 'Bonus'))).status).toBe(202);
+    expect((await send(fresh)).status).toBe(202);
+  });
+
+  it('refuses a JSON batch’s idempotency key reused with another body, or with other servicer headers; replays the same request', async () => {
+    const key = `json-key-${Date.now()}`;
+    const body = {
+      creditTransfers: [
+        {
+          paymentMethod: 'CreditTransfer',
+          amount: '7.00',
+          currency: 'EUR',
+          debtorAccountId: '001-DDA-01-123456',
+        },
+      ],
+    };
+    const send = (value: unknown, headers: Record<string, string> = {}) =>
+      callApi(service.baseUrl, BATCHES, {
+        token: service.token,
+        body: value,
+        headers: { idempotencyId: key, ...headers },
+      });
+    const first = await send(body, { servicerId: 'BRANCH-A' });
+    expect(first.status).toBe(202);
+    const stored = await countStored();
+    const replay = await send(body, { servicerId: 'BRANCH-A' });
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.batchId).toBe(first.body.batchId);
+    const otherBody = await send(
+      { creditTransfers: [{ ...body.creditTransfers[0], amount: '7.01' }] },
+      { servicerId: 'BRANCH-A' },
+    );
+    expect(otherBody.status).toBe(422);
+    expect(otherBody.body.error).toBe('idempotency_key_reused');
+    const otherServicer = await send(body, { servicerId: 'BRANCH-B' });
+    expect(otherServicer.status).toBe(422);
+    expect(otherServicer.body.error).toBe('idempotency_key_reused');
     expect(await countStored()).toBe(stored);
   });
 
@@ -219,9 +440,7 @@ describe('credit transfer batches (pain.001)', () => {
     expect(rest.body.creditTransfers).toHaveLength(20);
     expect(rest.body.next).toBeUndefined();
 
-    const other = { clientId: 'batches-other-tenant', clientSecret: 'batches-other-secret-0123456789' };
-    await createClient(service, { ...other, scope: 'transactions:read transactions:write', tenant: 'other' });
-    const otherToken = await requestToken(service.baseUrl, 'transactions:read', other);
+    const otherToken = await otherTenantToken('transactions:read');
     expect((await getBatch(reply.body.batchId, {}, otherToken)).status).toBe(404);
   });
 

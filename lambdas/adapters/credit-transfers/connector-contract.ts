@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { STATUS_REASON_CODE_PATTERN, statusReasonNameOf } from '#domain/iso20022/status-codes';
+import { STATUS_REASON_CODE_PATTERN } from '#domain/iso20022/status-codes';
 
 /**
  * The connector contract: the small HTTPS API a bank implements so the workflow can reach its
@@ -42,7 +42,8 @@ export const connectorReasonCodeSchema = z
   .register(z.globalRegistry, {
     description:
       'Why the bank refuses the payment, as an ISO 20022 ExternalStatusReason1Code (e.g. AM04); shown to the ' +
-      'client as given. Without it the service reports the code of `reason` (NARR for a reason it does not know).',
+      "client as given. A code outside ISO's set is reported as NARR (narrative) with `reason` (or the code) as " +
+      'its text. Without it the service reports the code of `reason` (NARR for a reason ISO does not name).',
     examples: ['AM04'],
   });
 
@@ -51,15 +52,10 @@ const refusalFields = {
   reasonCode: z.optional(connectorReasonCodeSchema),
 };
 
-/**
- * A refusal names its reason, its code, or both; a code alone must be one whose name the service
- * knows (docs/iso20022.md), since clients always see the long name too.
- */
+/** A refusal names its reason, its code, or both. */
 const namesItsReason = z.refine<{ reason?: string | undefined; reasonCode?: string | undefined }>(
-  (value) =>
-    value.reason !== undefined ||
-    (value.reasonCode !== undefined && statusReasonNameOf(value.reasonCode) !== undefined),
-  'a refusal needs reason, or a reasonCode whose name docs/iso20022.md lists',
+  (value) => value.reason !== undefined || value.reasonCode !== undefined,
+  'a refusal needs reason, reasonCode, or both',
 );
 
 export const customerProfileCheckResultSchema = z

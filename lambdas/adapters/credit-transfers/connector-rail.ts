@@ -6,8 +6,9 @@ import type {
   RailPayment,
   RailRefusal,
 } from '#domain/credit-transfers/ports';
-import { statusReasonNameOf } from '#domain/iso20022/status-codes';
+import { NARRATIVE_REASON_CODE, statusReasonNameOf } from '#domain/iso20022/status-codes';
 import { logger } from '#shared/logger';
+import { countUnknownStatusReasonCode } from '#shared/metrics';
 import {
   CONNECTOR_OPERATIONS,
   type ConnectorOperation,
@@ -82,11 +83,24 @@ interface ConnectorRefusal {
   reasonCode?: string;
 }
 
-/** The bank's code is passed through as given; a code alone takes its ISO name (the contract checked it has one). */
-const refusalOf = ({ reason, reasonCode }: ConnectorRefusal): RailRefusal => ({
-  reason: reason ?? (reasonCode === undefined ? undefined : statusReasonNameOf(reasonCode)) ?? 'Narrative',
-  ...(reasonCode !== undefined && { reasonCode }),
-});
+/**
+ * The bank's code is passed through as given when it is one of ISO's ExternalStatusReason1Code (a
+ * code alone takes its ISO name). A code outside the set is never passed on as ISO's: the refusal
+ * becomes a narrative (NARR) with the connector's words (its reason, else its code), logged and
+ * counted, since the connector needs fixing.
+ */
+const refusalOf = ({ reason, reasonCode }: ConnectorRefusal, paymentId: string): RailRefusal => {
+  if (reasonCode === undefined) return { reason: reason ?? 'Narrative' };
+  const name = statusReasonNameOf(reasonCode);
+  if (name !== undefined) return { reason: reason ?? name, reasonCode };
+  logger.warn('The connector answered a reason code outside ISO 20022 ExternalStatusReason1Code', {
+    paymentId,
+    reasonCode,
+    reason,
+  });
+  countUnknownStatusReasonCode();
+  return { reason: reason ?? reasonCode, reasonCode: NARRATIVE_REASON_CODE };
+};
 
 export class ConnectorRail implements Rail {
   constructor(
@@ -101,7 +115,9 @@ export class ConnectorRail implements Rail {
     const result = (await this.call('checkCustomerProfile', payment)) as
       | { accepted: true }
       | ({ accepted: false } & ConnectorRefusal);
-    return result.accepted ? { accepted: true } : { accepted: false, ...refusalOf(result) };
+    return result.accepted
+      ? { accepted: true }
+      : { accepted: false, ...refusalOf(result, payment.paymentId) };
   }
 
   async submit(payment: RailPayment): Promise<void> {
@@ -113,7 +129,7 @@ export class ConnectorRail implements Rail {
       | { state: 'unknown' | 'pending' | 'settled' | 'recalled' }
       | ({ state: 'rejected' } & ConnectorRefusal);
     return result.state === 'rejected'
-      ? { state: 'rejected', ...refusalOf(result) }
+      ? { state: 'rejected', ...refusalOf(result, payment.paymentId) }
       : { state: result.state };
   }
 

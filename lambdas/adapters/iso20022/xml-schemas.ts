@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,7 @@ import {
 } from '#domain/iso20022/ports';
 
 /**
- * The official XML schemas (xsd/SOURCES.md) and the one XML parser, libxml2 compiled to
+ * ISO 20022's own XML schemas (xsd/SOURCES.md) and the one XML parser, libxml2 compiled to
  * WebAssembly (libxml2-wasm): loaded at the first XML request, so JSON requests never pay for it.
  */
 type Libxml = typeof import('libxml2-wasm');
@@ -24,26 +25,62 @@ export type SchemaName = Pain001Version | 'pain.002.001.10';
 
 export const namespaceOf = (name: SchemaName): string => `urn:iso:std:iso:20022:tech:xsd:${name}`;
 
-/** Beside the bundle on AWS (copied as assets), else in the project. */
+/**
+ * Each schema's SHA-256, as xsd/SOURCES.md lists it: a file that differs (damaged, converted line
+ * ends, or another profile put in its place) is refused before anything is validated with it.
+ */
+export const SCHEMA_SHA256: Readonly<Record<SchemaName, string>> = {
+  'pain.001.001.03': '6bb5c6f24250ab807f31f6164142bafd6d43bad8d162a926e258ff4c11e128af',
+  'pain.001.001.09': 'de038b373e47b0077b1832ddd81f4b2f1eb25d35721f62da1e38b7f5a09fda24',
+  'pain.002.001.10': '2f9f8d0e9891fa9f31ccf0576397afe501614384d688ae6e43ba694b3d24b0cf',
+};
+
+/** A schema file that is not ISO's, byte for byte: the service must not start with it. */
+export class SchemaDamagedError extends Error {
+  constructor(file: string, digest: string) {
+    super(`The XML schema ${file} has SHA-256 ${digest}, not ISO's file's: it is damaged or replaced`);
+    this.name = 'SchemaDamagedError';
+  }
+}
+
+/** Checks a schema's bytes against its SHA-256; its text when they match. */
+export const checkedSchemaText = (name: SchemaName, bytes: Buffer): string => {
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  if (digest !== SCHEMA_SHA256[name]) throw new SchemaDamagedError(`${name}.xsd`, digest);
+  return bytes.toString('utf8');
+};
+
+/** Beside the bundle on AWS (copied as assets), else in the project; checked byte for byte. */
 const schemaText = (name: SchemaName): string => {
   const file = `${name}.xsd`;
   const here = dirname(fileURLToPath(import.meta.url));
   for (const candidate of [join(here, file), join(here, 'xsd', file)]) {
+    let bytes: Buffer;
     try {
-      return readFileSync(candidate, 'utf8');
+      bytes = readFileSync(candidate);
     } catch {
-      // Try the next place.
+      continue;
     }
+    return checkedSchemaText(name, bytes);
   }
   throw new Error(`The XML schema ${file} is missing beside the function`);
 };
+
+/**
+ * The pain.001 schemas, read and checked when the module loads: a damaged file fails the batch
+ * function's start (its cold start, or `npm start`'s first batch request) loudly, before any
+ * message is taken.
+ */
+const PAIN_001_SCHEMA_TEXTS = new Map<SchemaName, string>(
+  PAIN_001_VERSIONS.map((name) => [name, schemaText(name)]),
+);
 
 const validators = new Map<SchemaName, Promise<import('libxml2-wasm').XsdValidator>>();
 const validatorOf = (name: SchemaName) => {
   let validator = validators.get(name);
   if (validator === undefined) {
     validator = loadLibxml().then(({ XmlDocument, XsdValidator }) => {
-      const schema = XmlDocument.fromString(schemaText(name));
+      const schema = XmlDocument.fromString(PAIN_001_SCHEMA_TEXTS.get(name) ?? schemaText(name));
       try {
         return XsdValidator.fromDoc(schema);
       } finally {

@@ -1,4 +1,6 @@
 import * as z from 'zod/mini';
+import { STATUS_REASON_CODES } from '../iso20022/status-codes.ts';
+import { CODE_SET_RELEASE } from '../iso20022/status-reason-code-set.ts';
 import { CREDIT_TRANSFER_STATUSES } from './credit-transfer-status.ts';
 
 export { type CreditTransferStatus, FINAL_STATUSES } from './credit-transfer-status.ts';
@@ -26,6 +28,9 @@ import {
 export const AMOUNT_PATTERN = /^-?([0]|([1-9][0-9]{0,12}))([.][0-9]{1,8})?$/;
 
 const text = boundedText;
+/** ISO's ExternalStatusReason1Code, every code of the set the service reads (status-reason-code-set.ts). */
+const STATUS_REASON_CODE_SCHEMA = z.enum(STATUS_REASON_CODES);
+export const statusReasonCodeSchema = () => STATUS_REASON_CODE_SCHEMA;
 /**
  * Nested free text the spec leaves unbounded (2.5): ISO 20022 Max140Text. One instance for its
  * 80-odd fields (zod schemas never change once made), not one built per field.
@@ -340,9 +345,10 @@ function buildTransferSchemas() {
       status: creditTransferStatusSchema,
       statusReason: optional(text(1, 35), 'Reason attached to the status, e.g. BlockedAccount.'),
       statusReasonCode: optional(
-        text(1, 4),
+        statusReasonCodeSchema(),
         "The reason's ISO 20022 ExternalStatusReason1Code, present whenever `statusReason` is: e.g. AM04 " +
-          '(InsufficientFunds), AC04, AC06, AG01, RR04, CUST (RequestedByCustomer). docs/iso20022.md lists them.',
+          '(InsufficientFunds), AC04, AC06, AG01, RR04, CUST (RequestedByCustomer); NARR for a reason told ' +
+          `in words. ISO's code set, release ${CODE_SET_RELEASE}; docs/iso20022.md.`,
       ),
       date: described(isoDateTime(), 'Timestamp of the status report.'),
     }),

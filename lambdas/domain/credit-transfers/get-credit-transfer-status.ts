@@ -4,7 +4,7 @@ import { parseOrThrow } from '../commons/validation.ts';
 import { type CreditTransfer, paymentIdSchema } from './credit-transfer.ts';
 import { toCreditTransfer } from './credit-transfer-view.ts';
 import { isFinal } from './lifecycle.ts';
-import type { CreditTransferStore } from './ports.ts';
+import type { CreditTransferRecord, CreditTransferStore } from './ports.ts';
 
 /** Seconds a client should wait before asking again about a transfer that is not final yet. */
 export const POLL_AFTER_SECONDS = 5;
@@ -15,7 +15,7 @@ export interface StatusQuery {
   /** The `If-None-Match` header as sent (every value, comma-joined), or undefined. */
   ifNoneMatch?: string | undefined;
   /** Another representation of the report than its JSON (the pain.002); the tag names what is sent. */
-  render?: (creditTransfer: CreditTransfer) => string;
+  render?: (creditTransfer: CreditTransfer, record: CreditTransferRecord) => string;
 }
 
 export type StatusReport =
@@ -62,7 +62,7 @@ export const getCreditTransferStatus = async (
   // Another tenant's payment is answered exactly like an unknown one, whatever tag is sent.
   if (record === undefined) throw new PaymentNotFoundError(paymentId);
   const creditTransfer = toCreditTransfer(record);
-  const body = query.render ? query.render(creditTransfer) : JSON.stringify(creditTransfer);
+  const body = query.render ? query.render(creditTransfer, record) : JSON.stringify(creditTransfer);
   const etag = entityTagOf(body);
   const final = isFinal(record.status);
   if (matchesIfNoneMatch(query.ifNoneMatch, etag)) return { changed: false, etag, final };

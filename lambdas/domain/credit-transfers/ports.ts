@@ -12,6 +12,25 @@ export interface StatusChange {
   actor: string;
 }
 
+/**
+ * The message a transfer came in, as its status reports name it: a pain.001 (its GrpHdr, PmtInf
+ * and PmtId) or a JSON batch. Absent on a transfer initiated alone by the JSON API.
+ */
+export interface OriginalMessage {
+  /** `GrpHdr/MsgId`, or the JSON batch's compact batchId. */
+  messageId: string;
+  /** `pain.001.001.03`, `pain.001.001.09`, or the JSON batch's name. */
+  messageName: string;
+  /** `GrpHdr/CreDtTm` as written. */
+  createdAt?: string;
+  /** `PmtInf/PmtInfId`. */
+  paymentInformationId?: string;
+  /** `PmtId/InstrId`, `PmtId/EndToEndId`, `PmtId/UETR` as written. */
+  instructionId?: string;
+  endToEndId?: string;
+  uetr?: string;
+}
+
 /** A credit transfer as the service keeps it. */
 export interface CreditTransferRecord {
   tenant: string;
@@ -33,6 +52,8 @@ export interface CreditTransferRecord {
   servicer: ServicerHeaders;
   /** The transfer exactly as the client sent it. */
   transfer: CreditTransferRequest;
+  /** The batch message it came in, when it came in one (its pain.002 names that message). */
+  origin?: OriginalMessage;
   history: StatusChange[];
   /** The cancellation the client asked for; kept once recorded, whatever the outcome. */
   cancellation?: CancellationRequest;

@@ -6,6 +6,7 @@ import { described, optionalField } from '../commons/text.ts';
 import {
   creditTransferRequestSchema,
   creditTransferStatusSchema,
+  statusReasonCodeSchema,
 } from '../credit-transfers/credit-transfer.ts';
 import { BATCH_PAGE_SIZE } from './batch-view.ts';
 import { MAX_BATCH_TRANSACTIONS } from './submit-batch.ts';
@@ -62,7 +63,10 @@ export const batchPageSchema = named(
             paymentId: bounded(36),
             status: creditTransferStatusSchema,
             statusReason: optionalField(bounded(35), 'Reason attached to the status.'),
-            statusReasonCode: optionalField(bounded(4), "The reason's ISO ExternalStatusReason1Code."),
+            statusReasonCode: optionalField(
+              statusReasonCodeSchema(),
+              "The reason's ISO 20022 ExternalStatusReason1Code (docs/iso20022.md).",
+            ),
             date: described(bounded(35), 'When the status was reached.'),
           }),
         )

@@ -100,7 +100,7 @@ export const batchStatusReport = async (
   const batch = await loadBatch(batches, query.tenant, query.batchId);
   const records = await batches.transfers(query.tenant, batchPaymentIds(batch));
   const transactions = records.flatMap((record) =>
-    record === undefined ? [] : [reportedTransaction(toCreditTransfer(record))],
+    record === undefined ? [] : [reportedTransaction(toCreditTransfer(record), record.origin)],
   );
   const latest = transactions.reduce(
     (date, transaction) => (transaction.date > date ? transaction.date : date),

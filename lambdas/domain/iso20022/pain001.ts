@@ -14,6 +14,14 @@ export interface MessageTransaction {
   transfer: Record<string, unknown>;
   /** The XML path each field of `transfer` came from, by its name in `invalidParams`. */
   sources: Record<string, string>;
+  /** Its `PmtId` as written, which every pain.002 answering it repeats. */
+  identification?: PaymentIdentification;
+}
+
+export interface PaymentIdentification {
+  instructionId?: string;
+  endToEndId?: string;
+  uetr?: string;
 }
 
 export interface MessageGroup {
@@ -245,6 +253,18 @@ const transactionOf = (group: XmlTree, transaction: XmlTree): MessageTransaction
   return { path: transaction.path, transfer: builder.transfer, sources: builder.sources };
 };
 
+/** `PmtId/InstrId`, `EndToEndId` and `UETR` (.09 only) of a transaction. */
+const paymentIdentificationOf = (transaction: XmlTree): PaymentIdentification => {
+  const ids = child(transaction, 'PmtId');
+  const text = (name: string) => child(ids, name)?.text;
+  const [instructionId, endToEndId, uetr] = [text('InstrId'), text('EndToEndId'), text('UETR')];
+  return {
+    ...(instructionId !== undefined && { instructionId }),
+    ...(endToEndId !== undefined && { endToEndId }),
+    ...(uetr !== undefined && { uetr }),
+  };
+};
+
 const counted = (node: XmlTree | undefined) =>
   node === undefined ? undefined : { value: node.text, path: node.path };
 
@@ -272,7 +292,10 @@ export const readPain001 = (version: Pain001Version, root: XmlTree): Pain001Mess
       paymentInformationId: child(group, 'PmtInfId')?.text ?? '',
       ...(numberOfTransactions !== undefined && { numberOfTransactions }),
       ...(controlSum !== undefined && { controlSum }),
-      transactions: transactions.map((transaction) => transactionOf(group, transaction)),
+      transactions: transactions.map((transaction) => ({
+        ...transactionOf(group, transaction),
+        identification: paymentIdentificationOf(transaction),
+      })),
     };
   });
   const controlSum = counted(child(header, 'CtrlSum'));

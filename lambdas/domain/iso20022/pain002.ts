@@ -9,6 +9,8 @@ export const XML_MEDIA_TYPE = 'application/xml';
 export interface ReportedTransaction {
   instructionId?: string;
   endToEndId?: string;
+  /** A UUIDv4, as ISO's UUIDv4Identifier writes it. */
+  uetr?: string;
   status: CreditTransferStatus;
   statusReason?: string;
   statusReasonCode?: string;
@@ -55,6 +57,7 @@ const transactionOf = (transaction: ReportedTransaction): string =>
     'TxInfAndSts',
     leaf('OrgnlInstrId', transaction.instructionId),
     leaf('OrgnlEndToEndId', transaction.endToEndId ?? 'NOTPROVIDED'),
+    leaf('OrgnlUETR', transaction.uetr),
     leaf('TxSts', transactionStatusCodeOf(transaction.status)),
     reasonOf(transaction),
     leaf('AccptncDtTm', isoDateTime(transaction.date)),

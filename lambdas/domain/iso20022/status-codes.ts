@@ -1,4 +1,5 @@
 import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-status.ts';
+import { STATUS_REASON_CODE_SET } from './status-reason-code-set.ts';
 
 /**
  * The ISO 20022 transaction status code (ExternalPaymentTransactionStatus1Code) of each status:
@@ -20,44 +21,39 @@ export const transactionStatusCodeOf = (status: CreditTransferStatus): Transacti
   TRANSACTION_STATUS_CODES[status];
 
 /**
- * Every status reason the service gives (its ISO 20022 name, as `statusReason` shows it) and its
- * ISO ExternalStatusReason1Code, as `statusReasonCode` shows it. Names and codes are those of
- * ISO's external code set ExternalStatusReason1Code (docs/iso20022.md says which release).
+ * Status reasons are ISO's external code set ExternalStatusReason1Code, read from ISO's file at
+ * build time (status-reason-code-set.ts, `npm run iso:codes`): each code with its ISO Name, the
+ * long name `statusReason` shows (`InsufficientFunds` for AM04).
  */
-export const STATUS_REASON_CODES = {
-  RequestedByCustomer: 'CUST',
-  ClosedAccountNumber: 'AC04',
-  BlockedAccount: 'AC06',
-  InsufficientFunds: 'AM04',
-  TransactionForbidden: 'AG01',
-  RegulatoryReason: 'RR04',
-  DuplicatePayment: 'DUPL',
-  InvalidFileFormat: 'FF01',
-  ZeroAmount: 'AM01',
-  IncorrectAccountNumber: 'AC01',
-  NotSpecifiedReasonCustomerGenerated: 'MS02',
-  NotSpecifiedReasonAgentGenerated: 'MS03',
-  Narrative: 'NARR',
-} as const;
+export type StatusReasonCode = keyof typeof STATUS_REASON_CODE_SET;
+export type KnownStatusReason = (typeof STATUS_REASON_CODE_SET)[StatusReasonCode];
 
-export type KnownStatusReason = keyof typeof STATUS_REASON_CODES;
+/** Every code of the set, in ISO's order: what `statusReasonCode` can be. */
+export const STATUS_REASON_CODES = Object.keys(STATUS_REASON_CODE_SET) as StatusReasonCode[];
 
-/** What a reason name without a code of its own is reported under: a narrative reason. */
-export const NARRATIVE_REASON_CODE = STATUS_REASON_CODES.Narrative;
+const codesByName: ReadonlyMap<string, StatusReasonCode> = new Map(
+  Object.entries(STATUS_REASON_CODE_SET).map(([code, name]) => [name, code as StatusReasonCode]),
+);
+
+export const isStatusReasonCode = (code: string): code is StatusReasonCode =>
+  Object.hasOwn(STATUS_REASON_CODE_SET, code);
+
+/** ISO's code of a reason told in words (Narrative): a reason the set has no name for. */
+export const NARRATIVE_REASON_CODE = codesByName.get('Narrative') as StatusReasonCode;
 
 /** An ExternalStatusReason1Code as the schema (Max4Text) and the code set write it. */
 export const STATUS_REASON_CODE_PATTERN = /^[A-Z0-9]{4}$/;
 
-const reasonNames: ReadonlyMap<string, KnownStatusReason> = new Map(
-  Object.entries(STATUS_REASON_CODES).map(([name, code]) => [code, name as KnownStatusReason]),
-);
-
 /**
- * The code of a reason: the code the rail gave with it, else the table's, else NARR (a reason the
- * table does not know is still reported, as a narrative).
+ * The code of a reason: the code the rail gave with it when the set has it, else the code of the
+ * reason's ISO name, else NARR (a reason without an ISO name is still reported, as a narrative).
+ * A code outside the set is never passed on as ISO's.
  */
-export const statusReasonCodeOf = (statusReason: string, given?: string): string =>
-  given ?? (STATUS_REASON_CODES as Record<string, string>)[statusReason] ?? NARRATIVE_REASON_CODE;
+export const statusReasonCodeOf = (statusReason: string, given?: string): StatusReasonCode =>
+  given !== undefined && isStatusReasonCode(given)
+    ? given
+    : (codesByName.get(statusReason) ?? NARRATIVE_REASON_CODE);
 
-/** The ISO name of a code the table knows, for a rail that gives only the code. */
-export const statusReasonNameOf = (code: string): KnownStatusReason | undefined => reasonNames.get(code);
+/** The ISO name of a code of the set, for a rail that gives only the code. */
+export const statusReasonNameOf = (code: string): KnownStatusReason | undefined =>
+  isStatusReasonCode(code) ? STATUS_REASON_CODE_SET[code] : undefined;

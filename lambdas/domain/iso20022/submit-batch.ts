@@ -21,7 +21,11 @@ import {
 } from '../credit-transfers/initiate-credit-transfer.ts';
 import { STALL_SECONDS, secondsAfter } from '../credit-transfers/lifecycle.ts';
 import { derivedPaymentId, randomPaymentId } from '../credit-transfers/payment-id.ts';
-import type { CreditTransferRecord, CreditTransferStore } from '../credit-transfers/ports.ts';
+import type {
+  CreditTransferRecord,
+  CreditTransferStore,
+  OriginalMessage,
+} from '../credit-transfers/ports.ts';
 import { type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
 import { inPool } from './pool.ts';
 import type {
@@ -31,6 +35,7 @@ import type {
   BatchStore,
   Pain001Reader,
 } from './ports.ts';
+import { sepaProfileViolations } from './sepa-profile.ts';
 import { compactId } from './transfer-report.ts';
 
 /** At most this many transfers in one batch (413 above, naming the limit). */
@@ -85,7 +90,18 @@ interface Candidate {
   body: Record<string, unknown>;
   /** `invalidParams` name of a field of this transfer. */
   nameOf: (field: string) => string;
+  /** Its payment group and ids in the message, which its reports name. */
+  place: Omit<OriginalMessage, 'messageId' | 'messageName' | 'createdAt'>;
 }
+
+/** What the transfer's own pain.002 names: the batch's message, then the transfer's place in it. */
+const originOf = (message: BatchMessageSummary, place: Candidate['place']): OriginalMessage => ({
+  messageId: message.messageId,
+  messageName: message.messageName,
+  ...(message.createdAt !== undefined && { createdAt: message.createdAt }),
+  paymentInformationId: message.messageId,
+  ...place,
+});
 
 /** The XML path a field came from: its own source, else its nearest parent's, else the transaction's. */
 const xmlNameOf =
@@ -103,9 +119,9 @@ const checkTransfers = (
   candidates: readonly Candidate[],
   now: Date,
   maxValueDateDays: number,
-): CreditTransferRequest[] => {
+): { transfer: CreditTransferRequest; place: Candidate['place'] }[] => {
   const violations: InvalidParam[] = [];
-  const transfers: CreditTransferRequest[] = [];
+  const transfers: { transfer: CreditTransferRequest; place: Candidate['place'] }[] = [];
   for (const candidate of candidates) {
     const parsed = creditTransferRequestSchema.safeParse(candidate.body, {
       error: (issue) => (issue.input === undefined ? 'is required' : undefined),
@@ -117,7 +133,7 @@ const checkTransfers = (
     }
     for (const fault of initiationRuleViolations(parsed.data, now, maxValueDateDays))
       violations.push({ name: candidate.nameOf(fault.name), reason: fault.reason });
-    transfers.push(candidate.body as CreditTransferRequest);
+    transfers.push({ transfer: candidate.body as CreditTransferRequest, place: candidate.place });
   }
   if (violations.length > 0)
     throw new InvalidRequestError('The batch is not valid: nothing was stored', violations.slice(0, 100));
@@ -163,6 +179,8 @@ export const groupRuleViolations = (message: Pain001Message): InvalidParam[] => 
   const all = message.groups.flatMap((group) => group.transactions);
   check(message.numberOfTransactions, message.controlSum, all);
   for (const group of message.groups) check(group.numberOfTransactions, group.controlSum, group.transactions);
+  for (const transaction of all)
+    violations.push(...sepaProfileViolations(transaction, xmlNameOf(transaction)));
   for (const unsupported of message.unsupported)
     violations.push({ name: unsupported.path, reason: unsupported.reason });
   return violations;
@@ -201,6 +219,7 @@ const readJsonBatch = (value: unknown, servicer: ServicerHeaders): ReadBatch => 
     candidates: creditTransfers.map((body, index) => ({
       body: body as Record<string, unknown>,
       nameOf: (field) => `creditTransfers[${index}].${field}`.replace(/\.\(body\)$/, ''),
+      place: {},
     })),
     summary: { messageName: JSON_BATCH_MESSAGE_NAME, groups: [] },
     requestHash: fingerprint({ batch: value, servicer }),
@@ -219,12 +238,14 @@ const readXmlBatch = async (
   const violations = groupRuleViolations(message);
   if (violations.length > 0)
     throw new InvalidRequestError('The batch is not valid: nothing was stored', violations);
-  const transactions = message.groups.flatMap((group) => group.transactions);
   return {
-    candidates: transactions.map((transaction) => ({
-      body: transaction.transfer,
-      nameOf: xmlNameOf(transaction),
-    })),
+    candidates: message.groups.flatMap((group) =>
+      group.transactions.map((transaction) => ({
+        body: transaction.transfer,
+        nameOf: xmlNameOf(transaction),
+        place: { paymentInformationId: group.paymentInformationId, ...transaction.identification },
+      })),
+    ),
     summary: {
       messageId: message.messageId,
       messageName: message.version,
@@ -322,7 +343,7 @@ export const submitBatch = async (
   const paymentIds = batchPaymentIds(batch);
   if (batch.state === 'Storing') {
     const date = batch.createdAt;
-    await inPool(transfers, CONCURRENCY, async (transfer, index) => {
+    await inPool(transfers, CONCURRENCY, async ({ transfer, place }, index) => {
       const paymentId = paymentIds[index] as string;
       const record: CreditTransferRecord = {
         tenant,
@@ -334,6 +355,7 @@ export const submitBatch = async (
         requestHash: fingerprint({ transfer, servicer }),
         servicer,
         transfer,
+        origin: originOf(batch.message, place),
         history: [{ status: 'Received', date, actor: clientId }],
         nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
       };

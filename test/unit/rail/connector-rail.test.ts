@@ -7,6 +7,8 @@ import {
 } from '#adapters/credit-transfers/connector-rail';
 import { connectorSettings, connectorSigningKey } from '#adapters/credit-transfers/rail';
 import type { RailPayment } from '#domain/credit-transfers/ports';
+import { logger } from '#shared/logger';
+import { metrics, UNKNOWN_STATUS_REASON_CODES_METRIC } from '#shared/metrics';
 import { type ConnectorStub, startConnectorStub } from '../../support/connector-stub.ts';
 
 const KEY = 'connector-test-key-0123456789abcdef';
@@ -70,6 +72,51 @@ describe('connector rail', () => {
     expect(stub.calls.map((call) => `${call.method} ${call.path}`)).toContain(
       'GET /connector/payments/p-settles/clearing-status',
     );
+  });
+
+  it('passes an ISO reason code through; keeps a code outside ISO’s set only as a narrative (NARR), logged and counted', async () => {
+    stub.refusals.set('acc-iso-code', { reason: 'InsufficientFunds', reasonCode: 'AM14' });
+    stub.refusals.set('acc-code-alone', { reasonCode: 'DNOR' });
+    stub.refusals.set('acc-unknown-named', { reason: 'LimitExceededAtBank', reasonCode: 'ZZ99' });
+    stub.refusals.set('acc-unknown-alone', { reasonCode: 'X1Y2' });
+    const warn = vi.spyOn(logger, 'warn');
+    const addMetric = vi.spyOn(metrics, 'addMetric');
+    try {
+      await expect(rail().checkCustomerProfile(payment('p-iso', 'acc-iso-code'))).resolves.toEqual({
+        accepted: false,
+        reason: 'InsufficientFunds',
+        reasonCode: 'AM14',
+      });
+      await expect(rail().checkCustomerProfile(payment('p-alone', 'acc-code-alone'))).resolves.toEqual({
+        accepted: false,
+        reason: 'DebtorBankIsNotRegistered',
+        reasonCode: 'DNOR',
+      });
+      expect(addMetric).not.toHaveBeenCalled();
+      await expect(rail().checkCustomerProfile(payment('p-unknown', 'acc-unknown-named'))).resolves.toEqual({
+        accepted: false,
+        reason: 'LimitExceededAtBank',
+        reasonCode: 'NARR',
+      });
+      await expect(rail().checkCustomerProfile(payment('p-unknown-2', 'acc-unknown-alone'))).resolves.toEqual(
+        {
+          accepted: false,
+          reason: 'X1Y2',
+          reasonCode: 'NARR',
+        },
+      );
+      expect(addMetric.mock.calls.map(([name, , value]) => [name, value])).toEqual([
+        [UNKNOWN_STATUS_REASON_CODES_METRIC, 1],
+        [UNKNOWN_STATUS_REASON_CODES_METRIC, 1],
+      ]);
+      expect(warn.mock.calls.map(([, extra]) => extra)).toEqual([
+        { paymentId: 'p-unknown', reasonCode: 'ZZ99', reason: 'LimitExceededAtBank' },
+        { paymentId: 'p-unknown-2', reasonCode: 'X1Y2', reason: undefined },
+      ]);
+    } finally {
+      warn.mockRestore();
+      addMetric.mockRestore();
+    }
   });
 
   it('never turns an unreachable connector into a refusal: it retries, then throws', async () => {
