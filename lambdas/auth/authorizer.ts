@@ -5,12 +5,16 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
+import { clientAuthenticationSettings } from '#adapters/access/client-authentication-settings';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
 import { DynamoDbReplayGuard } from '#adapters/access/replay-guard';
+import { routePolicy } from '#adapters/access/route-policy';
 import { tokenKeysFromEnvironment } from '#adapters/access/signer';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import { TOKEN_GENERATION_CLAIM, tokenRevocationReason } from '#domain/access/client';
+import { InvalidDpopProofError, verifyDpopProof } from '#domain/access/dpop';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#domain/access/issue-access-token';
 import type { ClientStore, ReplayGuard, TokenKeys } from '#domain/access/ports';
 import { splitScopes } from '#domain/access/scopes';
 import { apiStageOf, usageIdentifierKey } from '#domain/access/tenant-rate-limit';
@@ -19,10 +23,6 @@ import { ROUTES, type Route } from '#routes';
 import { publicUrl, requiredEnv } from '#shared/config';
 import { logger } from '#shared/logger';
 import { observed } from '#shared/observability';
-import { clientAuthenticationSettings } from './client-authentication-settings.ts';
-import { InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
-import { ACCESS_TOKEN_LIFETIME_SECONDS } from './issue-access-token.ts';
-import { routePolicy } from './policy.ts';
 
 export interface AuthorizerDependencies {
   keys: TokenKeys;

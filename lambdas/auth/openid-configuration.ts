@@ -1,11 +1,11 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { clientAuthenticationSettings } from '#adapters/access/client-authentication-settings';
 import { CLIENT_SIGNING_ALGORITHMS } from '#domain/access/client';
+import { DPOP_ALGORITHMS } from '#domain/access/dpop';
 import { SCOPES } from '#domain/access/scopes';
 import { publicUrl, requiredEnv } from '#shared/config';
 import { jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
-import { clientAuthenticationSettings } from './client-authentication-settings.ts';
-import { DPOP_ALGORITHMS } from './dpop.ts';
 
 const DISCOVERY_MAX_AGE_SECONDS = 300;
 

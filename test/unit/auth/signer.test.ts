@@ -14,7 +14,7 @@ import {
   privateKeySigner,
 } from '#adapters/access/signer-local';
 import { SIGNING_KEY_SCHEDULE_CACHE_SECONDS, scheduledKeys } from '#adapters/access/signing-keys-kms';
-import { signJwt } from '#auth/jwt';
+import { signJwt } from '#domain/access/jwt';
 import type { SigningKeyScheduleStore, TokenSigner } from '#domain/access/ports';
 import {
   jwkThumbprint,
