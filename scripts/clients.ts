@@ -14,10 +14,10 @@ import { FileTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
 import { type ApiGatewaySender, UsagePlanTenantRateLimits } from '#adapters/access/usage-plans';
 import { callConfig, FUNCTION_CALLS, serviceClient } from '#adapters/aws/aws-clients';
 import { createDocumentClient, regionalDocumentClient } from '#adapters/aws/dynamodb-client';
-import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import {
   type ClientJwkSet,
   DEFAULT_ROTATION_GRACE_SECONDS,
+  TENANT_ID_PATTERN,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from '#domain/access/client';
 import {

@@ -7,12 +7,12 @@ import {
   type ZodOpenApiPathItemObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
-import type { authorizationServerMetadata } from '#auth/openid-configuration';
+import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-error-responses';
+import type { authorizationServerMetadata } from '#domain/access/authorization-server-metadata';
 import { CLIENT_ID_PATTERN } from '#domain/access/client';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#domain/access/issue-access-token';
 import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from '#domain/access/register-client';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/access/scopes';
-import { CLIENT_AUTHENTICATION_CHALLENGE } from '#domain/access/token-errors';
 import { tokenRequestSchema, tokenResponseSchema } from '#domain/access/token-request';
 import type { JsonWebKeySet } from '#domain/access/token-signer';
 import {
@@ -251,7 +251,7 @@ export const jsonWebKeySetSchema = named(
 
 const shortList = (maximum: number) => z.array(text(1, 64)).check(z.maxLength(maximum));
 
-/** The metadata `#auth/openid-configuration` answers (RFC 8414). */
+/** The metadata `#auth/openid-configuration` answers (`#domain/access/authorization-server-metadata`, RFC 8414). */
 export const openIdConfigurationSchema = named(
   z.strictObject({
     issuer: described(text(1, 512), 'The `iss` of every access token.'),

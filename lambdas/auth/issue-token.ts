@@ -15,15 +15,15 @@ import {
   issueAccessToken,
   type TokenIssuerDependencies,
 } from '#domain/access/issue-access-token';
-import { tokenErrorResponses } from '#domain/access/token-errors';
-import { parseTokenRequest } from '#domain/access/token-request';
 import { systemClock } from '#domain/commons/ports';
 import { optionalEnv, publicUrl, requiredEnv } from '#shared/config';
 import { deadlineBound } from '#shared/deadline';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
-import { flushMetrics } from '#shared/metrics';
+import { countSecretCheckSkipped, flushMetrics } from '#shared/metrics';
 import { problemResponses, unambiguousRequest } from '#shared/middleware';
+import { parseTokenRequest } from './parse-token-request.ts';
+import { tokenErrorResponses } from './token-error-responses.ts';
 
 /** Local tests of client token renewal only (the stack never sets it): 1..3600 seconds. */
 const localTokenLifetime = (): number | undefined => {
@@ -53,6 +53,8 @@ const tokenIssuerDependencies = async (): Promise<TokenIssuerDependencies> => {
     clock: systemClock,
     replay: new DynamoDbReplayGuard(documentClient(), tableName()),
     tokenEndpoint: `${publicUrl()}/oauth/token`,
+    onSecretCheckSkipped: countSecretCheckSkipped,
+    onAssertionRefused: (clientId, reason) => logger.info('Client assertion refused', { clientId, reason }),
     ...clientAuthenticationSettings(),
     ...(dpopNonceSecret !== undefined && { dpopNonceSecret }),
     ...(lifetimeSeconds !== undefined && { lifetimeSeconds }),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../commons/ports.ts';
 import {
   acceptedSecretHashes,
   allowedAuthMethods,
@@ -6,22 +7,19 @@ import {
   type ClientJwkSet,
   type ClientRecord,
   TOKEN_GENERATION_CLAIM,
-} from '#domain/access/client';
+} from './client.ts';
+import { InvalidAssertionError, type VerifiedAssertion, verifyClientAssertion } from './client-assertion.ts';
+import { refuseWithoutSecretCheck, verifyClientSecretAgainst } from './client-secret.ts';
+import { dpopNonce, InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
+import { signJwt } from './jwt.ts';
 import type {
   AuthenticationCaller,
   AuthenticationThrottle,
   ClientStore,
   ReplayGuard,
   TokenKeys,
-} from '#domain/access/ports';
-import { isScope, type Scope, splitScopes } from '#domain/access/scopes';
-import type { Clock } from '#domain/commons/ports';
-import { logger } from '#shared/logger';
-import { countSecretCheckSkipped } from '#shared/metrics';
-import { InvalidAssertionError, type VerifiedAssertion, verifyClientAssertion } from './client-assertion.ts';
-import { refuseWithoutSecretCheck, verifyClientSecretAgainst } from './client-secret.ts';
-import { dpopNonce, InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
-import { signJwt } from './jwt.ts';
+} from './ports.ts';
+import { isScope, type Scope, splitScopes } from './scopes.ts';
 import {
   ClientAuthenticationThrottledError,
   InvalidClientError,
@@ -53,6 +51,10 @@ export interface TokenIssuerDependencies {
   requireDpop: boolean;
   /** When set, DPoP proofs must carry a server nonce made with this secret (RFC 9449 8). */
   dpopNonceSecret?: string;
+  /** Told of each refusal made without a secret check (a metric counts these). */
+  onSecretCheckSkipped?: () => void;
+  /** Told why a client assertion was refused: the client hears only invalid_client. */
+  onAssertionRefused?: (clientId: string, reason: string) => void;
 }
 
 /** The claims of every access token; `sub` and `client_id` are both the client id. */
@@ -86,7 +88,12 @@ export interface AccessTokenClaims {
  * is still checked: a correct one is never refused for the flood.
  */
 const authenticateClient = async (
-  { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
+  {
+    clients,
+    throttle,
+    clock,
+    onSecretCheckSkipped,
+  }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock' | 'onSecretCheckSkipped'>,
   credentials: Extract<ClientCredentials, { secret: string }>,
   caller: AuthenticationCaller,
 ): Promise<ClientRecord> => {
@@ -110,7 +117,7 @@ const authenticateClient = async (
           credentials.secret,
           client === undefined ? [] : acceptedSecretHashes(client, now),
         )
-      : await skipSecretCheck();
+      : await skipSecretCheck(onSecretCheckSkipped);
   if (client === undefined || client.disabledAt !== undefined || !secretMatches) {
     // Counted before the answer: a caller learns of a failure only once it is counted.
     await throttle.failed(caller, now);
@@ -122,8 +129,8 @@ const authenticateClient = async (
 };
 
 /** Counted where it happens, so the count is of derivations not made. */
-const skipSecretCheck = (): Promise<false> => {
-  countSecretCheckSkipped();
+const skipSecretCheck = (onSkipped: (() => void) | undefined): Promise<false> => {
+  onSkipped?.();
   return refuseWithoutSecretCheck();
 };
 
@@ -158,7 +165,7 @@ const grantedScopes = (client: ClientRecord, requested: string | undefined): Sco
  * same answer. Costs no derivation, so it spends nothing of the secret checks' throttle.
  */
 const authenticateByAssertion = async (
-  { clients, clock, replay, issuer, tokenEndpoint }: TokenIssuerDependencies,
+  { clients, clock, replay, issuer, tokenEndpoint, onAssertionRefused }: TokenIssuerDependencies,
   credentials: Extract<ClientCredentials, { method: 'private_key_jwt' }>,
 ): Promise<ClientRecord> => {
   const now = clock.now();
@@ -166,7 +173,7 @@ const authenticateByAssertion = async (
     ? await clients.get(credentials.clientId)
     : undefined;
   const refused = (reason: string) => {
-    logger.info('Client assertion refused', { clientId: credentials.clientId, reason });
+    onAssertionRefused?.(credentials.clientId, reason);
     return new InvalidClientError('Client authentication failed');
   };
   if (client === undefined || client.disabledAt !== undefined) throw refused('no such client');

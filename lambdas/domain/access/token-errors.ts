@@ -1,15 +1,19 @@
-import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { InvalidParam } from '#domain/commons/errors';
-import { InvalidRequestError } from '#domain/commons/errors';
-import { logger } from '#shared/logger';
-import { PayloadTooLargeError, toProblemResponse, UnsupportedMediaTypeError } from '#shared/middleware';
-import { type ErrorCode, problemResponse } from '#shared/problem';
+import type { InvalidParam } from '../commons/errors.ts';
+
+/** The error codes of the token endpoint's refusals: RFC 6749 5.2, RFC 9449 7.1 and 8, and its rate limit. */
+export type TokenErrorCode =
+  | 'invalid_request'
+  | 'unsupported_grant_type'
+  | 'invalid_client'
+  | 'invalid_scope'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
+  | 'rate_limited';
 
 /** The token endpoint's refusals (RFC 6749 section 5.2), each with its status and error code. */
 export abstract class TokenRequestError extends Error {
   abstract readonly status: 400 | 401 | 429;
-  abstract readonly error: ErrorCode;
+  abstract readonly error: TokenErrorCode;
   constructor(
     message: string,
     readonly invalidParams: InvalidParam[] = [],
@@ -69,42 +73,3 @@ export class ClientAuthenticationThrottledError extends TokenRequestError {
     super(message);
   }
 }
-
-export const CLIENT_AUTHENTICATION_CHALLENGE = 'Basic realm="credit-transfers"';
-
-/**
- * Answers token endpoint errors in the RFC 6749 form: `Content-Type: application/json` (OAuth
- * client libraries refuse anything else on a token error), the problem fields kept in the body.
- * Runs before problemResponses(), which still answers everything unexpected.
- */
-export const tokenErrorResponses = (): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
-  onError: async ({ error }) => {
-    let response: APIGatewayProxyResult;
-    if (error instanceof TokenRequestError) {
-      logger.info('Token request refused', { error: error.error, reason: error.message });
-      response = problemResponse(error.status, error.error, error.message, {
-        invalidParams: error.invalidParams,
-        headers:
-          error instanceof InvalidClientError
-            ? { 'WWW-Authenticate': CLIENT_AUTHENTICATION_CHALLENGE }
-            : error instanceof ClientAuthenticationThrottledError
-              ? { 'Retry-After': String(error.retryAfterSeconds) }
-              : error instanceof InvalidDpopProofRequestError && error.nonce !== undefined
-                ? { 'DPoP-Nonce': error.nonce }
-                : {},
-      });
-    } else if (
-      error instanceof PayloadTooLargeError ||
-      error instanceof UnsupportedMediaTypeError ||
-      error instanceof InvalidRequestError
-    ) {
-      response = toProblemResponse(error);
-    } else {
-      return undefined;
-    }
-    return {
-      ...response,
-      headers: { ...response.headers, 'Content-Type': 'application/json', Pragma: 'no-cache' },
-    };
-  },
-});
