@@ -159,23 +159,31 @@ const grantedScopes = (client: ClientRecord, requested: string | undefined): Sco
   return asked as Scope[];
 };
 
+const assertionRefused = (
+  { onAssertionRefused }: Pick<TokenIssuerDependencies, 'onAssertionRefused'>,
+  clientId: string,
+  reason: string,
+) => {
+  onAssertionRefused?.(clientId, reason);
+  return new InvalidClientError('Client authentication failed');
+};
+
 /**
- * private_key_jwt (RFC 7523): the assertion is verified against the client's keys, and its jti is
- * recorded once it is; an unknown client, a client without keys and every bad assertion get the
- * same answer. Costs no derivation, so it spends nothing of the secret checks' throttle.
+ * private_key_jwt (RFC 7523): the assertion is verified against the client's keys; an unknown
+ * client, a client without keys and every bad assertion get the same answer. Its jti is
+ * recorded by recordAssertion() once the request is otherwise good. Costs no derivation, so it
+ * spends nothing of the secret checks' throttle.
  */
 const authenticateByAssertion = async (
-  { clients, clock, replay, issuer, tokenEndpoint, onAssertionRefused }: TokenIssuerDependencies,
+  dependencies: TokenIssuerDependencies,
   credentials: Extract<ClientCredentials, { method: 'private_key_jwt' }>,
-): Promise<ClientRecord> => {
+): Promise<{ client: ClientRecord; assertion: VerifiedAssertion }> => {
+  const { clients, clock, issuer, tokenEndpoint } = dependencies;
   const now = clock.now();
   const client = CLIENT_ID_PATTERN.test(credentials.clientId)
     ? await clients.get(credentials.clientId)
     : undefined;
-  const refused = (reason: string) => {
-    onAssertionRefused?.(credentials.clientId, reason);
-    return new InvalidClientError('Client authentication failed');
-  };
+  const refused = (reason: string) => assertionRefused(dependencies, credentials.clientId, reason);
   if (client === undefined || client.disabledAt !== undefined) throw refused('no such client');
   if (!allowedAuthMethods(client, { clientSecretsAllowed: true }).includes('private_key_jwt')) {
     throw refused('the client may not use private_key_jwt');
@@ -192,10 +200,24 @@ const authenticateByAssertion = async (
     if (error instanceof InvalidAssertionError) throw refused(error.message);
     throw error;
   }
-  if (!(await replay.firstUse('assertion', client.clientId, verified.jti, verified.exp, now))) {
-    throw refused('the assertion was used before (its jti is known)');
+  return { client, assertion: verified };
+};
+
+/**
+ * An assertion is used once: its jti is recorded as the token is issued, so a refusal before
+ * that (a DPoP proof asked to carry a server nonce, say) leaves it good for the request sent again.
+ */
+const recordAssertion = async (
+  dependencies: TokenIssuerDependencies,
+  client: ClientRecord,
+  assertion: VerifiedAssertion,
+): Promise<void> => {
+  const now = dependencies.clock.now();
+  if (
+    !(await dependencies.replay.firstUse('assertion', client.clientId, assertion.jti, assertion.exp, now))
+  ) {
+    throw assertionRefused(dependencies, client.clientId, 'the assertion was used before (its jti is known)');
   }
-  return client;
 };
 
 /** RFC 9449 5: a proof at the token endpoint binds the token to its key; some clients must send one. */
@@ -246,19 +268,23 @@ export const issueAccessToken = async (
       'This service does not accept client secrets: authenticate with private_key_jwt',
     );
   }
-  const client =
+  const { client, assertion } =
     credentials.method === 'private_key_jwt'
       ? await authenticateByAssertion(dependencies, credentials)
-      : await authenticateClient(dependencies, credentials, {
-          clientId: credentials.clientId,
-          sourceAddress: request.sourceAddress,
-        });
+      : {
+          client: await authenticateClient(dependencies, credentials, {
+            clientId: credentials.clientId,
+            sourceAddress: request.sourceAddress,
+          }),
+          assertion: undefined,
+        };
   // After the secret check, so a refusal here tells nothing a wrong secret would not.
   if (!allowedAuthMethods(client, dependencies).includes(credentials.method)) {
     throw new InvalidClientError(`This client may not authenticate with ${credentials.method}`);
   }
   const binding = await tokenBinding(dependencies, client, request.dpopProof);
   const scope = grantedScopes(client, request.scope).join(' ');
+  if (assertion !== undefined) await recordAssertion(dependencies, client, assertion);
   const issuedAt = Math.floor(dependencies.clock.now().getTime() / 1000);
   const lifetime = dependencies.lifetimeSeconds ?? ACCESS_TOKEN_LIFETIME_SECONDS;
   const claims: AccessTokenClaims = {
