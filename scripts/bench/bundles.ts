@@ -446,7 +446,7 @@ export const NOT_MEASURED: Readonly<Record<string, string>> = {
 export const measuredFunctions = (only?: readonly string[]): BenchFunction[] =>
   benchFunctions().filter((fn) => NOT_MEASURED[fn.name] === undefined && (only?.includes(fn.name) ?? true));
 
-/** The token signing key the stand-in for KMS holds, as the stack's: RSA_2048, signing RS256. */
+/** The token signing key the stand-in for KMS holds: RSA_2048, signing RS256, as a stage's key made before ES256 (a new stage's is ECC_NIST_P256). */
 const SIGNING_KEY_ID = 'bench-signing-key';
 // Made at the first call, not when the bench's other sections import this module.
 let key: KeyObject | undefined;
