@@ -26,7 +26,7 @@ export interface ServiceResources {
   /** The `iss` and `aud` of the access tokens. */
   readonly issuer: string;
   readonly audience: string;
-  /** The stage's client authentication settings (lambdas/auth/client-authentication-settings.ts). */
+  /** The stage's client authentication settings (lambdas/adapters/access/client-authentication-settings.ts). */
   readonly clientSecrets: boolean;
   readonly requireDpop: boolean;
   /** The secret DPoP server nonces are made with, when the stage asks for them (`-c dpopNonces=true`). */

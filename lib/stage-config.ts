@@ -52,7 +52,8 @@ export interface StageConfig extends OperationsConfig {
   readonly signingKeyGeneration: number;
   /**
    * The first signing key generation that is ES256 (`-c signingKeyEs256FromGeneration=N`); earlier
-   * ones stay RS256. Absent: RS256 throughout (a deployed key's spec cannot change). docs/keys.md.
+   * ones stay RS256. Absent: 1, ES256 from the first key. A stage whose deployed keys are RS256
+   * names the generation after them (a deployed key's spec cannot change). docs/keys.md.
    */
   readonly signingKeyEs256FromGeneration?: number;
   /** The AWS SDK's FIPS and dual-stack endpoints for every function's AWS calls (docs/aws-sdk.md). */

@@ -14,7 +14,12 @@ import { FileTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
 import { type ApiGatewaySender, UsagePlanTenantRateLimits } from '#adapters/access/usage-plans';
 import { callConfig, FUNCTION_CALLS, serviceClient } from '#adapters/aws/aws-clients';
 import { createDocumentClient, regionalDocumentClient } from '#adapters/aws/dynamodb-client';
-import { TENANT_ID_PATTERN } from '#adapters/table/keys';
+import {
+  type ClientJwkSet,
+  DEFAULT_ROTATION_GRACE_SECONDS,
+  TENANT_ID_PATTERN,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from '#domain/access/client';
 import {
   type ClientAdministration,
   ClientAdministrationError,
@@ -24,15 +29,10 @@ import {
   listClients,
   rotateClientSecret,
   setClientKeys,
-} from '#auth/client-administration';
-import { InvalidClientKeysError, parseClientJwks } from '#auth/client-keys';
-import { InvalidClientRegistrationError } from '#auth/register-client';
-import {
-  type ClientJwkSet,
-  DEFAULT_ROTATION_GRACE_SECONDS,
-  TOKEN_ENDPOINT_AUTH_METHODS,
-} from '#domain/access/client';
+} from '#domain/access/client-administration';
+import { InvalidClientKeysError, parseClientJwks } from '#domain/access/client-keys';
 import type { ClientAuditPublisher, TenantRateLimits } from '#domain/access/ports';
+import { InvalidClientRegistrationError } from '#domain/access/register-client';
 import { SCOPES } from '#domain/access/scopes';
 import {
   InvalidTenantRateLimitError,

@@ -6,8 +6,8 @@ import { kmsSigner } from '#adapters/access/signer-kms';
 import { DynamoDbSigningKeyScheduleStore } from '#adapters/access/signing-key-schedule';
 import { initialSchedule, SIGNING_KEY_SCHEDULE_CACHE_SECONDS } from '#adapters/access/signing-keys-kms';
 import { regionalDocumentClient } from '#adapters/aws/dynamodb-client';
-import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
 import { KEY_SET_MAX_AGE_SECONDS } from '#auth/key-set';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#domain/access/issue-access-token';
 import {
   effectiveSigningKeys,
   type RotationTiming,

@@ -7,13 +7,13 @@ import {
   type ZodOpenApiPathItemObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
-import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
-import type { authorizationServerMetadata } from '#auth/openid-configuration';
-import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from '#auth/register-client';
-import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-errors';
-import { tokenRequestSchema, tokenResponseSchema } from '#auth/token-request';
+import { CLIENT_AUTHENTICATION_CHALLENGE } from '#auth/token-error-responses';
+import type { authorizationServerMetadata } from '#domain/access/authorization-server-metadata';
 import { CLIENT_ID_PATTERN } from '#domain/access/client';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#domain/access/issue-access-token';
+import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from '#domain/access/register-client';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '#domain/access/scopes';
+import { tokenRequestSchema, tokenResponseSchema } from '#domain/access/token-request';
 import type { JsonWebKeySet } from '#domain/access/token-signer';
 import {
   atMostCharacters,
@@ -185,7 +185,7 @@ const narrowedOptional = (field: z.ZodMiniOptional<z.ZodMiniString>, ...checks: 
   optionalField(field.def.innerType.check(...checks), z.globalRegistry.get(field)?.description ?? '');
 
 /**
- * The token endpoint's request (`#auth/token-request`), with the bounds the issuer applies:
+ * The token endpoint's request (`#domain/access/token-request`), with the bounds the issuer applies:
  * a client id outside CLIENT_ID_PATTERN or a secret longer than any registered one is refused
  * as `invalid_client`.
  */
@@ -251,7 +251,7 @@ export const jsonWebKeySetSchema = named(
 
 const shortList = (maximum: number) => z.array(text(1, 64)).check(z.maxLength(maximum));
 
-/** The metadata `#auth/openid-configuration` answers (RFC 8414). */
+/** The metadata `#auth/openid-configuration` answers (`#domain/access/authorization-server-metadata`, RFC 8414). */
 export const openIdConfigurationSchema = named(
   z.strictObject({
     issuer: described(text(1, 512), 'The `iss` of every access token.'),

@@ -2,28 +2,28 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbAuthenticationThrottle } from '#adapters/access/authentication-throttle';
+import { clientAuthenticationSettings } from '#adapters/access/client-authentication-settings';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
 import { dpopNonceSecretFromEnvironment } from '#adapters/access/dpop-nonce-secret';
 import { DynamoDbReplayGuard } from '#adapters/access/replay-guard';
 import { tokenKeysFromEnvironment } from '#adapters/access/signer';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { authenticationThrottlePolicy } from '#domain/access/client';
+import { dpopNonce } from '#domain/access/dpop';
+import {
+  ACCESS_TOKEN_LIFETIME_SECONDS,
+  issueAccessToken,
+  type TokenIssuerDependencies,
+} from '#domain/access/issue-access-token';
 import { systemClock } from '#domain/commons/ports';
 import { optionalEnv, publicUrl, requiredEnv } from '#shared/config';
 import { deadlineBound } from '#shared/deadline';
 import { jsonResponse } from '#shared/http-event';
 import { logger } from '#shared/logger';
-import { flushMetrics } from '#shared/metrics';
+import { countSecretCheckSkipped, flushMetrics } from '#shared/metrics';
 import { problemResponses, unambiguousRequest } from '#shared/middleware';
-import { clientAuthenticationSettings } from './client-authentication-settings.ts';
-import { dpopNonce } from './dpop.ts';
-import {
-  ACCESS_TOKEN_LIFETIME_SECONDS,
-  issueAccessToken,
-  type TokenIssuerDependencies,
-} from './issue-access-token.ts';
-import { tokenErrorResponses } from './token-errors.ts';
-import { parseTokenRequest } from './token-request.ts';
+import { parseTokenRequest } from './parse-token-request.ts';
+import { tokenErrorResponses } from './token-error-responses.ts';
 
 /** Local tests of client token renewal only (the stack never sets it): 1..3600 seconds. */
 const localTokenLifetime = (): number | undefined => {
@@ -53,6 +53,8 @@ const tokenIssuerDependencies = async (): Promise<TokenIssuerDependencies> => {
     clock: systemClock,
     replay: new DynamoDbReplayGuard(documentClient(), tableName()),
     tokenEndpoint: `${publicUrl()}/oauth/token`,
+    onSecretCheckSkipped: countSecretCheckSkipped,
+    onAssertionRefused: (clientId, reason) => logger.info('Client assertion refused', { clientId, reason }),
     ...clientAuthenticationSettings(),
     ...(dpopNonceSecret !== undefined && { dpopNonceSecret }),
     ...(lifetimeSeconds !== undefined && { lifetimeSeconds }),

@@ -21,7 +21,7 @@ export interface TokenSigningKeysProps {
   readonly generation: number;
   /**
    * `signingKeyEs256FromGeneration`: the first generation whose key is ECC_NIST_P256 (ES256, FAPI
-   * 2.0); the generations before it are RSA_2048 (RS256). Absent: every generation is RSA_2048.
+   * 2.0); the generations before it are RSA_2048 (RS256). Absent: 1, every generation is ES256.
    * Per generation because KMS cannot change a key's spec: a deployed key keeps the one it has.
    */
   readonly es256FromGeneration?: number;
@@ -29,12 +29,15 @@ export interface TokenSigningKeysProps {
   readonly backupRegion?: string;
 }
 
+/** The first ES256 generation of a stage that names none: its first key (FAPI 2.0). */
+export const DEFAULT_ES256_FROM_GENERATION = 1;
+
 /** The key spec and JWS algorithm of a generation's key. */
 export const signingKeySpec = (
   generation: number,
-  es256FromGeneration: number | undefined,
+  es256FromGeneration: number = DEFAULT_ES256_FROM_GENERATION,
 ): { keySpec: KeySpec; algorithm: 'RS256' | 'ES256' } =>
-  es256FromGeneration !== undefined && generation >= es256FromGeneration
+  generation >= es256FromGeneration
     ? { keySpec: KeySpec.ECC_NIST_P256, algorithm: 'ES256' }
     : { keySpec: KeySpec.RSA_2048, algorithm: 'RS256' };
 

@@ -197,7 +197,7 @@ const describeCalls = (calls: Calls): string => {
  * parallel (the client's hash and a stand-in), with the parameters the secret was hashed with.
  */
 const SECRET_CHECK_ENTRY = join(OUT_DIR, 'secret-check.ts');
-const SECRET_CHECK_HANDLER = `import { verifyClientSecretAgainst } from ${JSON.stringify(join(PROJECT_ROOT, 'lambdas/auth/client-secret.ts'))};
+const SECRET_CHECK_HANDLER = `import { verifyClientSecretAgainst } from ${JSON.stringify(join(PROJECT_ROOT, 'lambdas/domain/access/client-secret.ts'))};
 export const handler = async (event) => ({ status: String(await verifyClientSecretAgainst(event.secret, [event.hash])) });
 `;
 
@@ -446,7 +446,7 @@ export const NOT_MEASURED: Readonly<Record<string, string>> = {
 export const measuredFunctions = (only?: readonly string[]): BenchFunction[] =>
   benchFunctions().filter((fn) => NOT_MEASURED[fn.name] === undefined && (only?.includes(fn.name) ?? true));
 
-/** The token signing key the stand-in for KMS holds, as the stack's: RSA_2048, signing RS256. */
+/** The token signing key the stand-in for KMS holds: RSA_2048, signing RS256, as a stage's key made before ES256 (a new stage's is ECC_NIST_P256). */
 const SIGNING_KEY_ID = 'bench-signing-key';
 // Made at the first call, not when the bench's other sections import this module.
 let key: KeyObject | undefined;
@@ -688,7 +688,7 @@ export const startBenchEnvironment = async (): Promise<BenchEnvironment> => {
     for (const name of ['DYNAMODB_ENDPOINT', 'DYNAMODB_SOCKET']) delete process.env[name];
     Object.assign(process.env, env);
     // Imported once the environment is set: the logger reads its level when it is made.
-    const { registerClient } = await import('#auth/register-client');
+    const { registerClient } = await import('#domain/access/register-client');
     const { SCOPES } = await import('#domain/access/scopes');
     const { DynamoDbClientStore } = await import('#adapters/access/client-store');
     const { documentClient } = await import('#adapters/aws/dynamodb-client');
@@ -752,7 +752,7 @@ export const benchBundles = async (options: { runs: number }): Promise<string[]>
   const { env, tracingEnv, tracing } = bench;
   const lines: string[] = [];
   try {
-    const { hashClientSecret } = await import('#auth/client-secret');
+    const { hashClientSecret } = await import('#domain/access/client-secret');
     const secretCheckEvent = { secret: CLIENT_SECRET, hash: await hashClientSecret(CLIENT_SECRET) };
     const secretCheckMs: number[] = [];
     const tokenRatiosWithoutCheck: number[] = [];

@@ -213,7 +213,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     if (oldLayoutItems > 0) throw oldKeyLayout(files.table, oldLayoutItems);
     // Before the first AWS client is made: each function's calls are checked against its IAM.
     (await import('./iam-enforcement.ts')).useIamEnforcement(options.tableName);
-    const { registerClient } = await import('#auth/register-client');
+    const { registerClient } = await import('#domain/access/register-client');
     const { DynamoDbClientStore } = await import('#adapters/access/client-store');
     const { documentClient, tableName } = await import('#adapters/aws/dynamodb-client');
     await registerClient(new DynamoDbClientStore(documentClient(), tableName()), {
@@ -249,7 +249,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     // Before any handler loads: a streaming one calls `awslambda` as its module is evaluated.
     installResponseStreaming();
     for (const route of ROUTES) routes.push({ route, handler: await routeHandler(route) });
-    const { isAllowed } = await import('#auth/policy');
+    const { isAllowed } = await import('#adapters/access/route-policy');
     listener = createApiGateway({
       routes,
       authorizer: await importHandler<TokenAuthorizer>(AUTHORIZER_ENTRY),

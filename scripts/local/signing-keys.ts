@@ -11,7 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { checkLocalSigningKey, localKeyAlgorithm, newSigningKeyPem } from '#adapters/access/signer-local';
-import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#auth/issue-access-token';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '#domain/access/issue-access-token';
 import { signingJwk, type TokenSigningAlgorithm } from '#domain/access/token-signer';
 import { DataFolderError, dataFolderFiles } from './data-folder.ts';
 

@@ -13,17 +13,20 @@ import {
 } from './template-queries.ts';
 
 /**
- * FAPI 2.0 on the template: the signing key generations from signingKeyEs256FromGeneration are
- * ECC_NIST_P256 (ES256) and those before stay RSA_2048 (RS256), so a stage moves through its
- * usual rotation; `-c dpopNonces=true` gives the token function, and it alone, a nonce secret.
+ * FAPI 2.0 on the template: a new stage's signing keys are ECC_NIST_P256 (ES256) from the first;
+ * a stage with RS256 keys deployed names its first ES256 generation (signingKeyEs256FromGeneration),
+ * those before staying RSA_2048, so it moves through its usual rotation; `-c dpopNonces=true`
+ * gives the token function, and it alone, a nonce secret.
  */
 let plain: Synthesized;
 let fapi: Synthesized;
+let keptRs256: Synthesized;
 
 beforeAll(async () => {
-  [plain, fapi] = await synthesized(
+  [plain, fapi, keptRs256] = await synthesized(
     {},
     { signingKeyGeneration: '2', signingKeyEs256FromGeneration: '2', dpopNonces: 'true' },
+    { signingKeyGeneration: '2', signingKeyEs256FromGeneration: '3' },
   );
 }, SYNTH_TIMEOUT_MS);
 
@@ -55,8 +58,19 @@ const secretReaders = (template: Template, secretId: string): string[] =>
   );
 
 describe('the token signing algorithm', () => {
-  it('is RS256 (RSA_2048) on every generation of a stage that names no ES256 generation', () => {
-    expect(signingKeys(plain.template).map((key) => key.Properties.KeySpec)).toEqual(['RSA_2048']);
+  it('is ES256 (ECC_NIST_P256) from the first key of a stage that names no ES256 generation', () => {
+    expect(
+      signingKeys(plain.template).map((key) => [key.Properties.KeySpec, key.Properties.Description]),
+    ).toEqual([['ECC_NIST_P256', expect.stringMatching(/\(ES256\), generation 1$/)]]);
+  });
+
+  it('stays RS256 (RSA_2048) on the deployed generations of a stage that names a later ES256 one', () => {
+    expect(
+      signingKeys(keptRs256.template).map((key) => [key.Properties.KeySpec, key.Properties.Description]),
+    ).toEqual([
+      ['RSA_2048', expect.stringMatching(/\(RS256\), generation 1$/)],
+      ['RSA_2048', expect.stringMatching(/\(RS256\), generation 2$/)],
+    ]);
   });
 
   it('is ES256 (ECC_NIST_P256) from the named generation, the one before it staying RSA_2048', () => {

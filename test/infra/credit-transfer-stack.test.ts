@@ -361,13 +361,13 @@ describe('CreditTransfers stack, default stage', () => {
     });
   });
 
-  it('signs tokens with a retained RSA_2048 SIGN_VERIFY KMS key', () => {
-    const rsaKeys = [...resourcesOf(template(), 'AWS::KMS::Key').values()].filter(
-      (key) => key.Properties.KeySpec === 'RSA_2048',
+  it('signs tokens with a retained ECC_NIST_P256 SIGN_VERIFY KMS key (ES256)', () => {
+    const signingKeys = [...resourcesOf(template(), 'AWS::KMS::Key').values()].filter(
+      (key) => key.Properties.KeyUsage === 'SIGN_VERIFY',
     );
-    expect(rsaKeys).toHaveLength(1);
+    expect(signingKeys).toHaveLength(1);
     template().hasResource('AWS::KMS::Key', {
-      Properties: Match.objectLike({ KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' }),
+      Properties: Match.objectLike({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }),
       DeletionPolicy: 'Retain',
     });
   });
@@ -453,7 +453,7 @@ describe('CreditTransfers stack, default stage', () => {
 
   it('names the signing key to exactly the functions that may use it', () => {
     const [keyId] = [...resourcesOf(template(), 'AWS::KMS::Key')]
-      .filter(([, key]) => key.Properties.KeySpec === 'RSA_2048')
+      .filter(([, key]) => key.Properties.KeyUsage === 'SIGN_VERIFY')
       .map(([id]) => id);
     for (const id of resourcesOf(template(), 'AWS::Lambda::Function').keys()) {
       const usesKey = [...allowedActions(statementsOfFunction(template(), id))].some(

@@ -31,7 +31,7 @@ beforeAll(async () => {
 }, SYNTH_TIMEOUT_MS);
 
 const signingKeys = (template: Template): [string, Resource][] =>
-  [...resourcesOf(template, 'AWS::KMS::Key')].filter(([, key]) => key.Properties.KeySpec === 'RSA_2048');
+  [...resourcesOf(template, 'AWS::KMS::Key')].filter(([, key]) => key.Properties.KeyUsage === 'SIGN_VERIFY');
 
 const policyOf = (key: Resource): Statement[] =>
   (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
@@ -67,11 +67,11 @@ const keyUsers = (template: Template) => ({
 });
 
 describe('the token signing keys', () => {
-  it('are multi-Region RSA_2048 SIGN_VERIFY keys, retained with the stack', () => {
+  it('are multi-Region ECC_NIST_P256 SIGN_VERIFY keys (ES256), retained with the stack', () => {
     for (const { template } of [dev, rotating, replicated]) {
       for (const [, key] of signingKeys(template)) {
         expect(key.Properties).toMatchObject({
-          KeySpec: 'RSA_2048',
+          KeySpec: 'ECC_NIST_P256',
           KeyUsage: 'SIGN_VERIFY',
           MultiRegion: true,
         });

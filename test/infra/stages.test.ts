@@ -408,7 +408,9 @@ describe('stages', () => {
     it('lets no IAM administrator of the account administer the signing key nor sign; only the token function signs', () => {
       for (const [stage, { template }] of all()) {
         const [, key] = onlyOne(
-          [...resourcesOf(template, 'AWS::KMS::Key')].filter(([, k]) => k.Properties.KeySpec === 'RSA_2048'),
+          [...resourcesOf(template, 'AWS::KMS::Key')].filter(
+            ([, k]) => k.Properties.KeyUsage === 'SIGN_VERIFY',
+          ),
           'signing key',
         );
         const statements = (key.Properties.KeyPolicy as { Statement: PolicyStatement[] }).Statement;

@@ -23,7 +23,9 @@ const forgeToken = (
   options: { key?: KeyObject; header?: Record<string, unknown>; unsigned?: boolean } = {},
 ) => {
   const now = Math.floor(Date.now() / 1000);
-  const header = { alg: 'RS256', typ: 'JWT', kid: keyId, ...options.header };
+  const key = options.key ?? signingKey;
+  const ec = key.asymmetricKeyType === 'ec';
+  const header = { alg: ec ? 'ES256' : 'RS256', typ: 'JWT', kid: keyId, ...options.header };
   const payload = {
     iss: service.baseUrl,
     sub: LOCAL_CLIENT.clientId,
@@ -38,7 +40,9 @@ const forgeToken = (
   };
   const input = `${base64url(header)}.${base64url(payload)}`;
   if (options.unsigned) return `${input}.`;
-  return `${input}.${sign('sha256', Buffer.from(input), options.key ?? signingKey).toString('base64url')}`;
+  // JWS wants an ECDSA signature as r||s, not DER (RFC 7518 3.4).
+  const signature = sign('sha256', Buffer.from(input), ec ? { key, dsaEncoding: 'ieee-p1363' } : key);
+  return `${input}.${signature.toString('base64url')}`;
 };
 
 const tokenRequest = (body: string, headers: Record<string, string>) =>
@@ -196,7 +200,7 @@ describe('refused tokens', () => {
     expectRefusal(forgeToken(), 401, 'unauthorized'));
 
   it('answers a token signed by another key with 401', () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     return expectRefusal(`Bearer ${forgeToken({}, { key: privateKey })}`, 401, 'unauthorized');
   });
 
@@ -270,8 +274,17 @@ describe('discovery and unknown routes', () => {
   it('publishes the key set and the authorization server metadata', async () => {
     const keys = await callApi(service.baseUrl, '/.well-known/jwks.json');
     expect(keys.status).toBe(200);
-    expect(keys.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: keyId });
+    // A new data folder's first key signs ES256 (FAPI 2.0), and so do its tokens.
+    expect(keys.body.keys).toEqual([
+      expect.objectContaining({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: keyId }),
+    ]);
     expect(keys.body.keys[0]).not.toHaveProperty('d');
+    const token = await requestToken(service.baseUrl, 'transactions:read');
+    expect(JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString())).toEqual({
+      alg: 'ES256',
+      typ: 'JWT',
+      kid: keyId,
+    });
 
     const metadata = await callApi(service.baseUrl, '/.well-known/openid-configuration');
     const rfc8414 = await callApi(service.baseUrl, '/.well-known/oauth-authorization-server');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JWT_BEARER_ASSERTION_TYPE } from '#auth/client-assertion';
+import { JWT_BEARER_ASSERTION_TYPE } from '#domain/access/client-assertion';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi } from './support/local-service.ts';
 import { runScript } from './support/scripts.ts';

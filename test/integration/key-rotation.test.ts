@@ -1,4 +1,5 @@
-import { utimes } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
+import { rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callApi, requestToken } from './support/local-service.ts';
@@ -46,6 +47,8 @@ describe('rotating the token signing key locally', () => {
     const before = await requestToken(service.baseUrl, 'transactions:read');
     const oldKid = kidOf(before);
     expect(await publishedKids()).toEqual([oldKid]);
+    // A new data folder's first key signs ES256 (FAPI 2.0).
+    expect(headerOf(before).alg).toBe('ES256');
 
     const rotated = await runScript(service, 'keys', 'rotate');
     expect(rotated.code, rotated.stderr).toBe(0);
@@ -105,9 +108,24 @@ describe('rotating the token signing key locally', () => {
     expect(await statusWith(await requestToken(service.baseUrl, 'transactions:read'))).toBe(404);
   }, 120_000);
 
-  it('moves from RS256 to ES256 by a rotation, RS256 tokens in flight working until the old key is retired', async () => {
+  it("keeps a data folder's RS256 key signing until a rotation moves it to ES256, RS256 tokens in flight working until the old key is retired", async () => {
+    // A data folder made before ES256 was the default: its RSA key file is kept, and signs RS256.
+    await service.stop();
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    await writeFile(
+      join(service.dataDir, 'signing-key.pem'),
+      privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      {
+        mode: 0o600,
+      },
+    );
+    await rm(join(service.dataDir, 'signing-key.previous.pem'), { force: true });
+    await service.startAgain();
     const rs256Token = await requestToken(service.baseUrl, 'transactions:read');
     expect(headerOf(rs256Token).alg).toBe('RS256');
+    expect((await callApi(service.baseUrl, '/.well-known/jwks.json')).body.keys).toEqual([
+      expect.objectContaining({ kty: 'RSA', alg: 'RS256' }),
+    ]);
 
     // Calls with the RS256 token go on while the key changes: none of them may be refused.
     let rotating = true;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbClientStore } from '#adapters/access/client-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
-import { registerClient } from '#auth/register-client';
+import { registerClient } from '#domain/access/register-client';
 import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
 import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';

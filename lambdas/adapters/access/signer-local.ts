@@ -9,8 +9,8 @@ import { checkStandInCall } from '../aws/stand-ins.ts';
 /** The size of the RSA keys this service makes, and the least it signs with. */
 export const SIGNING_KEY_BITS = 2048;
 
-/** The algorithm a new data folder's first key signs with. */
-export const DEFAULT_LOCAL_SIGNING_ALGORITHM: TokenSigningAlgorithm = 'RS256';
+/** The algorithm a new data folder's first key signs with (FAPI 2.0); a key file kept signs as it is. */
+export const DEFAULT_LOCAL_SIGNING_ALGORITHM: TokenSigningAlgorithm = 'ES256';
 
 /** The algorithm a private key signs with, or why it cannot sign tokens. */
 const algorithmOf = (key: KeyObject): TokenSigningAlgorithm | { problem: string } => {

@@ -9,11 +9,9 @@ import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-defi
  * Every key value of the single table is built here. Each kind of item has a partition-key prefix
  * of its own (payments, their list partitions, webhook endpoints with their secrets, events,
  * deliveries, clients...), so an IAM grant (`dynamodb:LeadingKeys`) names exactly the kinds a
- * function touches. Tenants match TENANT_ID_PATTERN (no '#'), so a tenant can never be forged by
+ * function touches. Tenants match TENANT_ID_PATTERN (#domain/access/client: no '#'), so a tenant can never be forged by
  * an id that follows it.
  */
-export const TENANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
 export interface TableKey {
   pk: string;
   sk: string;

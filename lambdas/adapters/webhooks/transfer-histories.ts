@@ -1,7 +1,8 @@
+import { TENANT_ID_PATTERN } from '#domain/access/client';
 import type { StatusChange } from '#domain/credit-transfers/ports';
 import type { TransferHistories } from '#domain/webhooks/status-event-check';
 import type { DocumentClient } from '../aws/dynamodb-client.ts';
-import { creditTransferKey, TENANT_ID_PATTERN } from '../table/keys.ts';
+import { creditTransferKey } from '../table/keys.ts';
 
 /**
  * The histories of stored transfers, for checking status events: one strongly consistent

@@ -1,3 +1,4 @@
+import { TENANT_ID_PATTERN } from '#domain/access/client';
 import { statusEventId } from '#domain/credit-transfers/lifecycle';
 import type {
   EventPageRequest,
@@ -18,7 +19,6 @@ import {
   creditTransferKey,
   eventOrder,
   eventsIndexKey,
-  TENANT_ID_PATTERN,
   WEBHOOK_DUE_SHARDS,
   webhookAttemptKey,
   webhookDeliveryKey,

@@ -89,6 +89,9 @@ export const tokenRevocationReason = (
 /** RFC 3986 unreserved characters only, so an id reads the same in JSON, forms and Basic credentials. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
 
+/** A tenant id: no '#', so a tenant in a table key can never be forged by an id that follows it. */
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
 /** How long the previous secret keeps working after a rotation unless the operator says otherwise. */
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
 /** A grace longer than this would keep a possibly leaked secret alive for too long. */

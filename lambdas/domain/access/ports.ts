@@ -114,6 +114,24 @@ export interface TokenKeys {
   publicJwks(): Promise<JsonWebKeySet>;
 }
 
+/** An access token as its verifier read it: the claims, and the header parameters checked. */
+export interface VerifiedAccessToken {
+  header: { alg?: string; crit?: unknown };
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Verifies an access token's signature (by its `kid` in the key set, never fetched), expiry,
+ * issuer and audience, then hands it to `check` (given when the verifier is made); throws when
+ * any of them fails. Returns the claims.
+ */
+export interface AccessTokenVerifier {
+  verify(
+    token: string,
+    expected: { issuer: string; audience: string; jwks: JsonWebKeySet },
+  ): Record<string, unknown>;
+}
+
 /** Reads the signing key schedule (AWS) and changes it, only if unchanged since it was read. */
 export interface SigningKeyScheduleStore {
   get(): Promise<SigningKeySchedule | undefined>;

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashClientSecret } from '#auth/client-secret';
-import { issueAccessToken, type TokenIssuerDependencies } from '#auth/issue-access-token';
-import { InvalidClientError } from '#auth/token-errors';
 import { withRotatedSecret } from '#domain/access/client';
+import { hashClientSecret } from '#domain/access/client-secret';
+import { issueAccessToken, type TokenIssuerDependencies } from '#domain/access/issue-access-token';
+import { InvalidClientError } from '#domain/access/token-errors';
 import { systemClock } from '#domain/commons/ports';
 import {
   AUDIENCE,

@@ -1,12 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isAllowed } from '#adapters/access/route-policy';
 import { privateKeySigner } from '#adapters/access/signer-local';
 import { type AuthorizerDependencies, createAuthorizer } from '#auth/authorizer';
-import { signJwt } from '#auth/jwt';
-import { isAllowed } from '#auth/policy';
 import type { ClientRecord } from '#domain/access/client';
 import { withDisabled, withRotatedSecret } from '#domain/access/client';
+import { signJwt } from '#domain/access/jwt';
 import type { TokenKeys, TokenSigner } from '#domain/access/ports';
 import { ROUTES, type Route } from '#routes';
 import {

@@ -8,10 +8,10 @@ import {
   listClients,
   rotateClientSecret,
   UnknownClientError,
-} from '#auth/client-administration';
-import { issueAccessToken } from '#auth/issue-access-token';
-import { InvalidClientRegistrationError } from '#auth/register-client';
-import { InvalidClientError } from '#auth/token-errors';
+} from '#domain/access/client-administration';
+import { issueAccessToken } from '#domain/access/issue-access-token';
+import { InvalidClientRegistrationError } from '#domain/access/register-client';
+import { InvalidClientError } from '#domain/access/token-errors';
 import {
   AUDIENCE,
   CLIENT,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashClientSecret, NO_CLIENT_SECRET_HASH, verifyClientSecret } from '#auth/client-secret';
+import { hashClientSecret, NO_CLIENT_SECRET_HASH, verifyClientSecret } from '#domain/access/client-secret';
 
 const SECRET = 'correct-horse-battery-staple';
 

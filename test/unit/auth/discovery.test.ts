@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { getKeySet } from '#auth/key-set';
-import { authorizationServerMetadata, getOpenIdConfiguration, handler } from '#auth/openid-configuration';
+import { getOpenIdConfiguration, handler } from '#auth/openid-configuration';
+import { authorizationServerMetadata } from '#domain/access/authorization-server-metadata';
 import { SCOPES } from '#domain/access/scopes';
 import { testSigner } from './fakes.ts';
 

@@ -2,7 +2,6 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { vi } from 'vitest';
 import { privateKeySigner } from '#adapters/access/signer-local';
-import { registerClient } from '#auth/register-client';
 import type { ClientRecord } from '#domain/access/client';
 import type {
   AuthenticationAttempt,
@@ -16,6 +15,7 @@ import type {
   TokenKeys,
   TokenSigner,
 } from '#domain/access/ports';
+import { registerClient } from '#domain/access/register-client';
 import type { Clock } from '#domain/commons/ports';
 import { logger } from '#shared/logger';
 

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createIssueTokenHandler } from '#auth/issue-token';
-import { registerClient } from '#auth/register-client';
 import type { TokenKeys, TokenSigner } from '#domain/access/ports';
+import { registerClient } from '#domain/access/register-client';
 import { systemClock } from '#domain/commons/ports';
 import {
   AUDIENCE,

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { isAllowed } from '#adapters/access/route-policy';
 import { createAuthorizer } from '#auth/authorizer';
-import { signJwt } from '#auth/jwt';
-import { isAllowed } from '#auth/policy';
+import { signJwt } from '#domain/access/jwt';
 import { createApiGateway } from '#local/api-gateway';
 import type { Route } from '#routes';
 import { AUDIENCE, authorizerSettings, clientsOf, ISSUER, muteLogger, testSigner } from './fakes.ts';

@@ -1,6 +1,6 @@
 import type { PolicyDocument } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { isAllowed, routeArn, stageArnOf } from '#auth/policy';
+import { isAllowed, routeArn, stageArnOf } from '#adapters/access/route-policy';
 
 const STAGE = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/live';
 

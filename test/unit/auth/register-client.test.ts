@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { verifyClientSecret } from '#auth/client-secret';
-import { InvalidClientRegistrationError, registerClient } from '#auth/register-client';
+import { verifyClientSecret } from '#domain/access/client-secret';
+import { InvalidClientRegistrationError, registerClient } from '#domain/access/register-client';
 import { CLIENT, InMemoryClientStore } from './fakes.ts';
 
 describe('registerClient', () => {

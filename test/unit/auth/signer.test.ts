@@ -14,7 +14,7 @@ import {
   privateKeySigner,
 } from '#adapters/access/signer-local';
 import { SIGNING_KEY_SCHEDULE_CACHE_SECONDS, scheduledKeys } from '#adapters/access/signing-keys-kms';
-import { signJwt } from '#auth/jwt';
+import { signJwt } from '#domain/access/jwt';
 import type { SigningKeyScheduleStore, TokenSigner } from '#domain/access/ports';
 import {
   jwkThumbprint,
@@ -60,6 +60,32 @@ describe('the local signer', () => {
     ensureLocalSigningKey(path);
 
     expect(readFileSync(path, 'utf8')).toBe(pem);
+  });
+
+  it("signs a new data folder's tokens ES256 from its first key, and an RS256 key file kept RS256", async () => {
+    const fresh = join(directory(), 'signing-key.pem');
+    ensureLocalSigningKey(fresh);
+    const kept = join(directory(), 'signing-key.pem');
+    writeFileSync(kept, testPrivateKey().export({ type: 'pkcs8', format: 'pem' }));
+    ensureLocalSigningKey(kept);
+
+    const algorithmOf = async (path: string) => {
+      const keys = localKeyFiles({ current: path, previous: `${path}.previous` });
+      const token = await signJwt({ sub: 'client' }, await keys.signingKey());
+      const { keys: published } = await keys.publicJwks();
+      return {
+        header: JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()).alg,
+        published,
+      };
+    };
+    expect(await algorithmOf(fresh)).toMatchObject({
+      header: 'ES256',
+      published: [{ kty: 'EC', crv: 'P-256', alg: 'ES256' }],
+    });
+    expect(await algorithmOf(kept)).toMatchObject({
+      header: 'RS256',
+      published: [{ kty: 'RSA', alg: 'RS256' }],
+    });
   });
 
   const pemOf = (key = testPrivateKey()) => key.export({ type: 'pkcs8', format: 'pem' }).toString();

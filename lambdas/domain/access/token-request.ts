@@ -1,10 +1,6 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as z from 'zod/mini';
-import { InvalidRequestError } from '#domain/commons/errors';
-import { described, optionalField } from '#domain/commons/text';
-import { toInvalidParams } from '#domain/commons/validation';
-import { headerValue } from '#shared/http-event';
-import { boundedRawBody, parseJsonObjectText, UnsupportedMediaTypeError } from '#shared/middleware';
+import { described, optionalField } from '../commons/text.ts';
+import { toInvalidParams } from '../commons/validation.ts';
 import { assertionIssuer, JWT_BEARER_ASSERTION_TYPE } from './client-assertion.ts';
 import { InvalidClientError, InvalidTokenRequestError, UnsupportedGrantTypeError } from './token-errors.ts';
 
@@ -62,56 +58,8 @@ export interface TokenRequest {
   dpopProof: string | undefined;
 }
 
-type Parameters = Record<string, unknown>;
-
-const FORM = 'application/x-www-form-urlencoded';
-const MEDIA_TYPES = `${FORM} or application/json`;
-
-const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-
-const formParameters = (body: string): Parameters => {
-  const parameters: Parameters = {};
-  const form = new URLSearchParams(body);
-  for (const name of new Set(form.keys())) {
-    const values = form.getAll(name);
-    // RFC 6749 3.2: parameters must not be included more than once.
-    if (values.length > 1) {
-      throw new InvalidTokenRequestError(`The parameter ${name} is repeated`, [
-        { name, reason: 'must not be repeated' },
-      ]);
-    }
-    parameters[name] = values[0];
-  }
-  return parameters;
-};
-
-const jsonParameters = (body: string): Parameters => {
-  let parsed: unknown;
-  try {
-    parsed = parseJsonObjectText(body);
-  } catch (error) {
-    // The same refusal, in the token endpoint's RFC 6749 form.
-    if (error instanceof InvalidRequestError)
-      throw new InvalidTokenRequestError(error.message, error.invalidParams);
-    throw error;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InvalidTokenRequestError('The request body must be a JSON object', [
-      { name: '(body)', reason: 'must be a JSON object' },
-    ]);
-  }
-  return parsed as Parameters;
-};
-
-const bodyParameters = (event: APIGatewayProxyEvent): Parameters => {
-  const raw = boundedRawBody(event);
-  const contentType = headerValue(event, 'content-type');
-  if (raw.trim() === '' && contentType === undefined) return {};
-  const mediaType = mediaTypeOf(contentType ?? '');
-  if (mediaType === FORM) return formParameters(raw);
-  if (mediaType === 'application/json') return jsonParameters(raw);
-  throw new UnsupportedMediaTypeError(MEDIA_TYPES);
-};
+/** The request's parameters by name, from a form or a JSON body. */
+export type TokenRequestParameters = Record<string, unknown>;
 
 /** RFC 6749 2.3.1: id and secret are form-urlencoded before they are joined and base64-encoded. */
 const basicCredentials = (authorization: string): { clientId: string; secret: string } => {
@@ -164,10 +112,9 @@ const assertionCredentials = (
 };
 
 const credentialsOf = (
-  event: APIGatewayProxyEvent,
+  authorization: string | undefined,
   body: z.infer<typeof tokenRequestSchema>,
 ): ClientCredentials => {
-  const authorization = headerValue(event, 'authorization');
   if (body.client_assertion_type !== undefined || body.client_assertion !== undefined) {
     return assertionCredentials(authorization, body);
   }
@@ -195,9 +142,19 @@ const credentialsOf = (
   return { clientId: body.client_id, secret: body.client_secret, method: 'client_secret_post' };
 };
 
-/** Reads a token request from a JSON body (spec 4.5) or a form body (RFC 6749), with Basic or body credentials. */
-export const parseTokenRequest = (event: APIGatewayProxyEvent): TokenRequest => {
-  const parameters = bodyParameters(event);
+/**
+ * A token request from its parameters (a JSON body, spec 4.5, or a form body, RFC 6749) and
+ * headers: Basic or body credentials, or a client assertion.
+ */
+export const tokenRequestOf = (
+  parameters: TokenRequestParameters,
+  headers: {
+    authorization: string | undefined;
+    /** Where the request came from, as the gateway saw it. */
+    sourceAddress: string;
+    dpopProof: string | undefined;
+  },
+): TokenRequest => {
   // RFC 6749 3.1: a parameter sent without a value is treated as omitted.
   for (const [name, value] of Object.entries(parameters)) if (value === '') delete parameters[name];
 
@@ -215,10 +172,9 @@ export const parseTokenRequest = (event: APIGatewayProxyEvent): TokenRequest => 
     );
   }
   return {
-    credentials: credentialsOf(event, result.data),
+    credentials: credentialsOf(headers.authorization, result.data),
     scope: result.data.scope,
-    // Set by API Gateway (and the local gateway) from the connection, never from a header.
-    sourceAddress: event.requestContext?.identity?.sourceIp ?? 'unknown',
-    dpopProof: headerValue(event, 'dpop'),
+    sourceAddress: headers.sourceAddress,
+    dpopProof: headers.dpopProof,
   };
 };

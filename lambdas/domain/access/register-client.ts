@@ -1,14 +1,14 @@
-import { TENANT_ID_PATTERN } from '#adapters/table/keys';
 import {
   CLIENT_ID_PATTERN,
   type ClientJwkSet,
   type ClientRecord,
+  TENANT_ID_PATTERN,
   TOKEN_ENDPOINT_AUTH_METHODS,
   type TokenEndpointAuthMethod,
-} from '#domain/access/client';
-import type { ClientStore } from '#domain/access/ports';
-import { isScope, type Scope } from '#domain/access/scopes';
+} from './client.ts';
 import { hashClientSecret } from './client-secret.ts';
+import type { ClientStore } from './ports.ts';
+import { isScope, type Scope } from './scopes.ts';
 
 export const MIN_SECRET_LENGTH = 16;
 export const MAX_SECRET_LENGTH = 256;

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from 'jose';
-import { CLIENT_SIGNING_ALGORITHMS, type ClientJwkSet } from '#domain/access/client';
+import { CLIENT_SIGNING_ALGORITHMS, type ClientJwkSet } from './client.ts';
 
 /** RFC 7523 2.2: the client_assertion_type of a JWT client assertion. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';

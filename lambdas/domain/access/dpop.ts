@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { calculateJwkThumbprint, EmbeddedJWK, errors, type JWK, type JWTPayload, jwtVerify } from 'jose';
-import { CLIENT_SIGNING_ALGORITHMS } from '#domain/access/client';
+import { CLIENT_SIGNING_ALGORITHMS } from './client.ts';
 
 /**
  * DPoP proofs (RFC 9449). A proof is fresh for PROOF_WINDOW_SECONDS after its `iat` (and may run

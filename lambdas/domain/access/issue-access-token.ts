@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../commons/ports.ts';
 import {
   acceptedSecretHashes,
   allowedAuthMethods,
@@ -6,22 +7,19 @@ import {
   type ClientJwkSet,
   type ClientRecord,
   TOKEN_GENERATION_CLAIM,
-} from '#domain/access/client';
+} from './client.ts';
+import { InvalidAssertionError, type VerifiedAssertion, verifyClientAssertion } from './client-assertion.ts';
+import { refuseWithoutSecretCheck, verifyClientSecretAgainst } from './client-secret.ts';
+import { dpopNonce, InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
+import { signJwt } from './jwt.ts';
 import type {
   AuthenticationCaller,
   AuthenticationThrottle,
   ClientStore,
   ReplayGuard,
   TokenKeys,
-} from '#domain/access/ports';
-import { isScope, type Scope, splitScopes } from '#domain/access/scopes';
-import type { Clock } from '#domain/commons/ports';
-import { logger } from '#shared/logger';
-import { countSecretCheckSkipped } from '#shared/metrics';
-import { InvalidAssertionError, type VerifiedAssertion, verifyClientAssertion } from './client-assertion.ts';
-import { refuseWithoutSecretCheck, verifyClientSecretAgainst } from './client-secret.ts';
-import { dpopNonce, InvalidDpopProofError, verifyDpopProof } from './dpop.ts';
-import { signJwt } from './jwt.ts';
+} from './ports.ts';
+import { isScope, type Scope, splitScopes } from './scopes.ts';
 import {
   ClientAuthenticationThrottledError,
   InvalidClientError,
@@ -53,6 +51,10 @@ export interface TokenIssuerDependencies {
   requireDpop: boolean;
   /** When set, DPoP proofs must carry a server nonce made with this secret (RFC 9449 8). */
   dpopNonceSecret?: string;
+  /** Told of each refusal made without a secret check (a metric counts these). */
+  onSecretCheckSkipped?: () => void;
+  /** Told why a client assertion was refused: the client hears only invalid_client. */
+  onAssertionRefused?: (clientId: string, reason: string) => void;
 }
 
 /** The claims of every access token; `sub` and `client_id` are both the client id. */
@@ -86,7 +88,12 @@ export interface AccessTokenClaims {
  * is still checked: a correct one is never refused for the flood.
  */
 const authenticateClient = async (
-  { clients, throttle, clock }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock'>,
+  {
+    clients,
+    throttle,
+    clock,
+    onSecretCheckSkipped,
+  }: Pick<TokenIssuerDependencies, 'clients' | 'throttle' | 'clock' | 'onSecretCheckSkipped'>,
   credentials: Extract<ClientCredentials, { secret: string }>,
   caller: AuthenticationCaller,
 ): Promise<ClientRecord> => {
@@ -110,7 +117,7 @@ const authenticateClient = async (
           credentials.secret,
           client === undefined ? [] : acceptedSecretHashes(client, now),
         )
-      : await skipSecretCheck();
+      : await skipSecretCheck(onSecretCheckSkipped);
   if (client === undefined || client.disabledAt !== undefined || !secretMatches) {
     // Counted before the answer: a caller learns of a failure only once it is counted.
     await throttle.failed(caller, now);
@@ -122,8 +129,8 @@ const authenticateClient = async (
 };
 
 /** Counted where it happens, so the count is of derivations not made. */
-const skipSecretCheck = (): Promise<false> => {
-  countSecretCheckSkipped();
+const skipSecretCheck = (onSkipped: (() => void) | undefined): Promise<false> => {
+  onSkipped?.();
   return refuseWithoutSecretCheck();
 };
 
@@ -152,23 +159,31 @@ const grantedScopes = (client: ClientRecord, requested: string | undefined): Sco
   return asked as Scope[];
 };
 
+const assertionRefused = (
+  { onAssertionRefused }: Pick<TokenIssuerDependencies, 'onAssertionRefused'>,
+  clientId: string,
+  reason: string,
+) => {
+  onAssertionRefused?.(clientId, reason);
+  return new InvalidClientError('Client authentication failed');
+};
+
 /**
- * private_key_jwt (RFC 7523): the assertion is verified against the client's keys, and its jti is
- * recorded once it is; an unknown client, a client without keys and every bad assertion get the
- * same answer. Costs no derivation, so it spends nothing of the secret checks' throttle.
+ * private_key_jwt (RFC 7523): the assertion is verified against the client's keys; an unknown
+ * client, a client without keys and every bad assertion get the same answer. Its jti is
+ * recorded by recordAssertion() once the request is otherwise good. Costs no derivation, so it
+ * spends nothing of the secret checks' throttle.
  */
 const authenticateByAssertion = async (
-  { clients, clock, replay, issuer, tokenEndpoint }: TokenIssuerDependencies,
+  dependencies: TokenIssuerDependencies,
   credentials: Extract<ClientCredentials, { method: 'private_key_jwt' }>,
-): Promise<ClientRecord> => {
+): Promise<{ client: ClientRecord; assertion: VerifiedAssertion }> => {
+  const { clients, clock, issuer, tokenEndpoint } = dependencies;
   const now = clock.now();
   const client = CLIENT_ID_PATTERN.test(credentials.clientId)
     ? await clients.get(credentials.clientId)
     : undefined;
-  const refused = (reason: string) => {
-    logger.info('Client assertion refused', { clientId: credentials.clientId, reason });
-    return new InvalidClientError('Client authentication failed');
-  };
+  const refused = (reason: string) => assertionRefused(dependencies, credentials.clientId, reason);
   if (client === undefined || client.disabledAt !== undefined) throw refused('no such client');
   if (!allowedAuthMethods(client, { clientSecretsAllowed: true }).includes('private_key_jwt')) {
     throw refused('the client may not use private_key_jwt');
@@ -185,10 +200,24 @@ const authenticateByAssertion = async (
     if (error instanceof InvalidAssertionError) throw refused(error.message);
     throw error;
   }
-  if (!(await replay.firstUse('assertion', client.clientId, verified.jti, verified.exp, now))) {
-    throw refused('the assertion was used before (its jti is known)');
+  return { client, assertion: verified };
+};
+
+/**
+ * An assertion is used once: its jti is recorded as the token is issued, so a refusal before
+ * that (a DPoP proof asked to carry a server nonce, say) leaves it good for the request sent again.
+ */
+const recordAssertion = async (
+  dependencies: TokenIssuerDependencies,
+  client: ClientRecord,
+  assertion: VerifiedAssertion,
+): Promise<void> => {
+  const now = dependencies.clock.now();
+  if (
+    !(await dependencies.replay.firstUse('assertion', client.clientId, assertion.jti, assertion.exp, now))
+  ) {
+    throw assertionRefused(dependencies, client.clientId, 'the assertion was used before (its jti is known)');
   }
-  return client;
 };
 
 /** RFC 9449 5: a proof at the token endpoint binds the token to its key; some clients must send one. */
@@ -239,19 +268,23 @@ export const issueAccessToken = async (
       'This service does not accept client secrets: authenticate with private_key_jwt',
     );
   }
-  const client =
+  const { client, assertion } =
     credentials.method === 'private_key_jwt'
       ? await authenticateByAssertion(dependencies, credentials)
-      : await authenticateClient(dependencies, credentials, {
-          clientId: credentials.clientId,
-          sourceAddress: request.sourceAddress,
-        });
+      : {
+          client: await authenticateClient(dependencies, credentials, {
+            clientId: credentials.clientId,
+            sourceAddress: request.sourceAddress,
+          }),
+          assertion: undefined,
+        };
   // After the secret check, so a refusal here tells nothing a wrong secret would not.
   if (!allowedAuthMethods(client, dependencies).includes(credentials.method)) {
     throw new InvalidClientError(`This client may not authenticate with ${credentials.method}`);
   }
   const binding = await tokenBinding(dependencies, client, request.dpopProof);
   const scope = grantedScopes(client, request.scope).join(' ');
+  if (assertion !== undefined) await recordAssertion(dependencies, client, assertion);
   const issuedAt = Math.floor(dependencies.clock.now().getTime() / 1000);
   const lifetime = dependencies.lifetimeSeconds ?? ACCESS_TOKEN_LIFETIME_SECONDS;
   const claims: AccessTokenClaims = {

@@ -4,7 +4,7 @@ import {
   type ClientJwk,
   type ClientJwkSet,
   type ClientSigningAlgorithm,
-} from '#domain/access/client';
+} from './client.ts';
 
 /** A client's key set stays small: the key in use, the next one during a rotation, a spare. */
 export const MAX_CLIENT_KEYS = 5;

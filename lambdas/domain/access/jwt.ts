@@ -1,4 +1,4 @@
-import type { TokenSigner } from '#domain/access/ports';
+import type { TokenSigner } from './ports.ts';
 
 const segment = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../commons/ports.ts';
 import {
   type ClientJwkSet,
   type ClientRecord,
@@ -6,10 +7,9 @@ import {
   type TokenEndpointAuthMethod,
   withDisabled,
   withRotatedSecret,
-} from '#domain/access/client';
-import type { ClientAuditEvent, ClientAuditPublisher, ClientStore } from '#domain/access/ports';
-import type { Clock } from '#domain/commons/ports';
+} from './client.ts';
 import { hashClientSecret } from './client-secret.ts';
+import type { ClientAuditEvent, ClientAuditPublisher, ClientStore } from './ports.ts';
 import {
   authenticationProblems,
   type ClientRegistration,
