@@ -180,6 +180,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
       // Node timers reach 24.8 days at most: a longer hold is left to the reconciler.
       LIFECYCLE_MAX_HOLD_SECONDS: process.env.LIFECYCLE_MAX_HOLD_SECONDS ?? String(20 * 86_400),
+      // Steps run in this process, each submission bounded by the connector's deadline (8 s): a
+      // claim older than this has no holder, and a restart after a crash resolves it within a
+      // reconciler run or two rather than Lambda's two minutes.
+      SUBMISSION_LEASE_SECONDS: process.env.SUBMISSION_LEASE_SECONDS ?? '15',
       // A developer's own receiver on this machine may be a webhook endpoint (never on AWS).
       WEBHOOK_ALLOW_LOCAL_RECEIVERS: 'true',
     });

@@ -198,7 +198,8 @@ describe('business metrics (namespace CreditTransfers)', () => {
       () =>
         ({
           store,
-          rail: {},
+          // Answers the reconciler's probe: the rail is there.
+          rail: { clearingStatus: async () => ({ state: 'unknown' }) },
           clock: { now: () => now },
           settings: {
             pollInitialSeconds: 1,
