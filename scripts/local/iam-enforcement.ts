@@ -14,6 +14,7 @@ import { decisionKeys } from './iam-decision-key.ts';
 import {
   decisionsDir,
   type FunctionPolicies,
+  iamStage,
   LOCAL_ACCOUNT,
   LOCAL_REGION,
   type PolicyDocument,
@@ -368,7 +369,7 @@ export class IamEnforcer {
     readonly policies: StackPolicies,
     private readonly decisionsFile: string | undefined,
     /** Written with each decision: the policies' version, and any grants taken away (LOCAL_IAM_WITHOUT). */
-    private readonly recordedWith: { policies: string; without?: string } = { policies: '' },
+    private readonly recordedWith: { stage?: string; policies: string; without?: string } = { policies: '' },
   ) {
     this.decisionKey = decisionKeys(policies);
   }
@@ -698,15 +699,35 @@ let enforcer: IamEnforcer | undefined;
 export const iamEnforcer = (): IamEnforcer | undefined => enforcer;
 
 /**
- * LOCAL_IAM_WITHOUT=Function=action[@KEY_PREFIX],...: that function without that action (only in
- * the statements whose dynamodb:LeadingKeys name KEY_PREFIX, when given; without a prefix, in the
- * resource policies that name its role too). For tests: they show
- * what a route answers when a grant is missing.
+ * LOCAL_IAM_WITHOUT=Function=action[@KEY_PREFIX],...: that function (or service role:
+ * `LifecycleFastPath`...) without that action (only in the statements whose dynamodb:LeadingKeys
+ * name KEY_PREFIX, when given; without a prefix, in the resource policies that name its role
+ * too). `<service>.amazonaws.com=action[@Function]`: the service without that action in the
+ * resource policies that allow it (only that function's, when given). For tests: they show what
+ * a route answers when a grant is missing.
  */
 const withoutGrants = (policies: StackPolicies, setting: string | undefined): StackPolicies => {
   for (const entry of (setting ?? '').split(',').filter(Boolean)) {
     const [functionName = '', grant = ''] = entry.split('=');
     const [action, prefix] = grant.split('@');
+    if (SERVICE_PRINCIPAL.test(functionName)) {
+      const only = prefix === undefined ? undefined : policies.functionArns[prefix];
+      if (prefix !== undefined && only === undefined)
+        throw new Error(`LOCAL_IAM_WITHOUT: no function ${prefix}`);
+      for (const [arn, policy] of Object.entries(policies.resourcePolicies)) {
+        if (only !== undefined && arn !== only) continue;
+        policy.Statement = policy.Statement.flatMap((statement) => {
+          if (
+            statement.Effect !== 'Allow' ||
+            !JSON.stringify(statement.Principal ?? {}).includes(`"${functionName}"`)
+          )
+            return [statement];
+          const actions = [statement.Action].flat().filter((a) => a !== action);
+          return actions.length === 0 ? [] : [{ ...statement, Action: actions }];
+        });
+      }
+      continue;
+    }
     const fn = policies.functions[functionName];
     if (fn === undefined) throw new Error(`LOCAL_IAM_WITHOUT: no function ${functionName}`);
     for (const { policy } of fn.identityPolicies) {
@@ -748,6 +769,7 @@ export const useIamEnforcement = (tableName: string): IamEnforcer | undefined =>
   const without = process.env.LOCAL_IAM_WITHOUT || undefined;
   const policies = withoutGrants(stackPolicies(iam, { tableName }), without);
   const made = new IamEnforcer(policies, decisionsFile, {
+    stage: iamStage(),
     policies: policiesVersion(iam),
     ...(without !== undefined && { without }),
   });
