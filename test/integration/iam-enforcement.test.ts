@@ -235,21 +235,38 @@ describe("without the batch route's invocation of the batch lifecycle starter", 
  * by the function's resource policy. Without the grant, the path fails as it would on AWS.
  */
 describe("without the fast path's lambda:InvokeFunction (its state machine role)", () => {
+  const decisions = mkdtempSync(join(tmpdir(), 'iam-decisions-fast-path-'));
   const service = useLocalService({
     token: true,
-    env: { LOCAL_IAM_WITHOUT: 'LifecycleFastPath=lambda:InvokeFunction' },
+    env: { LOCAL_IAM_WITHOUT: 'LifecycleFastPath=lambda:InvokeFunction', LOCAL_IAM_DECISIONS_DIR: decisions },
   });
+  afterAll(() => rm(decisions, { recursive: true, force: true }));
+  const recorded = () =>
+    readdirSync(decisions)
+      .flatMap((file) => readFileSync(join(decisions, file), 'utf8').split('\n').filter(Boolean))
+      .map(
+        (line) =>
+          JSON.parse(line) as { function: string; action: string; resource: string; allowed: boolean },
+      );
 
-  it('accepts the transfer, whose lifecycle fails at its first task and never settles', async () => {
+  it('accepts the transfer, whose first task Step Functions may not invoke: it never runs, the transfer never settles', async () => {
     const reply = await callApi(service.baseUrl, TRANSFERS, {
       token: service.token,
       body: minimalCreditTransfer(),
     });
     expect(reply.status).toBe(202);
-    const output = await outputShowing(service.output, /Lifecycle execution failed/);
-    expect(output).toMatch(
-      /Lambda\.AWSLambdaException[\s\S]*LifecycleFastPath is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:local:000000000000:function:LifecycleValidateCheckAndSubmitFunction/,
+    // The Task fails (Lambda.AWSLambdaException) and is retried, as on AWS, for minutes.
+    const refusal = await eventually(
+      () =>
+        recorded().find(
+          (d) => d.function === 'LifecycleFastPath' && d.action === 'lambda:InvokeFunction' && !d.allowed,
+        ),
+      'the fast path refused its first task',
     );
+    expect(refusal.resource).toMatch(
+      /^arn:aws:lambda:local:000000000000:function:LifecycleValidateCheckAndSubmitFunction/,
+    );
+    expect(recorded().filter((d) => d.function === 'ValidateCheckAndSubmit')).toEqual([]);
     const status = await callApi(service.baseUrl, `${TRANSFERS}/${String(reply.body?.paymentId)}/status`, {
       token: service.token,
     });
