@@ -29,6 +29,7 @@ import { logger } from '#shared/logger';
 import { MAX_BODY_BYTES, PayloadTooLargeError, toProblemResponse } from '#shared/middleware';
 import { type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody, problemResponse } from '#shared/problem';
 import { functionNameOf, inOwnContext } from './invocations.ts';
+import { checkServiceCall, type ServiceCall } from './service-calls.ts';
 
 /**
  * One HTTP server that behaves as the REST API does on AWS: it matches the same route table,
@@ -389,16 +390,34 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
     new TenantRateLimiter(options.tenantRateLimit, undefined, options.tenantRateLimits);
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
 
+  /**
+   * API Gateway's lambda:InvokeFunction of the function, as the function's resource policy allows
+   * it (checked locally as on AWS): refused, the gateway answers with a configuration error.
+   */
+  const mayInvoke = async (call: ServiceCall): Promise<boolean> => {
+    try {
+      await checkServiceCall(call);
+      return true;
+    } catch (error) {
+      console.error(
+        'API Gateway could not invoke the function: invalid permissions on Lambda function',
+        error,
+      );
+      return false;
+    }
+  };
+
   const authorize = async (
     token: string,
     arn: string,
     request: { method: string; path: string; headers: Record<string, string> },
-  ): Promise<APIGatewayAuthorizerResult | 'failed' | undefined> => {
+  ): Promise<APIGatewayAuthorizerResult | 'failed' | 'not-invoked' | undefined> => {
     // A DPoP-bound token is checked on every call (its proof is new each time, and a proof seen
     // before must be refused): only Bearer answers are cached, by the Authorization header.
     const cacheable = !/^\s*dpop\s/i.test(token);
     const cached = cacheable ? authorizerCache.get(token) : undefined;
     if (cached && cached.expires > Date.now()) return cached.result;
+    if (!(await mayInvoke({ kind: 'authorizer' }))) return 'not-invoked';
     try {
       const context = lambdaContext('authorizer');
       const event = {
@@ -473,6 +492,7 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
       });
       if (!result) return sendGatewayResponse(response, 'UNAUTHORIZED');
       if (result === 'failed') return sendGatewayResponse(response, 'AUTHORIZER_FAILURE');
+      if (result === 'not-invoked') return sendGatewayResponse(response, 'AUTHORIZER_CONFIGURATION_ERROR');
       if (!options.isAllowed(result.policyDocument, arn))
         return sendGatewayResponse(response, 'ACCESS_DENIED');
       // As on AWS, where the authorized methods require the API key the authorizer names: without
@@ -540,11 +560,14 @@ export const createApiGateway = (options: ApiGatewayOptions): RequestListener =>
         resourcePath: route.path,
       },
     };
+    const functionName = functionNameOf(route.operationId);
+    if (!(await mayInvoke({ kind: 'route', functionName, method: route.method, path: url.pathname })))
+      return sendGatewayResponse(response, 'API_CONFIGURATION_ERROR');
     let result: APIGatewayProxyResult;
     try {
       const context = lambdaContext(route.operationId);
       result = await inOwnContext(
-        functionNameOf(route.operationId),
+        functionName,
         context.awsRequestId,
         () => handler(event, context),
         route.entry,

@@ -22,6 +22,19 @@ const like: Matcher = (pattern) => {
   );
   return (value) => glob.test(value);
 };
+/** An ARN's six colon-separated parts, the last keeping any further colons. */
+const arnParts = (arn: string): string[] => {
+  const parts = arn.split(':');
+  return [...parts.slice(0, 5), parts.slice(5).join(':')];
+};
+/** IAM's ArnLike (and ArnEquals, which takes the same wildcards): each part of the ARN matched on its own. */
+const arnLike: Matcher = (pattern) => {
+  const tests = arnParts(pattern).map((part) => like(part));
+  return (value) => {
+    const parts = arnParts(value);
+    return parts.length === tests.length && tests.every((test, index) => test(parts[index] as string));
+  };
+};
 const equals: Matcher = (pattern) => (value) => value === pattern;
 const equalsIgnoringCase: Matcher = (pattern) => (value) => value.toLowerCase() === pattern.toLowerCase();
 
@@ -33,6 +46,10 @@ const MATCHING_OPERATORS: Readonly<Record<string, Matcher>> = {
   stringnotequals: equals,
   stringequalsignorecase: equalsIgnoringCase,
   stringnotequalsignorecase: equalsIgnoringCase,
+  arnlike: arnLike,
+  arnnotlike: arnLike,
+  arnequals: arnLike,
+  arnnotequals: arnLike,
 };
 
 /** `ForAllValues:StringLike` -> `stringlike`; `StringEqualsIfExists` -> `stringequals`. */

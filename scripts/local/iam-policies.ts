@@ -20,27 +20,55 @@ export const LOCAL_REGION = 'local';
 /** The local state machines' names (scripts/local/workflow-runner.ts): the fast path (EXPRESS) and the one of long waits (STANDARD). */
 export const LOCAL_STATE_MACHINE_NAME = 'credit-transfer-lifecycle';
 export const LOCAL_LONG_WAITS_STATE_MACHINE_NAME = 'credit-transfer-lifecycle-long-waits';
-/** The fast path's role, checked as a function's is when it starts an execution of long waits. */
+/** The fast path's role, checked as a function's is when it starts an execution of long waits or invokes a task. */
 export const LOCAL_FAST_PATH_ROLE = 'LifecycleFastPath';
+/** The role of the state machine of long waits, checked when it invokes a task. */
+export const LOCAL_LONG_WAITS_ROLE = 'LifecycleLongWaits';
+/** The role a schedule (EventBridge Scheduler) invokes its target with: `<target function>Schedule`. */
+export const scheduleRoleName = (functionName: string): string => `${functionName}Schedule`;
 
-export const IAM_CACHE_FILE = join(
-  PROJECT_ROOT,
-  'node_modules',
-  '.cache',
-  'credit-transfers',
-  'iam-stack.json',
-);
+/**
+ * The stage whose policies the local runtime enforces: LOCAL_IAM_STAGE, by default `prod` (the
+ * one that moves money; `dev` differs in its KMS keys and settings, docs/decisions.md).
+ */
+export const iamStage = (): string => process.env.LOCAL_IAM_STAGE || 'prod';
+
+/** The rail this process's functions run on, as lambdas/adapters/credit-transfers/rail.ts reads it. */
+export const localRail = (): 'sandbox' | 'connector' =>
+  (process.env.RAIL ?? (process.env.CONNECTOR_URL ? 'connector' : 'sandbox')) === 'connector'
+    ? 'connector'
+    : 'sandbox';
+
+/**
+ * The CDK context a stage is synthesized with for the local check: the rail the local functions
+ * run on (the sandbox's clearing records or the connector's secret are different grants), and for
+ * `prod` what it requires, pinned to the local account so every ARN is one the local check names.
+ */
+export const stageContext = (
+  stage: string,
+  rail: 'sandbox' | 'connector' = localRail(),
+): Record<string, string> => ({
+  stage,
+  ...(rail === 'connector' ? { connectorUrl: 'https://connector.local.invalid' } : { sandbox: 'true' }),
+  ...(stage === 'prod' && {
+    account: LOCAL_ACCOUNT,
+    keyAdminRoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/key-admin`,
+    alarmEmail: 'oncall@local.invalid',
+  }),
+});
+
+const CACHE_DIR = join(PROJECT_ROOT, 'node_modules', '.cache', 'credit-transfers');
+
+/** The cache file of a stage's policies, synthesized with `stageContext(stage, rail)`. */
+export const iamCacheFile = (
+  stage: string = iamStage(),
+  rail: 'sandbox' | 'connector' = localRail(),
+): string => join(CACHE_DIR, `iam-stack-${stage}-${rail}.json`);
 /**
  * Where every local run records its IAM decisions, a file per process (so runs of separate test
  * files add up), unless LOCAL_IAM_DECISIONS_DIR says otherwise. `npm run iam:report` reads them all.
  */
-export const IAM_DECISIONS_DIR = join(
-  PROJECT_ROOT,
-  'node_modules',
-  '.cache',
-  'credit-transfers',
-  'iam-decisions',
-);
+export const IAM_DECISIONS_DIR = join(CACHE_DIR, 'iam-decisions');
 
 export const decisionsDir = (): string => process.env.LOCAL_IAM_DECISIONS_DIR || IAM_DECISIONS_DIR;
 
@@ -87,6 +115,26 @@ export interface StackPolicies {
    * by `EVENT_SOURCE_QUEUE:<function>` the queue a function's event source mapping reads.
    */
   standIns: Record<string, string>;
+  /** Each function's ARN, by its name in the stack. */
+  functionArns: Record<string, string>;
+  /** How the stack's services call its functions and queues (checked locally as on AWS). */
+  services: ServicePaths;
+}
+
+/**
+ * The calls AWS services make on the stack's behalf, each authorized by a service role (a state
+ * machine's, a schedule's) or by the resource policy of what is called (a function's permissions,
+ * a queue's policy).
+ */
+export interface ServicePaths {
+  /** Per state machine (EXPRESS: the fast path; STANDARD: long waits): its role's name and its tasks' functions by substitution. */
+  stateMachines: Partial<Record<'EXPRESS' | 'STANDARD', { role: string; tasks: Record<string, string> }>>;
+  /** The API's execute-api ARN up to its stage (`arn:aws:execute-api:<region>:<account>:<api>/<stage>`), and the authorizer's. */
+  api?: { stageArn: string; authorizerArn: string; authorizerFunction: string };
+  /** Every EventBridge rule's targets: the rule's ARN and, per target, its ARN and any role it is sent with. */
+  rules: { ruleArn: string; targets: { arn: string; role?: string }[] }[];
+  /** Every EventBridge Scheduler schedule: its ARN, its target's ARN and the role it invokes it with. */
+  schedules: { scheduleArn: string; targetArn: string; role?: string }[];
 }
 
 const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -100,10 +148,10 @@ const isFresh = (cache: IamCache): boolean =>
     return existsSync(path) && sha256(path) === hash;
   });
 
-const readCache = (): IamCache | undefined => {
-  if (!existsSync(IAM_CACHE_FILE)) return undefined;
+const readCache = (file: string): IamCache | undefined => {
+  if (!existsSync(file)) return undefined;
   try {
-    return JSON.parse(readFileSync(IAM_CACHE_FILE, 'utf8')) as IamCache;
+    return JSON.parse(readFileSync(file, 'utf8')) as IamCache;
   } catch {
     return undefined;
   }
@@ -115,24 +163,37 @@ const synthEnvironment = (): NodeJS.ProcessEnv => {
 };
 
 /**
- * The stack's IAM as of the project's files now: from the cache when none of its inputs changed,
- * else synthesized again (tens of seconds; said on stderr).
+ * A stage's IAM (by default the one the local runtime enforces, iamStage()) as of the project's
+ * files now: from the cache when none of its inputs changed, else synthesized again (seconds to
+ * tens of seconds; said on stderr).
  */
-export const stackIam = (): IamCache => {
-  const cached = readCache();
+export const stackIam = (
+  stage: string = iamStage(),
+  rail: 'sandbox' | 'connector' = localRail(),
+): IamCache => {
+  const file = iamCacheFile(stage, rail);
+  const cached = readCache(file);
   if (cached !== undefined && isFresh(cached)) return cached;
-  process.stderr.write('IAM: synthesizing the stack to read its policies (lib/ or its inputs changed)...\n');
-  mkdirSync(dirname(IAM_CACHE_FILE), { recursive: true });
+  process.stderr.write(
+    `IAM: synthesizing the ${stage} stack to read its policies (lib/ or its inputs changed)...\n`,
+  );
+  mkdirSync(dirname(file), { recursive: true });
   const synth = spawnSync(
     process.execPath,
-    ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'local', 'iam-synth.ts'), IAM_CACHE_FILE],
+    [
+      '--import',
+      'tsx',
+      join(PROJECT_ROOT, 'scripts', 'local', 'iam-synth.ts'),
+      file,
+      JSON.stringify(stageContext(stage, rail)),
+    ],
     // Without the local runtime's AWS_LAMBDA_MAX_CONCURRENCY: the synth loads Powertools outside
     // any invocation, which it refuses while that is set.
     { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'], env: synthEnvironment() },
   );
   if (synth.status !== 0) throw new Error(`IAM: the stack did not synthesize:\n${synth.stderr}`);
-  const made = readCache();
-  if (made === undefined) throw new Error(`IAM: ${IAM_CACHE_FILE} was not written`);
+  const made = readCache(file);
+  if (made === undefined) throw new Error(`IAM: ${file} was not written`);
   return made;
 };
 
@@ -147,8 +208,8 @@ const SERVICE_OF_TYPE = (type: string): string => type.split('::')[1]?.toLowerCa
 
 /** Resolves the template's intrinsic functions with local names: ARNs in the local account and region. */
 class Resolver {
-  private readonly account: string;
-  private readonly region: string;
+  readonly account: string;
+  readonly region: string;
 
   constructor(
     private readonly resources: Record<string, CfnResource>,
@@ -168,7 +229,15 @@ class Resolver {
         ? LOCAL_STATE_MACHINE_NAME
         : LOCAL_LONG_WAITS_STATE_MACHINE_NAME;
     const properties = resource.Properties ?? {};
-    for (const property of ['Name', 'QueueName', 'FunctionName', 'RoleName', 'TopicName', 'LogGroupName']) {
+    for (const property of [
+      'Name',
+      'QueueName',
+      'FunctionName',
+      'RoleName',
+      'TopicName',
+      'LogGroupName',
+      'StageName',
+    ]) {
       if (typeof properties[property] === 'string') return properties[property] as string;
     }
     return logicalId;
@@ -305,13 +374,12 @@ const mergeInto = (policies: Record<string, PolicyDocument>, arn: string, docume
 export const stackPolicies = (cache: IamCache, names: LocalNames): StackPolicies => {
   const resolver = new Resolver(cache.resources, names);
   const entries = Object.entries(cache.resources);
-  const functions: Record<string, FunctionPolicies> = {};
-  for (const [functionName, roleId] of Object.entries(cache.functions)) {
+  const rolePolicies = (name: string, roleId: string): FunctionPolicies => {
     const role = cache.resources[roleId];
     if (role?.Type !== 'AWS::IAM::Role')
-      throw new Error(`IAM: ${functionName}'s role ${roleId} is not in the template`);
+      throw new Error(`IAM: ${name}'s role ${roleId} is not in the template`);
     if (role.Properties?.ManagedPolicyArns !== undefined)
-      throw new Error(`IAM: ${functionName}'s role has managed policies, which are not read locally`);
+      throw new Error(`IAM: ${name}'s role has managed policies, which are not read locally`);
     const identityPolicies: FunctionPolicies['identityPolicies'] = [];
     for (const inline of (role.Properties?.Policies ?? []) as { PolicyName: string; PolicyDocument: Json }[])
       identityPolicies.push({
@@ -327,12 +395,14 @@ export const stackPolicies = (cache: IamCache, names: LocalNames): StackPolicies
         policy: asDocument(resolver.resolve(resource.Properties?.PolicyDocument)),
       });
     }
-    functions[functionName] = {
-      roleArn: resolver.arnOf(roleId),
-      roleName: resolver.nameOf(roleId),
-      identityPolicies,
-    };
-  }
+    return { roleArn: resolver.arnOf(roleId), roleName: resolver.nameOf(roleId), identityPolicies };
+  };
+  const functions: Record<string, FunctionPolicies> = {};
+  for (const [functionName, roleId] of Object.entries(cache.functions))
+    functions[functionName] = rolePolicies(functionName, roleId);
+  const services = servicePaths(cache, resolver);
+  // The service roles the template gives (state machines', schedules'), checked as a function's are.
+  for (const [name, roleId] of Object.entries(services.roles)) functions[name] ??= rolePolicies(name, roleId);
 
   const resourcePolicies: Record<string, PolicyDocument> = {};
   const tables: string[] = [];
@@ -403,6 +473,28 @@ export const stackPolicies = (cache: IamCache, names: LocalNames): StackPolicies
           mergeInto(resourcePolicies, queueArnOfUrl.get(url) ?? url, document);
         break;
       }
+      case 'AWS::Lambda::Permission': {
+        // Lambda's own policy statement for an AddPermission, as it writes it.
+        const resolved = resolver.resolve(properties) as Record<string, Json>;
+        const principal = String(resolved.Principal);
+        const conditions: Record<string, Record<string, Json>> = {};
+        if (resolved.SourceArn !== undefined) conditions.ArnLike = { 'AWS:SourceArn': resolved.SourceArn };
+        if (resolved.SourceAccount !== undefined)
+          conditions.StringEquals = { 'AWS:SourceAccount': resolved.SourceAccount };
+        mergeInto(resourcePolicies, String(resolved.FunctionName), {
+          Statement: [
+            {
+              Sid: logicalId,
+              Effect: 'Allow',
+              Principal: principal.endsWith('.amazonaws.com') ? { Service: principal } : { AWS: principal },
+              Action: resolved.Action,
+              Resource: resolved.FunctionName,
+              ...(Object.keys(conditions).length > 0 && { Condition: conditions }),
+            },
+          ],
+        });
+        break;
+      }
       case 'AWS::SecretsManager::ResourcePolicy':
         mergeInto(
           resourcePolicies,
@@ -413,7 +505,102 @@ export const stackPolicies = (cache: IamCache, names: LocalNames): StackPolicies
       default:
     }
   }
-  return { functions, resourcePolicies, tables, standIns: standInResources(cache, resolver) };
+  const { roles: _roles, functionArns, ...paths } = services;
+  return {
+    functions,
+    resourcePolicies,
+    tables,
+    standIns: standInResources(cache, resolver),
+    functionArns,
+    services: paths,
+  };
+};
+
+/** Each stack function's logical id, by its name in the stack (the one whose role it has). */
+const functionsByLogicalId = (cache: IamCache): Map<string, string> => {
+  const byLogicalId = new Map<string, string>();
+  for (const [logicalId, resource] of Object.entries(cache.resources)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    const role = referredResource(resource.Properties?.Role);
+    const name = Object.entries(cache.functions).find(([, roleId]) => roleId === role)?.[0];
+    if (name !== undefined) byLogicalId.set(logicalId, name);
+  }
+  return byLogicalId;
+};
+
+const servicePaths = (
+  cache: IamCache,
+  resolver: Resolver,
+): ServicePaths & { roles: Record<string, string>; functionArns: Record<string, string> } => {
+  const entries = Object.entries(cache.resources);
+  const byLogicalId = functionsByLogicalId(cache);
+  const functionArns = Object.fromEntries([...byLogicalId].map(([id, name]) => [name, resolver.arnOf(id)]));
+  const roles: Record<string, string> = {};
+  const stateMachines: ServicePaths['stateMachines'] = {};
+  const rules: ServicePaths['rules'] = [];
+  const schedules: ServicePaths['schedules'] = [];
+  let api: ServicePaths['api'];
+  for (const [logicalId, resource] of entries) {
+    const properties = resource.Properties ?? {};
+    switch (resource.Type) {
+      case 'AWS::StepFunctions::StateMachine': {
+        const type = properties.StateMachineType === 'EXPRESS' ? 'EXPRESS' : 'STANDARD';
+        const role = type === 'EXPRESS' ? LOCAL_FAST_PATH_ROLE : LOCAL_LONG_WAITS_ROLE;
+        const roleId = referredResource(properties.RoleArn);
+        if (roleId !== undefined) roles[role] = roleId;
+        const substitutions = (properties.DefinitionSubstitutions ?? {}) as Record<string, Json>;
+        stateMachines[type] = {
+          role,
+          tasks: Object.fromEntries(
+            Object.entries(substitutions)
+              .filter(
+                ([, value]) =>
+                  cache.resources[referredResource(value) ?? '']?.Type === 'AWS::Lambda::Function',
+              )
+              .map(([name, value]) => [name, String(resolver.resolve(value))]),
+          ),
+        };
+        break;
+      }
+      case 'AWS::Events::Rule':
+        rules.push({
+          ruleArn: resolver.arnOf(logicalId),
+          targets: ((properties.Targets ?? []) as { Arn: Json; RoleArn?: Json }[]).map((target) => ({
+            arn: String(resolver.resolve(target.Arn)),
+            ...(target.RoleArn !== undefined && { role: String(resolver.resolve(target.RoleArn)) }),
+          })),
+        });
+        break;
+      case 'AWS::Scheduler::Schedule': {
+        const target = (properties.Target ?? {}) as { Arn?: Json; RoleArn?: Json };
+        const targetId = referredResource(target.Arn);
+        const roleId = referredResource(target.RoleArn);
+        const targetName = byLogicalId.get(targetId ?? '') ?? targetId ?? logicalId;
+        if (roleId !== undefined) roles[scheduleRoleName(targetName)] = roleId;
+        schedules.push({
+          scheduleArn: `arn:aws:scheduler:${resolver.region}:${resolver.account}:schedule/default/${resolver.nameOf(logicalId)}`,
+          targetArn: String(resolver.resolve(target.Arn)),
+          ...(roleId !== undefined && { role: scheduleRoleName(targetName) }),
+        });
+        break;
+      }
+      case 'AWS::ApiGateway::Stage': {
+        const restApi = String(resolver.resolve(properties.RestApiId));
+        const authorizer = entries.find(([, r]) => r.Type === 'AWS::ApiGateway::Authorizer');
+        const authorizerFunction = byLogicalId.get(
+          referredResource(authorizer?.[1].Properties?.AuthorizerUri) ?? '',
+        );
+        api = {
+          stageArn: `arn:aws:execute-api:${resolver.region}:${resolver.account}:${restApi}/${resolver.refOf(logicalId)}`,
+          authorizerArn: `arn:aws:execute-api:${resolver.region}:${resolver.account}:${restApi}/authorizers/${authorizer === undefined ? '' : resolver.refOf(authorizer[0])}`,
+          authorizerFunction: authorizerFunction ?? '',
+        };
+        break;
+      }
+      default:
+    }
+  }
+  return { roles, functionArns, stateMachines, rules, schedules, ...(api !== undefined && { api }) };
 };
 
 /** The first resource a template value refers to (`Ref` or `Fn::GetAtt`), by logical id. */
@@ -436,12 +623,9 @@ const referredResource = (value: Json): string | undefined => {
 
 const standInResources = (cache: IamCache, resolver: Resolver): Record<string, string> => {
   const standIns: Record<string, string> = {};
-  const functionOfLambda = new Map<string, string>();
-  for (const [logicalId, resource] of Object.entries(cache.resources)) {
+  const functionOfLambda = functionsByLogicalId(cache);
+  for (const resource of Object.values(cache.resources)) {
     if (resource.Type !== 'AWS::Lambda::Function') continue;
-    const role = referredResource(resource.Properties?.Role);
-    const name = Object.entries(cache.functions).find(([, roleId]) => roleId === role)?.[0];
-    if (name !== undefined) functionOfLambda.set(logicalId, name);
     const variables = (resource.Properties?.Environment as { Variables?: Record<string, Json> } | undefined)
       ?.Variables;
     for (const [variable, value] of Object.entries(variables ?? {})) {

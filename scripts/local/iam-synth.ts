@@ -11,7 +11,8 @@ import {
 } from './iam-policies.ts';
 
 /**
- * Synthesizes the `dev` stage (bundling skipped: only the template is read) and writes what the
+ * Synthesizes a stage (bundling skipped: only the template is read) with the CDK context given as
+ * JSON by the second argument (scripts/local/iam-policies.ts stageContext) and writes what the
  * local IAM check needs into the cache file named by the first argument: the template's
  * resources, each function's role, and the hash of every project file the synthesis loaded.
  * Run by scripts/local/iam-policies.ts in a process of its own, when its cache is out of date.
@@ -28,8 +29,9 @@ registerHooks({
   },
 });
 
-const target = process.argv[2];
-if (target === undefined) throw new Error('usage: iam-synth.ts <cache file>');
+const [target, stageContext] = process.argv.slice(2);
+if (target === undefined || stageContext === undefined)
+  throw new Error('usage: iam-synth.ts <cache file> <context as JSON>');
 
 const { App } = await import('aws-cdk-lib');
 const { CreditTransferStack } = await import('../../lib/credit-transfer-stack.ts');
@@ -41,7 +43,7 @@ const context = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')
 // Only the policies are read: CDK's own CloudFormation validation (most of a synthesis) is left to `cdk synth`.
 const app = new App({
   builtinCloudFormationValidation: false,
-  context: { ...context, 'aws:cdk:bundling-stacks': [] },
+  context: { ...context, ...(JSON.parse(stageContext) as object), 'aws:cdk:bundling-stacks': [] },
 });
 const config = stageConfig((name) => app.node.tryGetContext(name));
 const stack = new CreditTransferStack(app, stackNameOf(config.stage), { config });

@@ -15,6 +15,7 @@ import type { ReconcileEvent } from '#workflow/reconcile';
 import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY } from '#workflow/task-functions';
 import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_STATE_MACHINE_NAME } from './iam-policies.ts';
 import { inOwnContext } from './invocations.ts';
+import { checkServiceCall } from './service-calls.ts';
 import { LOCAL_STATE_MACHINE_ARN, LocalWorkflowRunner } from './workflow-runner.ts';
 
 /**
@@ -63,12 +64,16 @@ export const startLocalReconciler = (reconcile: Reconcile, intervalSeconds: numb
     // everything is the local runtime's own repair after the machine stopped (it scans the table,
     // which the Reconciler function may not, and never does on AWS): it runs as the runtime.
     const functionName = event.everything === true ? undefined : 'Reconciler';
-    current ??= inOwnContext(
-      functionName,
-      `reconcile-${randomUUID()}`,
-      () => reconcile(event),
-      RECONCILER_ENTRY,
-    )
+    current ??= (async () => {
+      // A scheduled run is the schedule's invocation: its role must be allowed to make it.
+      if (functionName !== undefined) await checkServiceCall({ kind: 'scheduled', functionName });
+      return inOwnContext(
+        functionName,
+        `reconcile-${randomUUID()}`,
+        () => reconcile(event),
+        RECONCILER_ENTRY,
+      );
+    })()
       .catch((error: unknown) => {
         logger.warn('Reconciler run failed; the next run retries', { error: error as Error });
         return undefined;

@@ -19,6 +19,7 @@ import { deliveryDependencies, transferHistories } from '../../lambdas/webhooks/
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './iam-policies.ts';
 import { addBilledDuration } from './invocation-meter.ts';
 import { inOwnContext } from './invocations.ts';
+import { checkServiceCall } from './service-calls.ts';
 import { FairQueue } from './workflow-runner.ts';
 
 /** On AWS the queue's reader records each status change and makes its first attempts. */
@@ -184,7 +185,12 @@ export const startLocalWebhookDelivery = async (options: {
       // One transfer's changes are recorded in order (so the events list has them in order),
       // different transfers' side by side, the tenants in turns.
       const transfers = inTenantTurns(lines.flatMap((line) => statusEventOf(line)?.detail ?? []));
-      if (transfers.length > 0) await queueRead('sqs:ReceiveMessage');
+      if (transfers.length > 0) {
+        // EventBridge's rule sends them to the queue first (the queue's policy must allow it): refused,
+        // they stay on the bus, retried as EventBridge retries a target.
+        await checkServiceCall({ kind: 'bus-to-queue', functionName: 'WebhookIngest' });
+        await queueRead('sqs:ReceiveMessage');
+      }
       const recording = {
         ...deps,
         endpoints: endpointsOncePerBatch(deps.endpoints),
@@ -250,6 +256,8 @@ export const startLocalWebhookDelivery = async (options: {
   const tick = async () => {
     try {
       await readBus();
+      // The retry sender runs when its schedule may invoke it (the function's resource policy).
+      await checkServiceCall({ kind: 'scheduled', functionName: 'WebhookDeliver' });
       await inOwnContext('WebhookDeliver', `deliver-${Date.now()}`, () => dispatcher.pump());
     } catch (error) {
       console.error('Webhook delivery: reading the events or the queue failed; tried again shortly', error);

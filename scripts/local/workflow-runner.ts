@@ -24,6 +24,7 @@ import {
   LOCAL_STATE_MACHINE_NAME,
 } from './iam-policies.ts';
 import { functionNameOf, inOwnContext } from './invocations.ts';
+import { checkServiceCall } from './service-calls.ts';
 import { validatedStateMachine } from './validated-state-machine.ts';
 
 /**
@@ -265,6 +266,23 @@ const boundHandlers = async (definition: AslDefinition): Promise<Record<string, 
   return handlers;
 };
 
+/**
+ * The state machine's role may invoke the task's function (IAM, as checked locally), or the Task
+ * fails as Step Functions fails it on AWS: Lambda.AWSLambdaException, the AccessDeniedException
+ * in its message, for the state's Retry and Catch to handle.
+ */
+const invocationAllowed = async (machine: ExecutionSummary['type'], substitution: string): Promise<void> => {
+  try {
+    await checkServiceCall({ kind: 'task', machine, substitution });
+  } catch (error) {
+    const refused = new Error(
+      `${(error as Error).message} (Service: Lambda, Status Code: 403, Error Code: AccessDeniedException)`,
+    );
+    refused.name = 'Lambda.AWSLambdaException';
+    throw refused;
+  }
+};
+
 interface Running {
   abort: () => void;
   done: Promise<void>;
@@ -306,7 +324,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
 
   private constructor(
     private readonly machines: Readonly<Record<ExecutionSummary['type'], StateMachine>>,
-    private readonly overrides: Overrides,
+    private readonly overrides: Readonly<Record<ExecutionSummary['type'], Overrides>>,
     private readonly options: LocalWorkflowRunnerOptions,
     private readonly apiQuiet: () => boolean,
     /** Per transfer, the start number of its oldest running execution (its tasks' place in line). */
@@ -337,29 +355,38 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         entryOf(state),
       ]),
     );
-    const bounded: Record<string, TaskHandler> = Object.fromEntries(
-      Object.entries(handlers).map(([name, handler]) => [
-        name,
-        (input: unknown) => {
-          const { tenant, transfer } = identifiersOf(input);
-          // Each task a Lambda invocation of its own: its log lines carry its transfer only.
-          return taskSlots.run(tenant, startNumbers.get(transfer) ?? 0, () =>
-            inOwnContext(undefined, randomUUID(), () => handler(input), entries[name]),
-          );
-        },
-      ]),
-    );
+    const definitions = { EXPRESS: fastPath, STANDARD: longWaits } as const;
+    /** Each machine's tasks: its role's lambda:InvokeFunction checked first, then a Lambda invocation of its own. */
+    const boundedFor = (type: ExecutionSummary['type']): Record<string, TaskHandler> =>
+      Object.fromEntries(
+        Object.entries(handlers).map(([name, handler]) => {
+          const substitution = substitutionOf(definitions[type].States[name]?.Resource);
+          return [
+            name,
+            async (input: unknown) => {
+              if (substitution !== undefined) await invocationAllowed(type, substitution);
+              const { tenant, transfer } = identifiersOf(input);
+              // Each task a Lambda invocation of its own: its log lines carry its transfer only.
+              return taskSlots.run(tenant, startNumbers.get(transfer) ?? 0, () =>
+                inOwnContext(undefined, randomUUID(), () => handler(input), entries[name]),
+              );
+            },
+          ];
+        }),
+      );
+    const bounded = { EXPRESS: boundedFor('EXPRESS'), STANDARD: boundedFor('STANDARD') };
     let runner: LocalWorkflowRunner | undefined;
     // Step Functions' own integration, not a function: no Lambda invocation, no task slot.
-    bounded[HAND_OVER_STATE] ??= (input) =>
+    bounded.EXPRESS[HAND_OVER_STATE] ??= (input) =>
       (runner as LocalWorkflowRunner).handOver(input as StartExecutionParameters);
+    const overridesOf = (type: ExecutionSummary['type']): Overrides => ({
+      taskResourceLocalHandlers: bounded[type] as Overrides['taskResourceLocalHandlers'],
+      ...(options.waitTimeOverrides && { waitTimeOverrides: options.waitTimeOverrides }),
+      ...(options.retryIntervalOverrides && { retryIntervalOverrides: options.retryIntervalOverrides }),
+    });
     runner = new LocalWorkflowRunner(
       machines,
-      {
-        taskResourceLocalHandlers: bounded as Overrides['taskResourceLocalHandlers'],
-        ...(options.waitTimeOverrides && { waitTimeOverrides: options.waitTimeOverrides }),
-        ...(options.retryIntervalOverrides && { retryIntervalOverrides: options.retryIntervalOverrides }),
-      },
+      { EXPRESS: overridesOf('EXPRESS'), STANDARD: overridesOf('STANDARD') },
       options,
       apiQuiet,
       startNumbers,
@@ -463,7 +490,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     // Outside the context of whatever started it (an HTTP request): the execution is no part of it.
     const execution = inOwnContext(undefined, name, () =>
       this.machines[type].run(input as Parameters<StateMachine['run']>[0], {
-        overrides: this.overrides,
+        overrides: this.overrides[type],
         noThrowOnAbort: true,
         context: { Execution: { Id: `${arn}:${name}`, Name: name } },
       }),

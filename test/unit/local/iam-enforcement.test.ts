@@ -9,7 +9,7 @@ import { dynamoDbRequests, IamEnforcer } from '#local/iam-enforcement';
 import { stackIam, stackPolicies } from '#local/iam-policies';
 
 /**
- * The local IAM check against the stack's own policies (the synthesized `dev` template): the
+ * The local IAM check against the stack's own policies (the synthesized `prod` template): the
  * request context each DynamoDB call gives IAM, and the decisions on it.
  */
 const TABLE = 'credit-transfers';
@@ -199,5 +199,100 @@ describe('decisions on the stand-ins of KMS, EventBridge, Step Functions, SQS an
     expect(enforcer.standInRequest('WebhookIngest', wake).resource).toMatch(
       /^arn:aws:sqs:local:000000000000:WebhooksWakeUps/,
     );
+  });
+});
+
+describe('fails closed: what the check cannot read or evaluate is a denial naming it', () => {
+  const deniedFor = (reason: RegExp) =>
+    expect.objectContaining({ name: 'AccessDeniedException', message: expect.stringMatching(reason) });
+  const listQuery = (KeyConditionExpression: string) => ({
+    IndexName: 'listByTenant',
+    KeyConditionExpression,
+    ExpressionAttributeValues: { ':p': 'PAYMENT_LIST#a#ALL' },
+  });
+
+  it('refuses a Query whose key condition has its operands the other way round', async () => {
+    await expect(check('ListCreditTransfers', 'QueryCommand', listQuery(':p = listTenant'))).rejects.toEqual(
+      deniedFor(/could not read the key condition ":p = listTenant" has no "listTenant = :value"/),
+    );
+    // The same Query written as DynamoDB documents it is allowed.
+    await expect(
+      check('ListCreditTransfers', 'QueryCommand', listQuery('listTenant = :p')),
+    ).resolves.toBeUndefined();
+  });
+
+  it('refuses a Query whose key condition cannot be parsed, or gives no string value', async () => {
+    for (const expression of ['begins_with(listTenant, :p)', 'listTenant == :p', 'listTenant = :missing'])
+      await expect(
+        check('ListCreditTransfers', 'QueryCommand', listQuery(expression)),
+        expression,
+      ).rejects.toEqual(deniedFor(/could not read the key condition/));
+    await expect(check('ListCreditTransfers', 'QueryCommand', { IndexName: 'listByTenant' })).rejects.toEqual(
+      deniedFor(/could not read a Query without a KeyConditionExpression/),
+    );
+  });
+
+  it('refuses an item call without its partition key, and a batch with one such item', async () => {
+    await expect(check('GetCreditTransferStatus', 'GetItemCommand', { Key: { sk: 'x' } })).rejects.toEqual(
+      deniedFor(/could not read the GetItem's Key names an item without a string pk/),
+    );
+    await expect(check('GetCreditTransferStatus', 'GetItemCommand', {})).rejects.toEqual(
+      deniedFor(/could not read/),
+    );
+    await expect(
+      check('ListCreditTransfers', 'BatchGetItemCommand', {
+        RequestItems: { [TABLE]: { Keys: [{ pk: 'PAYMENT#a#p', sk: 'x' }, { sk: 'y' }] } },
+      }),
+    ).rejects.toEqual(deniedFor(/without a string pk/));
+    await expect(
+      check('InitiateCreditTransfer', 'PutItemCommand', { Item: { pk: { N: '1' }, sk: 'x' } }),
+    ).rejects.toEqual(deniedFor(/without a string pk/));
+  });
+
+  it('refuses a command, an action or a resource it does not know', async () => {
+    await expect(
+      check('GetCreditTransferStatus', 'ExecuteStatementCommand', { Statement: 'SELECT * FROM t' }),
+    ).rejects.toEqual(deniedFor(/could not read the command ExecuteStatementCommand/));
+    await expect(
+      enforcer.check('Authorizer', [
+        {
+          action: 'dynamodb:NoSuchAction',
+          resource: `arn:aws:dynamodb:local:000000000000:table/${TABLE}`,
+          context: {},
+        },
+      ]),
+    ).rejects.toEqual(deniedFor(/could not evaluate the request: .*invalid\.action/));
+    await expect(
+      enforcer.check('Authorizer', [
+        {
+          action: 'dynamodb:GetItem',
+          resource: 'not-an-arn',
+          context: { 'dynamodb:LeadingKeys': ['CLIENT#c'] },
+        },
+      ]),
+    ).rejects.toEqual(deniedFor(/could not evaluate the request/));
+    await expect(
+      enforcer.check('Authorizer', [
+        enforcer.standInRequest('Authorizer', {
+          action: 'kms:GetPublicKey',
+          resource: 'NO_SUCH_KEY' as StandInCall['resource'],
+        }),
+      ]),
+    ).rejects.toEqual(deniedFor(/could not read the resource NO_SUCH_KEY/));
+  });
+
+  it('refuses an allow that rests on ForAllValues over a key the request gives no value', async () => {
+    const read = (keys: string[]) =>
+      enforcer.check('Authorizer', [
+        {
+          action: 'dynamodb:GetItem',
+          resource: `arn:aws:dynamodb:local:000000000000:table/${TABLE}`,
+          context: { 'dynamodb:LeadingKeys': keys },
+        },
+      ]);
+    await expect(read([])).rejects.toEqual(
+      deniedFor(/could not evaluate ForAllValues:StringLike on dynamodb:LeadingKeys/),
+    );
+    await expect(read(['CLIENT#c'])).resolves.toBeUndefined();
   });
 });
