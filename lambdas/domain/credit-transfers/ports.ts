@@ -33,6 +33,11 @@ export interface CreditTransferRecord {
   servicer: ServicerHeaders;
   /** The transfer exactly as the client sent it. */
   transfer: CreditTransferRequest;
+  /**
+   * What the service says of the transfer beside its fields, for a pain.002's `AddtlInf` (a
+   * pain.001 group's past ReqdExctnDt, executed on receipt).
+   */
+  additionalInformation?: string;
   history: StatusChange[];
   /** The cancellation the client asked for; kept once recorded, whatever the outcome. */
   cancellation?: CancellationRequest;
