@@ -26,7 +26,7 @@ const document = (body: string) =>
  * valid against the schema, its NbOfTxs and CtrlSum right: only the count of transfers is wrong.
  */
 export const manyTransactionsPain001 = (messageId: string, bytes = 5 * MiB - 1024): string => {
-  const frame = document(header(messageId, 0, '0') + minimalGroup(0, '0', today()) + '</PmtInf>');
+  const frame = document(`${header(messageId, 0, '0')}${minimalGroup(0, '0', today())}</PmtInf>`);
   const count = Math.floor((bytes - frame.length - 40) / MINIMAL_TRANSACTION.length);
   return document(
     header(messageId, count, String(count)) +
