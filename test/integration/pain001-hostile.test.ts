@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { batchKey, batchMessageKey, creditTransferKey } from '#adapters/table/keys';
+import { derivedPaymentId } from '#domain/credit-transfers/payment-id';
 import {
   deepPain001,
   manyElementsPain001,
@@ -116,10 +117,17 @@ describe('hostile pain.001 uploads', () => {
     it('the same message under another idempotency key is the same batch, and leaves no other', async () => {
       const xml = await example(uniqueId('TWICE'));
       const first = await submitXml(xml, { idempotencyId: uniqueId('a') });
-      const again = await submitXml(xml, { idempotencyId: uniqueId('b') });
+      const key = uniqueId('b');
+      const again = await submitXml(xml, { idempotencyId: key });
       expect(again.status).toBe(202);
       expect(again.body.batchId).toBe(first.body.batchId);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
+      const keysBatch = derivedPaymentId('local', 'batch', key);
+      const left = await service.table.get({
+        TableName: 'credit-transfers',
+        Key: batchKey('local', keysBatch),
+      });
+      expect(left.Item).toBeUndefined();
     });
   });
 
