@@ -278,6 +278,15 @@ describe('hostile pain.001 uploads', () => {
       const reply = await submitXml(await dated(uniqueId('PAST'), -40, -10));
       expect(reply.status, JSON.stringify(reply.body)).toBe(202);
       expect(reply.body.count).toBe(1);
+      expect(reply.body.rejectedPaymentGroups).toEqual([
+        {
+          paymentInformationId: 'SALARIES-DEC',
+          statusReasonCode: 'DT01',
+          statusReason: 'InvalidDate',
+          reason: `ReqdExctnDt ${dayOffset(-40)} is more than 30 days past: the payment group was not executed`,
+          transactions: 2,
+        },
+      ]);
       const paymentId = reply.body.creditTransfers[0].paymentId;
       const stored = await service.table.get({
         TableName: 'credit-transfers',
