@@ -175,9 +175,11 @@ export const groupRuleViolations = (message: Pain001Message): InvalidParam[] => 
         reason: `must be ${transactions.length}, the number of CdtTrfTxInf it covers`,
       });
     const total = sumOf(amountsOf(transactions));
-    if (sum !== undefined && !isDecimal(sum.value))
+    // xs:decimal also allows a leading `+` and no integer digits (`.5`).
+    const stated = sum?.value.replace(/^\+/, '').replace(/^\./, '0.');
+    if (sum !== undefined && (stated === undefined || !isDecimal(stated)))
       violations.push({ name: sum.path, reason: 'must be a decimal number' });
-    else if (sum !== undefined && compareDecimals(sum.value, decimalOf(total)) !== 0)
+    else if (sum !== undefined && compareDecimals(stated as string, decimalOf(total)) !== 0)
       violations.push({
         name: sum.path,
         reason: `must be ${decimalOf(total)}, the sum of the InstdAmt it covers`,
