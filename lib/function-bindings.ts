@@ -317,14 +317,16 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     workflowAccess(r.lifecycle),
   ],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
-  // Claims the MsgId, stores the batch and each transfer (conditional puts), marks it stored, and
-  // asks the batch lifecycle starter to start the workflows after it has answered.
+  // Stores the batch, claims its MsgId, stores each transfer (conditional puts), marks it stored,
+  // and asks the batch lifecycle starter to start the workflows after it has answered. A batch
+  // whose MsgId is another's is removed while it holds nothing (DeleteItem, batches only).
   submitCreditTransferBatch: (r) => [
     tableAccess(
       r.table,
       ['PutItem', 'GetItem', 'UpdateItem'],
       [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages],
     ),
+    tableAccess(r.table, ['DeleteItem'], [KEY_PREFIXES.batches]),
     batchLifecyclesInvocation(r.batchLifecycles),
   ],
   // The batch, then its transfers a hundred at a time.

@@ -1050,6 +1050,22 @@ export interface components {
       messageId: string;
       /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
       messageName: string;
+      /** @description A pain.001's payment groups rejected whole while the rest was taken (a ReqdExctnDt more than 30 days past); absent when none was. */
+      rejectedPaymentGroups?: {
+        /** @description The group's PmtInfId. */
+        paymentInformationId: string;
+        /** @description The reason's ISO ExternalStatusReason1Code (`DT01`). */
+        statusReasonCode: string;
+        /** @description The reason's ISO name (`InvalidDate`). */
+        statusReason: string;
+        /** @description Why, in words. */
+        reason: string;
+        /**
+         * Format: int32
+         * @description How many CdtTrfTxInf the group held; none was stored.
+         */
+        transactions: number;
+      }[];
       /** @description Up to 100 transfers with their current statuses, in message order. */
       creditTransfers: {
         paymentId: string;
@@ -1375,6 +1391,22 @@ export interface components {
       messageId: string;
       /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
       messageName: string;
+      /** @description A pain.001's payment groups rejected whole while the rest was taken (a ReqdExctnDt more than 30 days past); absent when none was. */
+      rejectedPaymentGroups?: {
+        /** @description The group's PmtInfId. */
+        paymentInformationId: string;
+        /** @description The reason's ISO ExternalStatusReason1Code (`DT01`). */
+        statusReasonCode: string;
+        /** @description The reason's ISO name (`InvalidDate`). */
+        statusReason: string;
+        /** @description Why, in words. */
+        reason: string;
+        /**
+         * Format: int32
+         * @description How many CdtTrfTxInf the group held; none was stored.
+         */
+        transactions: number;
+      }[];
       /** @description Each transfer's paymentId, in message order. */
       creditTransfers: {
         paymentId: string;

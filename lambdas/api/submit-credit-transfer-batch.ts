@@ -23,10 +23,44 @@ import { prefersXml } from './content-negotiation.ts';
 import { idempotencyKey, servicerHeaders } from './request-headers.ts';
 
 const XML_BODY = /^(application|text)\/xml\s*(;.*)?$/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+
+/** Byte order marks of the encodings a pain.001 may not come in (UTF-16 and UTF-32, either order). */
+const FOREIGN_BYTE_ORDER_MARKS: readonly [string, number[]][] = [
+  ['UTF-32', [0x00, 0x00, 0xfe, 0xff]],
+  ['UTF-32', [0xff, 0xfe, 0x00, 0x00]],
+  ['UTF-16', [0xfe, 0xff]],
+  ['UTF-16', [0xff, 0xfe]],
+];
+
+const notUtf8Xml = (name: string, reason: string) =>
+  new InvalidRequestError('The XML message is not UTF-8', [{ name, reason }]);
+
+/**
+ * A pain.001 is taken in UTF-8 only (xml-input.ts): a charset parameter naming another, or a
+ * body that opens with a UTF-16 or UTF-32 byte order mark, is refused with what it is.
+ */
+const assertUtf8Xml = (event: APIGatewayProxyEvent, contentType: string): void => {
+  const charset = CHARSET.exec(contentType)?.[1];
+  if (charset !== undefined && charset.toUpperCase() !== 'UTF-8')
+    throw notUtf8Xml('Content-Type', 'must name charset=UTF-8 or no charset: only UTF-8 is taken');
+  // A body that is not UTF-8 comes base64-encoded; its first bytes are enough.
+  if (!event.isBase64Encoded || event.body == null) return;
+  const head = Buffer.from(event.body.slice(0, 8), 'base64');
+  const mark = FOREIGN_BYTE_ORDER_MARKS.find(([, bytes]) =>
+    bytes.every((byte, index) => head[index] === byte),
+  );
+  if (mark !== undefined)
+    throw notUtf8Xml(
+      '(body)',
+      `must be encoded in UTF-8: it starts with a ${mark[0]} byte order mark; only UTF-8 (with or without a byte order mark) is taken`,
+    );
+};
 
 /** The body as JSON or as a pain.001 text, by its Content-Type; at most MAX_BATCH_BYTES. */
 const batchBodyOf = (event: APIGatewayProxyEvent): BatchBody => {
   const contentType = headerValue(event, 'content-type');
+  if (contentType !== undefined && XML_BODY.test(contentType)) assertUtf8Xml(event, contentType);
   const raw = boundedRawBody(event, MAX_BATCH_BYTES);
   if (raw.trim() === '')
     throw new InvalidRequestError('A request body is required', [{ name: '(body)', reason: 'is required' }]);

@@ -53,6 +53,21 @@ export class DynamoDbBatchStore implements BatchStore {
     }
   }
 
+  async discard(tenant: string, batchId: string, requestHash: string): Promise<void> {
+    try {
+      await this.client.delete({
+        TableName: this.tableName,
+        Key: batchKey(tenant, batchId),
+        ConditionExpression: '#state = :storing AND requestHash = :hash',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':storing': 'Storing', ':hash': requestHash },
+      });
+    } catch (error) {
+      // Gone already, or not ours to remove: nothing to undo.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
   async get(tenant: string, batchId: string): Promise<BatchRecord | undefined> {
     const { Item } = await this.client.get({
       TableName: this.tableName,

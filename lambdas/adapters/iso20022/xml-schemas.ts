@@ -107,44 +107,46 @@ const refuse = (reason: string, name = '(body)'): never => {
   throw new InvalidRequestError('The XML message is not valid', [{ name, reason }]);
 };
 
-/** A path with positions where an element has siblings of its name: /Document/CstmrCdtTrfInitn/PmtInf[2]. */
+type LibxmlNode = import('libxml2-wasm').XmlNode;
+
+/**
+ * The next sibling of any node. libxml2-wasm gives `next` to the nodes it builds on (elements,
+ * text, comments) but not to a processing instruction, which XML allows anywhere and which says
+ * nothing to a payment: read through the same getter, it is stepped over like a comment.
+ */
+const nextSibling = (lib: Libxml, node: LibxmlNode): LibxmlNode | null =>
+  (Object.getOwnPropertyDescriptor(lib.XmlTreeNode.prototype, 'next')?.get?.call(node) as
+    | LibxmlNode
+    | null
+    | undefined) ?? null;
+
+/**
+ * The element as the domain reads it. Each path is its parent's plus the element's name, with a
+ * position (from 1) only where siblings share the name, as ISO's paths are written:
+ * `/Document/CstmrCdtTrfInitn/PmtInf[2]/CdtTrfTxInf`. Each node is visited once.
+ */
 const treeOf = (element: import('libxml2-wasm').XmlElement, lib: Libxml, path: string): XmlTree => {
-  const children: XmlTree[] = [];
-  const seen = new Map<string, number>();
+  const elements: import('libxml2-wasm').XmlElement[] = [];
+  const named = new Map<string, number>();
   let text = '';
-  for (let child = element.firstChild; child !== null; child = child.next) {
+  for (let child: LibxmlNode | null = element.firstChild; child !== null; child = nextSibling(lib, child)) {
     if (child instanceof lib.XmlElement) {
-      const position = (seen.get(child.name) ?? 0) + 1;
-      seen.set(child.name, position);
-      children.push(treeOf(child, lib, `${path}/${child.name}[${position}]`));
+      elements.push(child);
+      named.set(child.name, (named.get(child.name) ?? 0) + 1);
     } else if (child instanceof lib.XmlText || child instanceof lib.XmlCData) {
       text += child.content;
     }
   }
+  const positions = new Map<string, number>();
+  const children = elements.map((child) => {
+    const position = (positions.get(child.name) ?? 0) + 1;
+    positions.set(child.name, position);
+    const step = (named.get(child.name) ?? 0) > 1 ? `${child.name}[${position}]` : child.name;
+    return treeOf(child, lib, `${path}/${step}`);
+  });
   const attributes = Object.fromEntries(element.attrs.map((attribute) => [attribute.name, attribute.value]));
   return { name: element.name, path, text: text.trim(), attributes, children };
 };
-
-/** `[1]` only where ISO's paths need it: a position on an element that repeats. */
-const tidyPath = (path: string, counts: Map<string, number>): string =>
-  path.replace(/\[1\](?=\/|$)/g, (match, offset: number) => {
-    const prefix = path.slice(0, offset);
-    return (counts.get(prefix) ?? 0) > 1 ? match : '';
-  });
-
-const countSiblings = (tree: XmlTree, counts: Map<string, number>): void => {
-  for (const child of tree.children) {
-    const key = child.path.replace(/\[\d+\]$/, '');
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    countSiblings(child, counts);
-  }
-};
-
-const withTidyPaths = (tree: XmlTree, counts: Map<string, number>): XmlTree => ({
-  ...tree,
-  path: tidyPath(tree.path, counts),
-  children: tree.children.map((child) => withTidyPaths(child, counts)),
-});
 
 /**
  * libxml2's path of a faulty node (every step a `*` with a position, as it writes nodes of a
@@ -184,7 +186,8 @@ export const readValidXml = async (
   const lib = await loadLibxml();
   let document: import('libxml2-wasm').XmlDocument;
   try {
-    document = lib.XmlDocument.fromString(xml, { option: parseOptions(lib) });
+    // Read as UTF-8 whatever a declaration says: the only encoding taken (xml-input.ts).
+    document = lib.XmlDocument.fromString(xml, { option: parseOptions(lib), encoding: 'utf-8' });
   } catch (error) {
     const details = (error as { details?: { message: string; line: number }[] }).details ?? [];
     const first = details[0];
@@ -200,10 +203,7 @@ export const readValidXml = async (
         '/Document',
       );
     }
-    const tree = treeOf(root, lib, '/Document');
-    const counts = new Map<string, number>();
-    countSiblings(tree, counts);
-    const named = withTidyPaths(tree, counts);
+    const named = treeOf(root, lib, '/Document');
     const validator = await validatorOf(schema);
     try {
       validator.validate(document);

@@ -44,6 +44,75 @@ const VISIBLE_IDENTIFIER = /^(?:[^\p{C}\p{Z}]| )*$/u;
 const IDENTIFIER_REASON =
   'must not contain control, invisible or format characters (Unicode categories C and Z other than the space, e.g. U+0000, U+200B, U+202E, U+2028, U+00A0)';
 
+/**
+ * Scripts an identifier's letters are told apart by. Digits, punctuation and marks belong to
+ * every script (Unicode's Common and Inherited); a letter of a script not listed counts as one
+ * script, `Other`.
+ */
+const SCRIPTS = [
+  'Latin',
+  'Greek',
+  'Cyrillic',
+  'Armenian',
+  'Hebrew',
+  'Arabic',
+  'Syriac',
+  'Thaana',
+  'Devanagari',
+  'Bengali',
+  'Gurmukhi',
+  'Gujarati',
+  'Oriya',
+  'Tamil',
+  'Telugu',
+  'Kannada',
+  'Malayalam',
+  'Sinhala',
+  'Thai',
+  'Lao',
+  'Tibetan',
+  'Myanmar',
+  'Georgian',
+  'Hangul',
+  'Ethiopic',
+  'Cherokee',
+  'Khmer',
+  'Mongolian',
+  'Hiragana',
+  'Katakana',
+  'Bopomofo',
+  'Han',
+].map((name) => ({ name, pattern: new RegExp(`^\\p{Script=${name}}$`, 'u') }));
+const EVERY_SCRIPT = /^[\p{Script=Common}\p{Script=Inherited}]$/u;
+/** The mixes Unicode's "highly restrictive" profile (UTS #39) allows: how Japanese, Chinese and Korean ids are written. */
+const SCRIPT_MIXES: readonly ReadonlySet<string>[] = [
+  new Set(['Latin', 'Han', 'Hiragana', 'Katakana']),
+  new Set(['Latin', 'Han', 'Bopomofo']),
+  new Set(['Latin', 'Han', 'Hangul']),
+];
+
+/** Whether the letters of `value` are of one script, or of one of the mixes CJK ids are written in. */
+export const isSingleScript = (value: string): boolean => {
+  if (/^[\x20-\x7E]*$/.test(value)) return true;
+  const scripts = new Set<string>();
+  for (const character of value) {
+    if (EVERY_SCRIPT.test(character)) continue;
+    scripts.add(SCRIPTS.find(({ pattern }) => pattern.test(character))?.name ?? 'Other');
+  }
+  return scripts.size <= 1 || SCRIPT_MIXES.some((mix) => [...scripts].every((script) => mix.has(script)));
+};
+
+/**
+ * Whether `value` is its own compatibility normal form (NFKC): full-width digits, ligatures,
+ * superscripts and an accent written as a separate mark all have a plainer form that looks alike.
+ */
+export const isNfkcStable = (value: string): boolean => value.normalize('NFKC') === value;
+
+const NFKC_REASON =
+  'must be written in its plain form (Unicode NFKC): no full-width or other compatibility characters (e.g. U+FF10-U+FF19 full-width digits, U+FB01 ligature), no accent written as a separate mark';
+const SCRIPT_REASON =
+  'must not mix letters of different scripts (e.g. a Cyrillic U+0410 among Latin letters): two ids that differ must look different';
+
 const lengthChecks = (minimum: number, maximum: number) =>
   minimum > 0 ? [z.minLength(minimum), atMostCharacters(maximum)] : [atMostCharacters(maximum)];
 
@@ -66,8 +135,10 @@ export const boundedText = (minimum: number, maximum: number) =>
 export const identifierText = (minimum: number, maximum: number) =>
   z.string().check(
     ...lengthChecks(minimum, maximum),
-    // Categories C and Z hold the control characters too: one reason per field.
-    z.refine((value) => VISIBLE_IDENTIFIER.test(value), IDENTIFIER_REASON),
+    // Categories C and Z hold the control characters too: one reason per field, the first broken.
+    z.refine((value) => VISIBLE_IDENTIFIER.test(value), { error: IDENTIFIER_REASON, abort: true }),
+    z.refine(isNfkcStable, { error: NFKC_REASON, abort: true }),
+    z.refine(isSingleScript, { error: SCRIPT_REASON, abort: true }),
     // The document keeps the control-character pattern, which every regex dialect reads alike.
     z.meta({ pattern: WITHOUT_CONTROL_CHARACTERS.source }),
   );

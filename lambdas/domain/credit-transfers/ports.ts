@@ -54,6 +54,11 @@ export interface CreditTransferRecord {
   transfer: CreditTransferRequest;
   /** The batch message it came in, when it came in one (its pain.002 names that message). */
   origin?: OriginalMessage;
+  /**
+   * What the service says of the transfer beside its fields, for a pain.002's `AddtlInf` (a
+   * pain.001 group's past ReqdExctnDt, executed on receipt).
+   */
+  additionalInformation?: string;
   history: StatusChange[];
   /** The cancellation the client asked for; kept once recorded, whatever the outcome. */
   cancellation?: CancellationRequest;

@@ -40,6 +40,23 @@ const batchFields = {
     bounded(35),
     '`pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch.',
   ),
+  rejectedPaymentGroups: optionalField(
+    z
+      .array(
+        z.strictObject({
+          paymentInformationId: described(bounded(35), "The group's PmtInfId."),
+          statusReasonCode: described(bounded(4), "The reason's ISO ExternalStatusReason1Code (`DT01`)."),
+          statusReason: described(bounded(35), "The reason's ISO name (`InvalidDate`)."),
+          reason: described(bounded(140), 'Why, in words.'),
+          transactions: described(
+            z.int().check(z.gte(0), z.lte(MAX_BATCH_TRANSACTIONS)),
+            'How many CdtTrfTxInf the group held; none was stored.',
+          ),
+        }),
+      )
+      .check(z.maxLength(MAX_BATCH_TRANSACTIONS)),
+    "A pain.001's payment groups rejected whole while the rest was taken (a ReqdExctnDt more than 30 days past); absent when none was.",
+  ),
 };
 
 export const batchAcceptedSchema = named(

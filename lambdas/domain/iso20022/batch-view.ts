@@ -26,16 +26,44 @@ export interface BatchView {
   createdAt: string;
   messageId: string;
   messageName: string;
+  rejectedPaymentGroups?: RejectedPaymentGroup[];
 }
 
-export const batchViewOf = (batch: BatchRecord): BatchView => ({
-  batchId: batch.batchId,
-  status: batch.state === 'Stored' ? 'Accepted' : 'Incomplete',
-  count: batch.count,
-  createdAt: batch.createdAt,
-  messageId: batch.message.messageId,
-  messageName: batch.message.messageName,
-});
+export interface RejectedPaymentGroup {
+  paymentInformationId: string;
+  statusReasonCode: string;
+  statusReason: string;
+  reason: string;
+  transactions: number;
+}
+
+const rejectedGroupsOf = (batch: BatchRecord): RejectedPaymentGroup[] =>
+  batch.message.groups.flatMap(({ paymentInformationId, rejection }) =>
+    rejection === undefined
+      ? []
+      : [
+          {
+            paymentInformationId,
+            statusReasonCode: rejection.statusReasonCode,
+            statusReason: rejection.statusReason,
+            reason: rejection.additionalInformation,
+            transactions: rejection.transactions,
+          },
+        ],
+  );
+
+export const batchViewOf = (batch: BatchRecord): BatchView => {
+  const rejected = rejectedGroupsOf(batch);
+  return {
+    batchId: batch.batchId,
+    status: batch.state === 'Stored' ? 'Accepted' : 'Incomplete',
+    count: batch.count,
+    createdAt: batch.createdAt,
+    messageId: batch.message.messageId,
+    messageName: batch.message.messageName,
+    ...(rejected.length > 0 && { rejectedPaymentGroups: rejected }),
+  };
+};
 
 const loadBatch = async (
   batches: BatchStore,

@@ -27,6 +27,9 @@ export interface PaymentIdentification {
 export interface MessageGroup {
   path: string;
   paymentInformationId: string;
+  paymentInformationIdPath: string;
+  /** `ReqdExctnDt`'s date (`YYYY-MM-DD`), and where it was. */
+  executionDate?: { value: string; path: string };
   numberOfTransactions?: { value: string; path: string };
   controlSum?: { value: string; path: string };
   transactions: MessageTransaction[];
@@ -35,6 +38,7 @@ export interface MessageGroup {
 export interface Pain001Message {
   version: Pain001Version;
   messageId: string;
+  messageIdPath: string;
   createdAt: string;
   numberOfTransactions: { value: string; path: string };
   controlSum?: { value: string; path: string };
@@ -43,10 +47,26 @@ export interface Pain001Message {
   unsupported: { path: string; reason: string }[];
 }
 
-const child = (tree: XmlTree | undefined, name: string): XmlTree | undefined =>
-  tree?.children.find((node) => node.name === name);
-const children = (tree: XmlTree | undefined, name: string): XmlTree[] =>
-  tree?.children.filter((node) => node.name === name) ?? [];
+/**
+ * Each element's children by name, built once on first look: a group's fields are read for each of
+ * its transactions, and a scan of its children each time would make reading quadratic.
+ */
+const byName = new WeakMap<XmlTree, Map<string, XmlTree[]>>();
+const children = (tree: XmlTree | undefined, name: string): readonly XmlTree[] => {
+  if (tree === undefined) return [];
+  let index = byName.get(tree);
+  if (index === undefined) {
+    index = new Map();
+    for (const node of tree.children) {
+      const same = index.get(node.name);
+      if (same === undefined) index.set(node.name, [node]);
+      else same.push(node);
+    }
+    byName.set(tree, index);
+  }
+  return index.get(name) ?? [];
+};
+const child = (tree: XmlTree | undefined, name: string): XmlTree | undefined => children(tree, name)[0];
 const at = (tree: XmlTree | undefined, ...names: string[]): XmlTree | undefined =>
   names.reduce<XmlTree | undefined>((node, name) => child(node, name), tree);
 
@@ -287,9 +307,12 @@ export const readPain001 = (version: Pain001Version, root: XmlTree): Pain001Mess
     }
     const numberOfTransactions = counted(child(group, 'NbOfTxs'));
     const controlSum = counted(child(group, 'CtrlSum'));
+    const executionDay = counted(executionDate(group));
     return {
       path: group.path,
       paymentInformationId: child(group, 'PmtInfId')?.text ?? '',
+      paymentInformationIdPath: `${group.path}/PmtInfId`,
+      ...(executionDay !== undefined && { executionDate: executionDay }),
       ...(numberOfTransactions !== undefined && { numberOfTransactions }),
       ...(controlSum !== undefined && { controlSum }),
       transactions: transactions.map((transaction) => ({
@@ -302,6 +325,7 @@ export const readPain001 = (version: Pain001Version, root: XmlTree): Pain001Mess
   return {
     version,
     messageId: child(header, 'MsgId')?.text ?? '',
+    messageIdPath: `${header?.path ?? '/Document/CstmrCdtTrfInitn/GrpHdr'}/MsgId`,
     createdAt: child(header, 'CreDtTm')?.text ?? '',
     numberOfTransactions: counted(child(header, 'NbOfTxs')) ?? { value: '', path: `${header?.path}/NbOfTxs` },
     ...(controlSum !== undefined && { controlSum }),

@@ -47,7 +47,25 @@ export interface BatchMessageSummary {
   createdAt?: string;
   controlSum?: string;
   /** Each payment group (`PmtInf`) in message order, with how many transfers it holds. */
-  groups: { paymentInformationId: string; count: number }[];
+  groups: BatchPaymentGroup[];
+}
+
+/** A payment group (`PmtInf`): its transfers, or its rejection (then `count` is 0: none was stored). */
+export interface BatchPaymentGroup {
+  paymentInformationId: string;
+  count: number;
+  /** The whole group refused while the rest of the message was taken: a pain.002's `PmtInfSts` `RJCT`. */
+  rejection?: PaymentGroupRejection;
+}
+
+export interface PaymentGroupRejection {
+  /** ISO ExternalStatusReason1Code (`StsRsnInf/Rsn/Cd`). */
+  statusReasonCode: string;
+  statusReason: string;
+  /** Said to the client in words (a pain.002's `StsRsnInf/AddtlInf`). */
+  additionalInformation: string;
+  /** How many `CdtTrfTxInf` the group held. */
+  transactions: number;
 }
 
 export type ClaimResult =
@@ -55,7 +73,10 @@ export type ClaimResult =
   | { claimed: false; existing: { batchId: string; requestHash: string } };
 
 export interface BatchStore {
-  /** Claims a message's MsgId for the tenant, for this batch; or the batch that holds it. */
+  /**
+   * Claims a message's MsgId for the tenant, for this batch (already created: a claim always
+   * names a batch that exists); or the batch that holds it.
+   */
   claimMessageId(
     tenant: string,
     messageId: string,
@@ -64,6 +85,11 @@ export interface BatchStore {
   ): Promise<ClaimResult>;
   /** Stores the batch unless its id is taken; false when taken. */
   create(batch: BatchRecord): Promise<boolean>;
+  /**
+   * Removes a batch this request created and that holds nothing yet (`Storing`, with this
+   * request's hash), when its MsgId turns out to be another batch's: its key is free again.
+   */
+  discard(tenant: string, batchId: string, requestHash: string): Promise<void>;
   get(tenant: string, batchId: string): Promise<BatchRecord | undefined>;
   /** Moves the batch from `Storing` to `Stored`: true for the call that moved it, false when it was moved already. */
   markStored(tenant: string, batchId: string): Promise<boolean>;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { fingerprint } from '../commons/canonical-json.ts';
+import { compareDecimals, isDecimal } from '../commons/decimal.ts';
 import {
   BatchTooLargeError,
   IdempotencyKeyReusedError,
@@ -9,6 +10,7 @@ import {
   MessageIdReusedError,
 } from '../commons/errors.ts';
 import type { Clock } from '../commons/ports.ts';
+import { identifierText } from '../commons/text.ts';
 import { toInvalidParams } from '../commons/validation.ts';
 import {
   type CreditTransferRequest,
@@ -26,22 +28,34 @@ import type {
   CreditTransferStore,
   OriginalMessage,
 } from '../credit-transfers/ports.ts';
-import { type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
+import { type MessageGroup, type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
 import { inPool } from './pool.ts';
 import type {
   BatchLifecycleStarter,
   BatchMessageSummary,
+  BatchPaymentGroup,
   BatchRecord,
   BatchStore,
   Pain001Reader,
 } from './ports.ts';
 import { sepaProfileViolations } from './sepa-profile.ts';
 import { compactId } from './transfer-report.ts';
+import {
+  checkXmlBounds,
+  MAX_XML_ATTRIBUTES,
+  MAX_XML_DEPTH,
+  MAX_XML_ELEMENTS,
+  utf8XmlText,
+} from './xml-input.ts';
 
 /** At most this many transfers in one batch (413 above, naming the limit). */
 export const MAX_BATCH_TRANSACTIONS = 2000;
 /** At most this many bytes in one batch request (413 above). */
 export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
+/** A pain.001 payment group asked for up to this many days before today is executed at once; older, it is rejected. */
+export const MAX_PAST_EXECUTION_DAYS = 30;
+/** The reason a payment group whose ReqdExctnDt is too far past is rejected with (ISO ExternalStatusReason1Code). */
+export const STALE_EXECUTION_DATE = { statusReasonCode: 'DT01', statusReason: 'InvalidDate' } as const;
 /** The message name a report gives a JSON batch. */
 export const JSON_BATCH_MESSAGE_NAME = 'CreditTransferBatchJSON';
 /** Transfers written at once: enough to keep the table busy, few enough to stay under its rate. */
@@ -88,6 +102,8 @@ export const batchPaymentIds = (batch: Pick<BatchRecord, 'tenant' | 'batchId' | 
 /** A transfer to store, and how to name its fields in a refusal. */
 interface Candidate {
   body: Record<string, unknown>;
+  /** Said of the transfer beside its fields (a pain.002's `AddtlInf`), e.g. an execution date moved. */
+  additionalInformation?: string;
   /** `invalidParams` name of a field of this transfer. */
   nameOf: (field: string) => string;
   /** Its payment group and ids in the message, which its reports name. */
@@ -119,8 +135,9 @@ const checkTransfers = (
   candidates: readonly Candidate[],
   now: Date,
   maxValueDateDays: number,
+  earlier: readonly InvalidParam[] = [],
 ): { transfer: CreditTransferRequest; place: Candidate['place'] }[] => {
-  const violations: InvalidParam[] = [];
+  const violations: InvalidParam[] = [...earlier];
   const transfers: { transfer: CreditTransferRequest; place: Candidate['place'] }[] = [];
   for (const candidate of candidates) {
     const parsed = creditTransferRequestSchema.safeParse(candidate.body, {
@@ -164,13 +181,21 @@ export const groupRuleViolations = (message: Pain001Message): InvalidParam[] => 
     sum: { value: string; path: string } | undefined,
     transactions: readonly MessageTransaction[],
   ) => {
-    if (count !== undefined && count.value !== String(transactions.length))
+    // Compared as numbers: `01` is 1 (Max15NumericText, digits only), `10.000000000` is 10.
+    if (
+      count !== undefined &&
+      !(/^\d+$/.test(count.value) && BigInt(count.value) === BigInt(transactions.length))
+    )
       violations.push({
         name: count.path,
         reason: `must be ${transactions.length}, the number of CdtTrfTxInf it covers`,
       });
     const total = sumOf(amountsOf(transactions));
-    if (sum !== undefined && scaled(sum.value, SCALE) !== total)
+    // xs:decimal also allows a leading `+` and no integer digits (`.5`).
+    const stated = sum?.value.replace(/^\+/, '').replace(/^\./, '0.');
+    if (sum !== undefined && (stated === undefined || !isDecimal(stated)))
+      violations.push({ name: sum.path, reason: 'must be a decimal number' });
+    else if (sum !== undefined && compareDecimals(stated as string, decimalOf(total)) !== 0)
       violations.push({
         name: sum.path,
         reason: `must be ${decimalOf(total)}, the sum of the InstdAmt it covers`,
@@ -196,7 +221,51 @@ interface ReadBatch {
   candidates: Candidate[];
   summary: Omit<BatchMessageSummary, 'messageId'> & { messageId?: string };
   requestHash: string;
+  /** Faults found before the transfers were checked, reported with theirs. */
+  violations: InvalidParam[];
 }
+
+/** What the pain.001 identifies itself by: the same rules as every identifier of a transfer. */
+const messageIdentifier = identifierText(1, 35);
+const identifierViolations = (message: Pain001Message): InvalidParam[] =>
+  [
+    { value: message.messageId, name: message.messageIdPath },
+    ...message.groups.map((group) => ({
+      value: group.paymentInformationId,
+      name: group.paymentInformationIdPath,
+    })),
+  ].flatMap(({ value, name }) => {
+    const parsed = messageIdentifier.safeParse(value);
+    return parsed.success ? [] : toInvalidParams(parsed.error.issues).map(({ reason }) => ({ name, reason }));
+  });
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const dayOf = (date: Date) => date.toISOString().slice(0, 10);
+
+/**
+ * A group's ReqdExctnDt in the past: up to MAX_PAST_EXECUTION_DAYS, its transfers are executed
+ * today and say so; older, the group is rejected whole (one reason for the group, none of its
+ * transfers stored) and the rest of the message goes on.
+ */
+const executionOf = (
+  group: MessageGroup,
+  now: Date,
+): { rejection?: string; moved?: { valueDate: string; note: string } } => {
+  const requested = group.executionDate?.value;
+  const today = dayOf(now);
+  if (requested === undefined || requested >= today) return {};
+  const oldest = dayOf(new Date(now.getTime() - MAX_PAST_EXECUTION_DAYS * DAY_MS));
+  if (requested < oldest)
+    return {
+      rejection: `ReqdExctnDt ${requested} is more than ${MAX_PAST_EXECUTION_DAYS} days past: the payment group was not executed`,
+    };
+  return {
+    moved: {
+      valueDate: today,
+      note: `ReqdExctnDt ${requested} is past: executed on receipt, ${today}`,
+    },
+  };
+};
 
 const readJsonBatch = (value: unknown, servicer: ServicerHeaders): ReadBatch => {
   const parsed = jsonBatchSchema.safeParse(value, {
@@ -223,44 +292,76 @@ const readJsonBatch = (value: unknown, servicer: ServicerHeaders): ReadBatch => 
     })),
     summary: { messageName: JSON_BATCH_MESSAGE_NAME, groups: [] },
     requestHash: fingerprint({ batch: value, servicer }),
+    violations: [],
   };
 };
 
 const readXmlBatch = async (
   reader: Pain001Reader,
-  text: string,
+  body: string,
   servicer: ServicerHeaders,
+  now: Date,
 ): Promise<ReadBatch> => {
+  const text = utf8XmlText(body);
+  // Before the parser, in one pass: a message past a bound costs no more than reading it once.
+  checkXmlBounds(text, {
+    transactions: MAX_BATCH_TRANSACTIONS,
+    elements: MAX_XML_ELEMENTS,
+    depth: MAX_XML_DEPTH,
+    attributes: MAX_XML_ATTRIBUTES,
+  });
   const { version, root } = await reader.read(text);
   const message = readPain001(version, root);
   const count = message.groups.reduce((sum, group) => sum + group.transactions.length, 0);
   if (count > MAX_BATCH_TRANSACTIONS) tooMany(count);
-  const violations = groupRuleViolations(message);
-  if (violations.length > 0)
-    throw new InvalidRequestError('The batch is not valid: nothing was stored', violations);
-  return {
-    candidates: message.groups.flatMap((group) =>
-      group.transactions.map((transaction) => ({
-        body: transaction.transfer,
+  const faults = [...identifierViolations(message), ...groupRuleViolations(message)];
+  if (faults.length > 0) throw new InvalidRequestError('The batch is not valid: nothing was stored', faults);
+  const candidates: Candidate[] = [];
+  const groups: BatchPaymentGroup[] = [];
+  const stale: InvalidParam[] = [];
+  for (const group of message.groups) {
+    const { rejection, moved } = executionOf(group, now);
+    if (rejection !== undefined) {
+      stale.push({ name: group.executionDate?.path ?? group.path, reason: rejection });
+      groups.push({
+        paymentInformationId: group.paymentInformationId,
+        count: 0,
+        rejection: {
+          ...STALE_EXECUTION_DATE,
+          additionalInformation: rejection,
+          transactions: group.transactions.length,
+        },
+      });
+      continue;
+    }
+    groups.push({ paymentInformationId: group.paymentInformationId, count: group.transactions.length });
+    for (const transaction of group.transactions)
+      candidates.push({
+        body:
+          moved === undefined
+            ? transaction.transfer
+            : { ...transaction.transfer, valueDate: moved.valueDate },
         nameOf: xmlNameOf(transaction),
         place: { paymentInformationId: group.paymentInformationId, ...transaction.identification },
-      })),
-    ),
+        ...(moved !== undefined && { additionalInformation: moved.note }),
+      });
+  }
+  return {
+    candidates,
     summary: {
       messageId: message.messageId,
       messageName: message.version,
       createdAt: message.createdAt,
       ...(message.controlSum !== undefined && { controlSum: message.controlSum.value }),
-      groups: message.groups.map((group) => ({
-        paymentInformationId: group.paymentInformationId,
-        count: group.transactions.length,
-      })),
+      groups,
     },
     requestHash: createHash('sha256')
       .update(text)
       .update('\u0000')
       .update(fingerprint({ servicer }))
       .digest('hex'),
+    // Every group too old: nothing to take, the message is refused with one line per group.
+    violations: candidates.length === 0 ? stale : [],
   };
 };
 
@@ -290,15 +391,16 @@ export const submitBatch = async (
   command: BatchCommand,
 ): Promise<BatchAcceptance> => {
   const { tenant, clientId, idempotencyKey, servicer } = command;
+  const now = deps.clock.now();
   const read =
     command.body.kind === 'json'
       ? readJsonBatch(command.body.value, servicer)
-      : await readXmlBatch(deps.reader, command.body.text, servicer);
-  const now = deps.clock.now();
+      : await readXmlBatch(deps.reader, command.body.text, servicer, now);
   const transfers = checkTransfers(
     read.candidates,
     now,
     deps.maxValueDateDays ?? DEFAULT_MAX_VALUE_DATE_DAYS,
+    read.violations,
   );
 
   let batchId =
@@ -308,14 +410,6 @@ export const submitBatch = async (
         ? derivedPaymentId(tenant, 'batch-message', read.summary.messageId)
         : randomPaymentId();
   const { messageId } = read.summary;
-  if (messageId !== undefined) {
-    const claim = await deps.batches.claimMessageId(tenant, messageId, batchId, read.requestHash);
-    if (!claim.claimed) {
-      if (claim.existing.requestHash !== read.requestHash) throw new MessageIdReusedError(messageId);
-      batchId = claim.existing.batchId;
-    }
-  }
-
   const candidate: BatchRecord = {
     tenant,
     batchId,
@@ -339,6 +433,22 @@ export const submitBatch = async (
     batch = existing;
     replayed = true;
   }
+  // The MsgId is claimed only for a batch that exists, and before any transfer is stored: a
+  // refused request never holds one. A batch that finds its MsgId another's is removed while it
+  // holds nothing, so its idempotency key stays free as well.
+  if (messageId !== undefined) {
+    const claim = await deps.batches.claimMessageId(tenant, messageId, batchId, read.requestHash);
+    if (!claim.claimed && claim.existing.batchId !== batchId) {
+      await deps.batches.discard(tenant, batchId, read.requestHash);
+      if (claim.existing.requestHash !== read.requestHash) throw new MessageIdReusedError(messageId);
+      const holder = await deps.batches.get(tenant, claim.existing.batchId);
+      if (holder === undefined)
+        throw new Error(`batch ${claim.existing.batchId} holds a MsgId and cannot be read`);
+      batch = holder;
+      batchId = holder.batchId;
+      replayed = true;
+    }
+  }
 
   const paymentIds = batchPaymentIds(batch);
   if (batch.state === 'Storing') {
@@ -357,6 +467,9 @@ export const submitBatch = async (
         transfer,
         origin: originOf(batch.message, place),
         history: [{ status: 'Received', date, actor: clientId }],
+        ...(read.candidates[index]?.additionalInformation !== undefined && {
+          additionalInformation: read.candidates[index]?.additionalInformation,
+        }),
         nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
       };
       // Taken already: stored by the attempt that crashed, under the same derived id.

@@ -24,6 +24,9 @@ const memoryStores = () => {
       batches.set(batch.batchId, batch);
       return true;
     },
+    discard: async (_tenant, batchId) => {
+      batches.delete(batchId);
+    },
     get: async (_tenant, batchId) => batches.get(batchId),
     markStored: async (_tenant, batchId) => {
       const batch = batches.get(batchId);

@@ -91,6 +91,27 @@ describe('pain.001 reading', () => {
   });
 
   it.each([
+    ['leading zeros in NbOfTxs', '<NbOfTxs>3</NbOfTxs>', '<NbOfTxs>003</NbOfTxs>'],
+    ['trailing zeros in CtrlSum', '<CtrlSum>6150.75</CtrlSum>', '<CtrlSum>6150.750000000</CtrlSum>'],
+    ['a plus sign in CtrlSum', '<CtrlSum>750.00</CtrlSum>', '<CtrlSum>+750</CtrlSum>'],
+  ])('compares counts and sums as numbers, exactly: %s is right', async (_name, from, to) => {
+    expect(groupRuleViolations(await read(EXAMPLE.replace(from, to)))).toEqual([]);
+  });
+
+  it('tells a CtrlSum off in its ninth decimal', async () => {
+    expect(
+      groupRuleViolations(
+        await read(EXAMPLE.replace('<CtrlSum>750.00</CtrlSum>', '<CtrlSum>750.000000001</CtrlSum>')),
+      ),
+    ).toEqual([
+      {
+        name: '/Document/CstmrCdtTrfInitn/PmtInf[2]/CtrlSum',
+        reason: 'must be 750, the sum of the InstdAmt it covers',
+      },
+    ]);
+  });
+
+  it.each([
     [
       'GrpHdr NbOfTxs',
       '<NbOfTxs>3</NbOfTxs>',
