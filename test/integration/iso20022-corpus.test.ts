@@ -11,14 +11,16 @@ import { useLocalService } from './support/use-local-service.ts';
  * unedited to the running service. What each should meet is written here by hand, with why: a
  * valid and consistent file is taken with transfers equal to its fields (checked against the file
  * read independently, with XPath); any other is refused naming its fault. Every file here dates
- * its execution in the past, which the service refuses (a value date is today or later); a file
- * whose only fault that is, is then sent again with its ReqdExctnDt alone moved to today.
+ * its execution more than 30 days in the past, for which the service rejects each payment group
+ * (all of them: the message is refused); a file whose only fault that is, is then sent again with
+ * its ReqdExctnDt alone moved to today.
  */
 const SOURCES = 'test/fixtures/iso20022/SOURCES.md';
 const CORPUS = resolve(process.env.ISO20022_CORPUS_DIR ?? '../shared/iso20022/pain001-corpus');
 const BATCHES = '/v1/payments/credit-transfer-batches';
 const NAMESPACE_REFUSAL = 'must be a Document in one of the namespaces';
-const PAST_DATE = /^must be today \(\d{4}-\d{2}-\d{2}, UTC\) or later$/;
+/** Every group dated more than 30 days past: each is rejected, none left to take. */
+const PAST_DATE = /^ReqdExctnDt \d{4}-\d{2}-\d{2} is more than 30 days past: the payment group was not executed$/;
 
 type Expected =
   | { outcome: 'accepted'; why: string; tenant?: 'second' }
