@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { type IMetric, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -89,7 +90,12 @@ export class CreditTransferStack extends Stack {
     }
     const rail = railAccess(
       config.rail.kind === 'connector' && this.connectorSecret
-        ? { kind: 'connector', url: config.rail.url, secret: this.connectorSecret }
+        ? {
+            kind: 'connector',
+            url: config.rail.url,
+            secret: this.connectorSecret,
+            ...(config.rail.secretKeyArn !== undefined && { secretKeyArn: config.rail.secretKeyArn }),
+          }
         : { kind: 'sandbox' },
       this.table.table,
     );
@@ -247,6 +253,8 @@ export class CreditTransferStack extends Stack {
             description:
               'A status event that is no change of a stored transfer reached the webhook ingestion and was dropped: someone put it on the bus',
             metric: this.webhooks.forgedStatusEvents,
+            // Someone who can put events on the bus could make consumers act on payments that never moved.
+            severity: 'page',
           },
         ],
       ]),
@@ -293,6 +301,11 @@ export class CreditTransferStack extends Stack {
       ...(config.ticketEmail !== undefined && { ticketEmail: config.ticketEmail }),
       ...(config.ticketTopicArn !== undefined && { ticketTopicArn: config.ticketTopicArn }),
     });
+
+    // Every KMS key of the stage (signing, table, webhook, cursor, topic keys): a change to any pages.
+    this.monitoring.pageOnKeyChanges(
+      this.node.findAll().filter((construct): construct is Key => construct instanceof Key),
+    );
 
     this.acknowledgeControlTowerRules(config);
 

@@ -1,3 +1,4 @@
+import { Aws } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -147,7 +148,15 @@ export interface RailBinding {
 }
 
 export const railAccess = (
-  rail: { kind: 'sandbox' } | { kind: 'connector'; url: string; secret: ISecret },
+  rail:
+    | { kind: 'sandbox' }
+    | {
+        kind: 'connector';
+        url: string;
+        secret: ISecret;
+        /** The secret's customer managed key, when it has one: decrypted through Secrets Manager only. */
+        secretKeyArn?: string;
+      },
   table: ITable,
 ): RailBinding =>
   rail.kind === 'sandbox'
@@ -160,12 +169,23 @@ export const railAccess = (
         everyFunction: { environment: { RAIL: 'connector' } },
         railCallers: {
           environment: { CONNECTOR_URL: rail.url, CONNECTOR_SECRET_ARN: rail.secret.secretArn },
-          grant: (grantee) =>
+          grant: (grantee) => {
             Grant.addToPrincipal({
               grantee,
               actions: ['secretsmanager:GetSecretValue'],
               resourceArns: [rail.secret.secretArn],
-            }),
+            });
+            if (rail.secretKeyArn !== undefined) {
+              Grant.addToPrincipal({
+                grantee,
+                actions: ['kms:Decrypt'],
+                resourceArns: [rail.secretKeyArn],
+                conditions: {
+                  StringEquals: { 'kms:ViaService': `secretsmanager.${Aws.REGION}.amazonaws.com` },
+                },
+              });
+            }
+          },
         },
       };
 

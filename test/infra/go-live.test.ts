@@ -53,6 +53,7 @@ const TRUSTSTORE = 's3://bank-truststores/payments/clients.pem';
 const PROD_PINNED = {
   account: '123456789012',
   keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+  region: 'eu-west-1',
 };
 
 interface PolicyStatement {
@@ -150,7 +151,7 @@ describe('going live', () => {
   beforeAll(async () => {
     [dev, prodSandbox, prodFull, everything] = await synthesized(
       {},
-      { stage: 'prod', ...PROD_PINNED, sandbox: 'true', alarmEmail: ALARM_EMAIL },
+      { stage: 'prod', ...PROD_PINNED, sandbox: 'true', alarmEmail: ALARM_EMAIL, noCustomDomain: 'true' },
       {
         stage: 'prod',
         ...PROD_PINNED,

@@ -25,6 +25,8 @@ describe('operations of a production stage', () => {
       // Every prod stage names its account and its key administrator.
       account: '123456789012',
       keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+      region: 'eu-west-1',
+      noCustomDomain: 'true',
       sandbox: 'true',
       alarmEmail: 'oncall@bank.example',
       ticketTopicArn: TICKETS,

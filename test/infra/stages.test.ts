@@ -25,6 +25,9 @@ const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:connect
 const PROD_PINNED = {
   account: '123456789012',
   keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+  region: 'eu-west-1',
+  // These prod stages are rehearsals without a custom domain.
+  noCustomDomain: 'true',
 };
 
 interface PolicyStatement extends Statement {

@@ -1,0 +1,231 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
+import { PAGED_KEY_CALLS, RECONCILER_FAILING_PERIODS } from '../../lib/constructs/monitoring.ts';
+import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
+import {
+  getAttTargets,
+  type Resource,
+  refOf,
+  resourcesOf,
+  statementsOfFunction,
+} from './template-queries.ts';
+
+/**
+ * The go-live review of `prod`: what stops money pages, the keys' policies change only through
+ * the deployment and every change pages, and the stage is pinned to its account, region and
+ * domain, its connector secret readable under the bank's own key.
+ */
+const ACCOUNT = '123456789012';
+const REGION = 'eu-west-1';
+const KEY_ADMIN_ROLE = `arn:aws:iam::${ACCOUNT}:role/payments-key-admin`;
+const SECRET_KEY_ARN = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
+const PROD = {
+  stage: 'prod',
+  account: ACCOUNT,
+  region: REGION,
+  keyAdminRoleArn: KEY_ADMIN_ROLE,
+  connectorUrl: 'https://connector.clearing.example',
+  connectorSecretArn: `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:connector-hmac-AbCdEf`,
+  connectorSecretKeyArn: SECRET_KEY_ARN,
+  alarmEmail: 'payments-oncall@bank.example',
+  domainName: 'payments.bank.example',
+  certificateArn: `arn:aws:acm:${REGION}:${ACCOUNT}:certificate/0f1e2d3c`,
+};
+
+interface PolicyStatement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Principal?: unknown;
+  Resource?: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+const actionsOf = (statement: PolicyStatement): string[] => [statement.Action].flat();
+
+let prod: Synthesized;
+beforeAll(async () => {
+  [prod] = await synthesized(PROD);
+}, SYNTH_TIMEOUT_MS);
+
+const alarm = (name: string): Resource => {
+  const found = [...resourcesOf(prod.template, 'AWS::CloudWatch::Alarm')].filter(([id]) =>
+    new RegExp(`^Monitoring${name}[0-9A-F]{8}$`).test(id),
+  );
+  expect(found, name).toHaveLength(1);
+  return (found[0] as [string, Resource])[1];
+};
+const topicId = (prefix: string): string => {
+  const [id] = [...resourcesOf(prod.template, 'AWS::SNS::Topic').keys()].filter((t) => t.startsWith(prefix));
+  expect(id, prefix).toBeDefined();
+  return id as string;
+};
+const pageTopic = () => topicId('MonitoringAlarmTopic');
+const notified = (resource: Resource): (string | undefined)[] =>
+  ((resource.Properties.AlarmActions ?? []) as unknown[]).map(refOf);
+const functionNamed = (prefix: string): string => {
+  const [id] = [...resourcesOf(prod.template, 'AWS::Lambda::Function')].find(([fnId]) =>
+    fnId.startsWith(prefix),
+  ) ?? [undefined];
+  expect(id, prefix).toBeDefined();
+  return id as string;
+};
+
+describe('what stops money pages', () => {
+  it('pages when the reconciler fails in each of several schedule periods in a row', () => {
+    const failing = alarm('ReconcilerFailing');
+    expect(notified(failing)).toEqual([pageTopic()]);
+    expect(failing.Properties).toMatchObject({
+      MetricName: 'Errors',
+      Namespace: 'AWS/Lambda',
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: RECONCILER_FAILING_PERIODS,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(RECONCILER_FAILING_PERIODS).toBeGreaterThan(1);
+    const [dimension] = failing.Properties.Dimensions as { Value: unknown }[];
+    expect(refOf(dimension?.Value)).toBe(functionNamed('LifecycleReconcilerFunction'));
+    // One failed run stays a ticket.
+    expect(notified(alarm('ReconcilerErrors'))).toEqual([topicId('MonitoringTicketTopic')]);
+  });
+
+  it('treats a missing stuck-transfer count as breaching: a reconciler that does not count is no all-clear', () => {
+    const stuck = alarm('TransfersStuck');
+    expect(stuck.Properties.TreatMissingData).toBe('breaching');
+    expect(notified(stuck)).toEqual([pageTopic()]);
+  });
+
+  it('pages on a forged status event', () => {
+    expect(notified(alarm('StatusEventForged'))).toEqual([pageTopic()]);
+  });
+
+  it('pages on ScheduleKeyDeletion, DisableKey and PutKeyPolicy of every key of the stage, through CloudTrail', () => {
+    const rules = [...resourcesOf(prod.template, 'AWS::Events::Rule')].filter(([id]) =>
+      id.startsWith('MonitoringKeyChanges'),
+    );
+    expect(rules).toHaveLength(1);
+    const [ruleId, rule] = rules[0] as [string, Resource];
+    // On the account's default bus, where CloudTrail's events arrive.
+    expect(rule.Properties.EventBusName).toBeUndefined();
+    const pattern = rule.Properties.EventPattern as {
+      source: string[];
+      'detail-type': string[];
+      detail: { eventSource: string[]; eventName: string[]; resources: { ARN: unknown[] } };
+    };
+    expect(pattern.source).toEqual(['aws.kms']);
+    expect(pattern['detail-type']).toEqual(['AWS API Call via CloudTrail']);
+    expect(pattern.detail.eventSource).toEqual(['kms.amazonaws.com']);
+    expect(new Set(pattern.detail.eventName)).toEqual(
+      new Set(['ScheduleKeyDeletion', 'DisableKey', 'PutKeyPolicy']),
+    );
+    expect([...PAGED_KEY_CALLS]).toHaveLength(3);
+    const watched = new Set(getAttTargets(pattern.detail.resources.ARN));
+    const keys = [...resourcesOf(prod.template, 'AWS::KMS::Key').keys()];
+    expect(keys.length).toBeGreaterThanOrEqual(5);
+    expect(watched).toEqual(new Set(keys));
+    const signing = keys.filter((id) => id.startsWith('TokenSigningKeys'));
+    const table = keys.filter((id) => id.startsWith('CreditTransfersKey'));
+    const webhook = keys.filter((id) => id.startsWith('WebhookSecretKey'));
+    for (const kind of [signing, table, webhook]) expect(kind.length).toBeGreaterThan(0);
+
+    const targets = rule.Properties.Targets as { Arn: unknown }[];
+    expect(targets.map((t) => refOf(t.Arn))).toEqual([pageTopic()]);
+    // The paging topic takes publications from this rule only, and its key lets EventBridge use it.
+    const topicPolicy = [...resourcesOf(prod.template, 'AWS::SNS::TopicPolicy').values()].find((p) =>
+      (p.Properties.Topics as unknown[]).some((t) => refOf(t) === pageTopic()),
+    );
+    const fromEvents = (
+      (topicPolicy?.Properties.PolicyDocument as { Statement: PolicyStatement[] } | undefined)?.Statement ??
+      []
+    ).filter((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
+    expect(fromEvents).toHaveLength(1);
+    expect(getAttTargets(fromEvents[0]?.Condition?.ArnEquals?.['aws:SourceArn'])).toEqual([ruleId]);
+    const topic = resourcesOf(prod.template, 'AWS::SNS::Topic').get(pageTopic()) as Resource;
+    const [topicKeyId] = getAttTargets(topic.Properties.KmsMasterKeyId);
+    const topicKey = resourcesOf(prod.template, 'AWS::KMS::Key').get(topicKeyId as string) as Resource;
+    const keyStatements = (topicKey.Properties.KeyPolicy as { Statement: PolicyStatement[] }).Statement;
+    const eventsUse = keyStatements.find((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com'));
+    expect(actionsOf(eventsUse as PolicyStatement)).toEqual(
+      expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey*']),
+    );
+    expect(eventsUse?.Condition?.StringEquals?.['aws:SourceAccount']).toBeDefined();
+  });
+
+  it('lists each of them as a page in the runbook', () => {
+    const runbook = readFileSync(join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
+    for (const name of ['ReconcilerFailing', 'TransfersStuck', 'StatusEventForged', 'KeyChanges']) {
+      expect(runbook, name).toMatch(new RegExp(`^\\| \`${name}\` \\| page \\|`, 'm'));
+    }
+  });
+});
+
+describe('key policies change only through the deployment', () => {
+  it('lets the key administrator disable or delete a key, never put its policy', () => {
+    const keys = [...resourcesOf(prod.template, 'AWS::KMS::Key')];
+    expect(keys.length).toBeGreaterThanOrEqual(5);
+    for (const [id, key] of keys) {
+      const statements = (key.Properties.KeyPolicy as { Statement: PolicyStatement[] }).Statement;
+      const ofAdmin = statements.filter(
+        (s) => JSON.stringify(s.Principal) === JSON.stringify({ AWS: KEY_ADMIN_ROLE }),
+      );
+      const allowed = ofAdmin.filter((s) => s.Effect === 'Allow').flatMap(actionsOf);
+      expect(allowed, id).toEqual(expect.arrayContaining(['kms:DisableKey', 'kms:ScheduleKeyDeletion']));
+      expect(
+        allowed.filter((a) => a === 'kms:PutKeyPolicy' || a === 'kms:*' || a === 'kms:Put*'),
+        id,
+      ).toEqual([]);
+      const denied = ofAdmin
+        .filter((s) => s.Effect === 'Deny' && s.Condition === undefined)
+        .flatMap(actionsOf);
+      expect(denied, id).toContain('kms:PutKeyPolicy');
+      // The deployment still puts the next policy (KMS's lockout safety check needs someone who may).
+      const deployment = statements.find((s) => s.Sid === 'DeploymentManagesKey');
+      expect(actionsOf(deployment as PolicyStatement), id).toContain('kms:PutKeyPolicy');
+    }
+  });
+});
+
+describe('prod pinned to its account, region and domain', () => {
+  it('serves the API only on its custom domain, and names its region in the template', () => {
+    const [api] = [...resourcesOf(prod.template, 'AWS::ApiGateway::RestApi').values()];
+    expect(api?.Properties.DisableExecuteApiEndpoint).toBe(true);
+    const outputs = prod.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.Issuer?.Value).toBe('https://payments.bank.example');
+    // The stack's env: ARNs it formats carry the pinned region and account, not a pseudo parameter.
+    const alarmTopicPolicy = JSON.stringify(
+      [...resourcesOf(prod.template, 'AWS::SNS::TopicPolicy').values()][0]?.Properties,
+    );
+    expect(alarmTopicPolicy).toContain(`arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:*`);
+  });
+
+  it('lets the functions that read the connector secret decrypt it under its own key, through Secrets Manager only', () => {
+    const functions = [...resourcesOf(prod.template, 'AWS::Lambda::Function')];
+    const readers = functions.filter(
+      ([, fn]) =>
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
+          ?.CONNECTOR_SECRET_ARN !== undefined,
+    );
+    expect(readers.length).toBeGreaterThanOrEqual(4);
+    for (const [id] of functions) {
+      const decrypts = statementsOfFunction(prod.template, id).filter(
+        (s) => s.Effect === 'Allow' && JSON.stringify(s.Resource) === JSON.stringify(SECRET_KEY_ARN),
+      ) as PolicyStatement[];
+      if (readers.some(([reader]) => reader === id)) {
+        expect(decrypts.flatMap(actionsOf), id).toEqual(['kms:Decrypt']);
+        expect(JSON.stringify(decrypts[0]?.Condition?.StringEquals?.['kms:ViaService']), id).toContain(
+          'secretsmanager.',
+        );
+      } else {
+        expect(decrypts, id).toEqual([]);
+      }
+    }
+  });
+
+  it('has no unacknowledged cdk-nag or Control Tower finding', () => {
+    expect(prod.nagFindings).toEqual([]);
+    expect(prod.guardFindings).toEqual([]);
+  });
+});
