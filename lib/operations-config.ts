@@ -1,4 +1,6 @@
+import { ROUTES } from '#routes';
 import { wholeNumber } from '#shared/config';
+import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 
 /**
  * The stage's settings for going live (recovery, alarms' subscribers, concurrency, client
@@ -27,6 +29,24 @@ export const PRODUCTION_RESERVED_CONCURRENCY: Readonly<Record<FunctionGroup, num
   // catch-all (run only after a step failed for good) has the same share.
   reconciler: 2,
 };
+
+/**
+ * How many functions each group has (lib/credit-transfer-stack.ts assigns them): the authorizer;
+ * a function per route; the workflow's steps but the catch-all, the batch start and the two
+ * webhook functions; the reconciler and the catch-all.
+ */
+export const FUNCTIONS_PER_GROUP: Readonly<Record<FunctionGroup, number>> = {
+  authorizer: 1,
+  api: ROUTES.length,
+  workflow: Object.keys(WORKFLOW_FUNCTIONS).length - 1 + 3,
+  reconciler: 2,
+};
+
+/** The executions a stage reserves, all its functions together. */
+export const reservedConcurrencyTotal = (
+  reserved: Readonly<Partial<Record<FunctionGroup, number>>>,
+): number =>
+  FUNCTION_GROUPS.reduce((sum, group) => sum + (reserved[group] ?? 0) * FUNCTIONS_PER_GROUP[group], 0);
 
 export type VaultLock = 'governance' | 'compliance';
 

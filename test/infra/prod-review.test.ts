@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { PAGED_KEY_CALLS, RECONCILER_FAILING_PERIODS } from '../../lib/constructs/monitoring.ts';
+import { PRODUCTION_RESERVED_CONCURRENCY, reservedConcurrencyTotal } from '../../lib/operations-config.ts';
 import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import {
   getAttTargets,
@@ -222,6 +223,15 @@ describe('prod pinned to its account, region and domain', () => {
         expect(decrypts, id).toEqual([]);
       }
     }
+  });
+
+  it('reserves the concurrency the preflight checks the quota for', () => {
+    const total = [...resourcesOf(prod.template, 'AWS::Lambda::Function').values()].reduce(
+      (sum, fn) => sum + Number(fn.Properties.ReservedConcurrentExecutions ?? 0),
+      0,
+    );
+    expect(total).toBeGreaterThan(0);
+    expect(reservedConcurrencyTotal(PRODUCTION_RESERVED_CONCURRENCY)).toBe(total);
   });
 
   it('has no unacknowledged cdk-nag or Control Tower finding', () => {
