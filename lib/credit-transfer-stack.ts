@@ -217,6 +217,7 @@ export class CreditTransferStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       name: this.stackName,
       stage: this.api.restApi.deploymentStage,
+      accessLogs: this.api.accessLogs,
       stageName: config.stage,
       functions,
       authorizer: this.api.authorizerFunction.function,

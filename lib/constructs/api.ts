@@ -88,6 +88,8 @@ export class CreditTransferApi extends Construct {
   readonly domain?: DomainName;
   /** The usage plan of every tenant without a limit of its own (stack output DefaultUsagePlanId). */
   readonly defaultUsagePlan: UsagePlan;
+  /** The stage's access log: one JSON line per request (accessLogFormat). */
+  readonly accessLogs: LogGroup;
   private readonly routeFunctions = new Map<string, ServiceFunction>();
 
   constructor(scope: Construct, id: string, props: CreditTransferApiProps) {
@@ -99,6 +101,7 @@ export class CreditTransferApi extends Construct {
       retention: logRetention,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.accessLogs = accessLogs;
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: props.apiName,
@@ -354,6 +357,8 @@ const accessLogFormat = (): AccessLogFormat =>
   AccessLogFormat.custom(
     JSON.stringify({
       requestId: AccessLogField.contextRequestId(),
+      // The dimension of the metrics read from this log (lib/constructs/monitoring.ts).
+      stage: AccessLogField.contextStage(),
       extendedRequestId: AccessLogField.contextExtendedRequestId(),
       requestTime: AccessLogField.contextRequestTime(),
       sourceIp: AccessLogField.contextIdentitySourceIp(),

@@ -17,6 +17,7 @@ import { Rule } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -30,6 +31,8 @@ export interface MonitoringProps {
   /** Names the dashboard, unique per account (dashboards are global). */
   readonly name: string;
   readonly stage: Stage;
+  /** The stage's access log (one JSON line per request): the refusals of authenticated calls. */
+  readonly accessLogs?: ILogGroup;
   /** The stage's name: the `stage` dimension of the service's own metrics. */
   readonly stageName: string;
   /** Every function of the stack, by a readable name. */
@@ -82,7 +85,18 @@ export const ALARM_BOUNDS = {
    * (300 per 5 minutes), so it means many addresses or a rule refusing real traffic.
    */
   wafBlockedRequests: 500,
+  /**
+   * Percent of authenticated calls (the authorizer named a client) answered 403 in five minutes,
+   * once there are at least `forbiddenMinimumCalls`: a tenant whose API key is in no usage plan
+   * (every call refused), or a client given the wrong scopes.
+   */
+  authenticatedForbiddenPercent: 10,
+  forbiddenMinimumCalls: 20,
 } as const;
+
+/** Metrics counted from the access log, namespace CreditTransfers, dimension stage. */
+export const AUTHENTICATED_CALLS_METRIC = 'AuthenticatedCalls';
+export const AUTHENTICATED_FORBIDDEN_METRIC = 'AuthenticatedCallsForbidden';
 
 /** The KMS calls on a key of the stage that page (KeyChanges). */
 export const PAGED_KEY_CALLS = ['ScheduleKeyDeletion', 'DisableKey', 'PutKeyPolicy'] as const;
@@ -236,6 +250,39 @@ export class Monitoring extends Construct {
       ALARM_BOUNDS.api5xxPercent,
       quiet,
     );
+    if (props.accessLogs !== undefined) {
+      // Counted from the access log: API Gateway's own 4XXError mixes 403 with every other 4xx.
+      const fromAccessLog = (metricName: string, pattern: string): Metric =>
+        new MetricFilter(this, `${metricName}Filter`, {
+          logGroup: props.accessLogs as ILogGroup,
+          metricNamespace: TRANSFERS_STUCK_METRIC.namespace,
+          metricName,
+          filterPattern: FilterPattern.literal(pattern),
+          metricValue: '1',
+          dimensions: { stage: '$.stage' },
+        }).metric({ statistic: 'Sum', period: fiveMinutes, dimensionsMap: { stage: props.stageName } });
+      const authenticated = '($.clientId != "-") && ($.clientId != "")';
+      const forbiddenRate = new MathExpression({
+        expression: `IF(calls >= ${ALARM_BOUNDS.forbiddenMinimumCalls}, 100 * forbidden / calls, 0)`,
+        usingMetrics: {
+          calls: fromAccessLog(AUTHENTICATED_CALLS_METRIC, `{ ${authenticated} }`),
+          forbidden: fromAccessLog(
+            AUTHENTICATED_FORBIDDEN_METRIC,
+            `{ ${authenticated} && ($.status = "403") }`,
+          ),
+        },
+        label: 'Authenticated calls answered 403 (%)',
+        period: fiveMinutes,
+      });
+      alarm(
+        'AuthenticatedForbiddenRate',
+        'page',
+        `${ALARM_BOUNDS.authenticatedForbiddenPercent}% or more of authenticated calls answered 403 in 5 minutes (a tenant not admitted to a usage plan, or wrong scopes)`,
+        forbiddenRate,
+        ALARM_BOUNDS.authenticatedForbiddenPercent,
+        quiet,
+      );
+    }
     const latency = props.stage.metricLatency({ statistic: 'p99', period: fiveMinutes });
     alarm(
       'ApiP99Latency',

@@ -155,9 +155,67 @@ describe('what stops money pages', () => {
     expect(eventsUse?.Condition?.StringEquals?.['aws:SourceAccount']).toBeDefined();
   });
 
+  it('pages when authenticated calls are answered 403 (a tenant in no usage plan), counted from the access log', () => {
+    const filters = [...resourcesOf(prod.template, 'AWS::Logs::MetricFilter').values()];
+    const accessLogs = [...resourcesOf(prod.template, 'AWS::ApiGateway::Stage').values()].flatMap(
+      (stage) =>
+        JSON.stringify(
+          (stage.Properties.AccessLogSetting as { DestinationArn?: unknown } | undefined)?.DestinationArn,
+        )
+          .match(/"Ref":"(ApiAccessLogs[0-9A-F]{8})"/)
+          ?.slice(1) ?? [],
+    );
+    expect(accessLogs).toHaveLength(1);
+    const byName = new Map(
+      filters.map((f) => {
+        const [transformation] = f.Properties.MetricTransformations as {
+          MetricName: string;
+          MetricNamespace: string;
+          Dimensions?: { Key: string; Value: string }[];
+        }[];
+        return [transformation?.MetricName, { filter: f, transformation }];
+      }),
+    );
+    const calls = byName.get('AuthenticatedCalls');
+    const forbidden = byName.get('AuthenticatedCallsForbidden');
+    for (const found of [calls, forbidden]) {
+      expect(refOf(found?.filter.Properties.LogGroupName)).toBe(accessLogs[0]);
+      expect(found?.transformation?.MetricNamespace).toBe('CreditTransfers');
+      expect(found?.transformation?.Dimensions).toEqual([{ Key: 'stage', Value: '$.stage' }]);
+      expect(String(found?.filter.Properties.FilterPattern)).toContain('$.clientId != "-"');
+    }
+    expect(String(forbidden?.filter.Properties.FilterPattern)).toContain('($.status = "403")');
+    expect(String(calls?.filter.Properties.FilterPattern)).not.toContain('$.status');
+    // The access log names the stage the metrics are dimensioned by.
+    const [stage] = [...resourcesOf(prod.template, 'AWS::ApiGateway::Stage').values()];
+    expect(
+      JSON.parse(String((stage?.Properties.AccessLogSetting as { Format?: string } | undefined)?.Format))
+        .stage,
+    ).toBe('$context.stage');
+
+    const rate = alarm('AuthenticatedForbiddenRate');
+    expect(notified(rate)).toEqual([pageTopic()]);
+    const metrics = rate.Properties.Metrics as {
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: string }[] } };
+    }[];
+    expect(metrics.find((m) => m.Expression)?.Expression).toMatch(/100 \* forbidden \/ calls/);
+    const stats = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+    expect(new Set(stats.map((m) => m.MetricName))).toEqual(
+      new Set(['AuthenticatedCalls', 'AuthenticatedCallsForbidden']),
+    );
+    for (const m of stats) expect(m.Dimensions).toEqual([{ Name: 'stage', Value: 'prod' }]);
+  });
+
   it('lists each of them as a page in the runbook', () => {
     const runbook = readFileSync(join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
-    for (const name of ['ReconcilerFailing', 'TransfersStuck', 'StatusEventForged', 'KeyChanges']) {
+    for (const name of [
+      'ReconcilerFailing',
+      'TransfersStuck',
+      'StatusEventForged',
+      'KeyChanges',
+      'AuthenticatedForbiddenRate',
+    ]) {
       expect(runbook, name).toMatch(new RegExp(`^\\| \`${name}\` \\| page \\|`, 'm'));
     }
   });
