@@ -203,6 +203,27 @@ export const TASKS_CALLING_THE_RAIL: Readonly<Record<keyof typeof WORKFLOW_FUNCT
   parkTransfer: false,
 };
 
+/**
+ * The most connector calls one invocation of a task makes (lambdas/domain/credit-transfers/
+ * lifecycle-steps.ts): the profile check and the submission; a recall and the clearing status.
+ * Each call's deadline is its share of the function's timeout (connectorDeadlineMs), so the calls
+ * together always end before the function does.
+ */
+export const CONNECTOR_CALLS_PER_INVOCATION: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, number>> = {
+  validateCheckAndSubmit: 2,
+  submitToClearing: 1,
+  pollClearing: 2,
+  publishStatusEvents: 0,
+  parkTransfer: 0,
+};
+
+/** Time of a task's invocation kept for the table reads and writes around its connector calls. */
+export const TABLE_MARGIN_MS = 1500;
+
+/** Each connector call's deadline (CONNECTOR_DEADLINE_MS): an equal share of what the table leaves of the timeout. */
+export const connectorDeadlineMs = (functionTimeoutMs: number, calls: number): number =>
+  Math.floor((functionTimeoutMs - TABLE_MARGIN_MS) / calls);
+
 /** The list cursors' secret: derived by one GenerateMac per container, never read out of KMS. */
 export const cursorKeyAccess = (key: ListCursorKey): Binding => ({
   environment: { LIST_CURSOR_KEY_ID: key.key.keyId },

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { PAGED_KEY_CALLS, RECONCILER_FAILING_PERIODS } from '../../lib/constructs/monitoring.ts';
+import { CONNECTOR_CALLS_PER_INVOCATION, TABLE_MARGIN_MS } from '../../lib/function-bindings.ts';
 import { PRODUCTION_RESERVED_CONCURRENCY, reservedConcurrencyTotal } from '../../lib/operations-config.ts';
 import { SYNTH_TIMEOUT_MS, type Synthesized, synthesized } from './synth.ts';
 import {
@@ -295,5 +297,30 @@ describe('prod pinned to its account, region and domain', () => {
   it('has no unacknowledged cdk-nag or Control Tower finding', () => {
     expect(prod.nagFindings).toEqual([]);
     expect(prod.guardFindings).toEqual([]);
+  });
+});
+
+describe('connector deadlines inside the function timeouts', () => {
+  it("ends every connector call of a task before the task's function times out, the table's time kept", () => {
+    const functions = [...resourcesOf(prod.template, 'AWS::Lambda::Function').values()];
+    let checked = 0;
+    for (const [key, { description }] of Object.entries(WORKFLOW_FUNCTIONS)) {
+      const calls = CONNECTOR_CALLS_PER_INVOCATION[key as keyof typeof WORKFLOW_FUNCTIONS];
+      const fn = functions.find((f) => String(f.Properties.Description).startsWith(description));
+      const variables =
+        (fn?.Properties.Environment as { Variables?: Record<string, string> } | undefined)?.Variables ?? {};
+      if (variables.CONNECTOR_URL === undefined) {
+        expect(calls, key).toBe(0);
+        continue;
+      }
+      expect(calls, key).toBeGreaterThan(0);
+      const deadline = Number(variables.CONNECTOR_DEADLINE_MS);
+      expect(deadline, key).toBeGreaterThan(Number(variables.CONNECTOR_TIMEOUT_MS ?? 2500));
+      expect(calls * deadline + TABLE_MARGIN_MS, key).toBeLessThanOrEqual(
+        Number(fn?.Properties.Timeout) * 1000,
+      );
+      checked += 1;
+    }
+    expect(checked).toBe(3);
   });
 });
