@@ -19,7 +19,7 @@ import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { TableBackup } from './constructs/table-backup.ts';
 import { TraceSampling } from './constructs/trace-sampling.ts';
-import { ApiWebAcl } from './constructs/web-acl.ts';
+import { ApiWebAcl, wafApiRateLimit } from './constructs/web-acl.ts';
 import { WebhookDelivery } from './constructs/webhook-delivery.ts';
 import { WebhookSecretKey } from './constructs/webhook-secret-key.ts';
 import {
@@ -147,6 +147,8 @@ export class CreditTransferStack extends Stack {
         stageArn: this.api.restApi.deploymentStage.stageArn,
         name: this.stackName,
         logRetention: config.logRetention,
+        // A tenant at its default plan's rate is never blocked (docs/rate-limits.md).
+        apiRateLimit: wafApiRateLimit(config.tenantRateLimit.ratePerSecond),
       });
     }
 

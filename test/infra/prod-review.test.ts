@@ -324,3 +324,19 @@ describe('connector deadlines inside the function timeouts', () => {
     expect(checked).toBe(3);
   });
 });
+
+describe("WAF and a tenant's plan", () => {
+  it("lets one tenant at its default plan's rate through WAF from a single address", () => {
+    const [plan] = [...resourcesOf(prod.template, 'AWS::ApiGateway::UsagePlan').values()];
+    const rate = (plan?.Properties.Throttle as { RateLimit: number } | undefined)?.RateLimit;
+    expect(rate).toBe(25);
+    const [acl] = [...resourcesOf(prod.template, 'AWS::WAFv2::WebACL').values()];
+    const rules = acl?.Properties.Rules as {
+      Name: string;
+      Statement: { RateBasedStatement?: { Limit: number } };
+    }[];
+    const apiRate = rules.find((r) => r.Name === 'api-rate')?.Statement.RateBasedStatement?.Limit;
+    // WAF counts per address over five minutes.
+    expect(apiRate).toBe((rate as number) * 300);
+  });
+});
