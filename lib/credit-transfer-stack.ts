@@ -189,14 +189,15 @@ export class CreditTransferStack extends Stack {
       ...ROUTES.map((route): [string, LambdaFunction, FunctionGroup] => [
         pascalCase(route.operationId),
         this.api.functionFor(route.operationId).function,
-        'api',
+        // Public routes have method throttles of their own, well below the stage's.
+        route.scope === undefined ? 'public' : 'api',
       ]),
       ...Object.entries(this.lifecycle.taskFunctions).map(
         ([key, fn]): [string, LambdaFunction, FunctionGroup] => [
           pascalCase(key),
           fn.function,
-          // The catch-all runs only after a step failed for good: the reconciler's small share.
-          key === 'parkTransfer' ? 'reconciler' : 'workflow',
+          // The catch-all: sized for an outage, when every execution ends in it.
+          key === 'parkTransfer' ? 'parking' : 'workflow',
         ],
       ),
       ['Reconciler', this.lifecycle.reconciler.function, 'reconciler'],

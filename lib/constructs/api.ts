@@ -133,6 +133,25 @@ export class CreditTransferApi extends Construct {
             dataTraceEnabled: false,
             metricsEnabled: true,
           },
+          // The public documents (key set, metadata, API reference) are read rarely and cached by
+          // clients: a limit of their own, so they never take the stage's share of paying calls
+          // and their functions need a small reservation (lib/concurrency.ts).
+          ...Object.fromEntries(
+            props.routes
+              .filter(
+                (route) => route.scope === undefined && `${route.path}/${route.method}` !== TOKEN_METHOD_PATH,
+              )
+              .map((route) => [
+                `${route.path}/${route.method}`,
+                {
+                  throttlingRateLimit: PUBLIC_DOCUMENT_RATE_LIMIT,
+                  throttlingBurstLimit: PUBLIC_DOCUMENT_BURST_LIMIT,
+                  loggingLevel: MethodLoggingLevel.ERROR,
+                  dataTraceEnabled: false,
+                  metricsEnabled: true,
+                },
+              ]),
+          ),
         },
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: accessLogFormat(),
@@ -351,6 +370,9 @@ export const AUTHORIZER_CACHE_SECONDS = 0;
 export const TOKEN_METHOD_PATH = '/oauth/token/POST';
 export const TOKEN_RATE_LIMIT = 10;
 export const TOKEN_BURST_LIMIT = 20;
+/** Each public document's own limit (requests per second, burst): those of the token endpoint. */
+export const PUBLIC_DOCUMENT_RATE_LIMIT = TOKEN_RATE_LIMIT;
+export const PUBLIC_DOCUMENT_BURST_LIMIT = TOKEN_BURST_LIMIT;
 
 /** One JSON line per request, with the fields the Logs Insights queries of docs/operations.md ("Observing") use. */
 const accessLogFormat = (): AccessLogFormat =>

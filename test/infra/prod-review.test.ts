@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { ROUTES } from '#routes';
+import { readLifecycleDefinition, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { PRODUCTION_CONCURRENCY_INPUTS } from '../../lib/concurrency.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { PAGED_KEY_CALLS, RECONCILER_FAILING_PERIODS } from '../../lib/constructs/monitoring.ts';
 import { CONNECTOR_CALLS_PER_INVOCATION, TABLE_MARGIN_MS } from '../../lib/function-bindings.ts';
@@ -338,5 +340,37 @@ describe("WAF and a tenant's plan", () => {
     const apiRate = rules.find((r) => r.Name === 'api-rate')?.Statement.RateBasedStatement?.Limit;
     // WAF counts per address over five minutes.
     expect(apiRate).toBe((rate as number) * 300);
+  });
+});
+
+describe("the concurrency formula's inputs, as the stage has them", () => {
+  it('takes the API burst and rate from the stage, and the public burst from every public method', () => {
+    const [stage] = [...resourcesOf(prod.template, 'AWS::ApiGateway::Stage').values()];
+    const settings = stage?.Properties.MethodSettings as {
+      HttpMethod: string;
+      ResourcePath: string;
+      ThrottlingBurstLimit?: number;
+      ThrottlingRateLimit?: number;
+    }[];
+    const stageWide = settings.find((m) => m.ResourcePath === '/*' && m.HttpMethod === '*');
+    expect(stageWide?.ThrottlingBurstLimit).toBe(PRODUCTION_CONCURRENCY_INPUTS.apiBurst);
+    expect(stageWide?.ThrottlingRateLimit).toBe(PRODUCTION_CONCURRENCY_INPUTS.apiRatePerSecond);
+    const publicRoutes = ROUTES.filter((route) => route.scope === undefined);
+    expect(publicRoutes.length).toBeGreaterThan(3);
+    for (const route of publicRoutes) {
+      const own = settings.find(
+        (m) => m.HttpMethod === route.method && m.ResourcePath === `/${route.path.replaceAll('/', '~1')}`,
+      );
+      expect(own?.ThrottlingBurstLimit, route.path).toBeLessThanOrEqual(
+        PRODUCTION_CONCURRENCY_INPUTS.publicBurst,
+      );
+    }
+  });
+
+  it("drains a largest batch well inside the fast path's time limit", () => {
+    const fastPath = readLifecycleDefinition(PROJECT_ROOT) as { TimeoutSeconds?: number };
+    expect(PRODUCTION_CONCURRENCY_INPUTS.batchDrainSeconds).toBeLessThanOrEqual(
+      Number(fastPath.TimeoutSeconds) / 2,
+    );
   });
 });
