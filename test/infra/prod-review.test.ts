@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '#routes';
-import { readLifecycleDefinition, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { readLifecycleDefinition, substitutionOf, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { PRODUCTION_CONCURRENCY_INPUTS } from '../../lib/concurrency.ts';
 import { PROJECT_ROOT } from '../../lib/constructs/function-defaults.ts';
 import { PAGED_KEY_CALLS, RECONCILER_FAILING_PERIODS } from '../../lib/constructs/monitoring.ts';
@@ -372,5 +372,73 @@ describe("the concurrency formula's inputs, as the stage has them", () => {
     expect(PRODUCTION_CONCURRENCY_INPUTS.batchDrainSeconds).toBeLessThanOrEqual(
       Number(fastPath.TimeoutSeconds) / 2,
     );
+  });
+});
+
+describe("the fast path's retries inside its time limit", () => {
+  interface Retrier {
+    ErrorEquals: string[];
+    IntervalSeconds?: number;
+    MaxAttempts?: number;
+    BackoffRate?: number;
+    MaxDelaySeconds?: number;
+  }
+  /** The longest a retrier waits in all: every attempt's delay at its full (un-jittered) value. */
+  const delays = (r: Retrier): number =>
+    Array.from({ length: r.MaxAttempts ?? 3 }, (_, k) =>
+      Math.min(
+        (r.IntervalSeconds ?? 1) * (r.BackoffRate ?? 2) ** k,
+        r.MaxDelaySeconds ?? Number.POSITIVE_INFINITY,
+      ),
+    ).reduce((sum, delay) => sum + delay, 0);
+  /** Errors that end an attempt only when it runs out of time; throttles and service errors end it at once. */
+  const slow = (r: Retrier): boolean =>
+    r.ErrorEquals.some((e) => e === 'States.TaskFailed' || e === 'States.Timeout' || e === 'States.ALL');
+
+  it("keeps every Task state's worst case of retries within the Express machine's timeout", () => {
+    const fastPath = readLifecycleDefinition(PROJECT_ROOT) as unknown as {
+      TimeoutSeconds: number;
+      States: Record<string, { Type: string; Resource?: string; TimeoutSeconds?: number; Retry?: Retrier[] }>;
+    };
+    // Express machines stop at 5 minutes, whatever the definition asks.
+    expect(fastPath.TimeoutSeconds).toBeLessThanOrEqual(300);
+    const functions = [...resourcesOf(prod.template, 'AWS::Lambda::Function').values()];
+    let checked = 0;
+    for (const [name, state] of Object.entries(fastPath.States)) {
+      if (state.Type !== 'Task') continue;
+      // An attempt lasts at most the state's timeout, or its function's where that is shorter.
+      const substitution = substitutionOf(state.Resource);
+      const task = Object.values(WORKFLOW_FUNCTIONS).find((fn) => fn.substitution === substitution);
+      const fn = functions.find(
+        (f) => task !== undefined && String(f.Properties.Description).startsWith(task.description),
+      );
+      const attempt = Math.min(
+        state.TimeoutSeconds ?? 60,
+        fn ? Number(fn.Properties.Timeout) : Number.POSITIVE_INFINITY,
+      );
+      const retriers = state.Retry ?? [];
+      const slowAttempts = 1 + retriers.filter(slow).reduce((sum, r) => sum + (r.MaxAttempts ?? 3), 0);
+      const worst = retriers.reduce((sum, r) => sum + delays(r), 0) + slowAttempts * attempt;
+      expect(worst, `${name}: ${worst} s`).toBeLessThanOrEqual(fastPath.TimeoutSeconds);
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThan(4);
+  });
+
+  it('states the throttle retries in the runbook as the definition has them', () => {
+    const fastPath = readLifecycleDefinition(PROJECT_ROOT) as unknown as {
+      States: Record<string, { Retry?: Retrier[] }>;
+    };
+    const throttle = Object.values(fastPath.States)
+      .flatMap((state) => state.Retry ?? [])
+      .filter((r) => r.ErrorEquals.includes('Lambda.TooManyRequestsException'));
+    expect(throttle.length).toBeGreaterThan(0);
+    const runbook = readFileSync(join(PROJECT_ROOT, 'docs/operations.md'), 'utf8').replace(/\s+/g, ' ');
+    for (const r of throttle) {
+      expect(runbook).toContain(
+        `${r.MaxAttempts} attempts, backoff from ${r.IntervalSeconds} s to ${r.MaxDelaySeconds} s, ${Math.round(delays(r))} s at most`,
+      );
+    }
+    expect(runbook).not.toMatch(/about 7 minutes/);
   });
 });
