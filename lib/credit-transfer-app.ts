@@ -58,12 +58,19 @@ export const createApp = (
       `Stage ${config.stage} is pinned to account ${config.account} (-c account), but the credentials are of account ${credentialsAccount}`,
     );
   }
+  // Likewise pinned to its region: a profile or AWS_REGION of another region fails in one line.
+  const credentialsRegion = environment.region;
+  if (config.region !== undefined && credentialsRegion !== undefined && credentialsRegion !== config.region) {
+    throw new Error(
+      `Stage ${config.stage} is pinned to region ${config.region} (-c region), but the credentials' region is ${credentialsRegion}`,
+    );
+  }
   const account = config.account ?? credentialsAccount;
   const stack = new CreditTransferStack(app, stackNameOf(config.stage), {
     description: `Credit transfer API, stage ${config.stage}: REST API, Lambda functions, DynamoDB table, lifecycle workflow, KMS token signing key`,
     config,
-    ...(config.account !== undefined && {
-      env: { account: config.account, region: environment.region },
+    ...((config.account !== undefined || config.region !== undefined) && {
+      env: { account: config.account ?? credentialsAccount, region: config.region ?? credentialsRegion },
     }),
   });
   // The backup region's part of the stage, deployed there first (docs/operations.md).

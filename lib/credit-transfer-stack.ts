@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { type IMetric, MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -18,7 +19,7 @@ import { StatusEventConsumer } from './constructs/status-event-consumer.ts';
 import { CreditTransferTable } from './constructs/table.ts';
 import { TableBackup } from './constructs/table-backup.ts';
 import { TraceSampling } from './constructs/trace-sampling.ts';
-import { ApiWebAcl } from './constructs/web-acl.ts';
+import { ApiWebAcl, wafApiRateLimit } from './constructs/web-acl.ts';
 import { WebhookDelivery } from './constructs/webhook-delivery.ts';
 import { WebhookSecretKey } from './constructs/webhook-secret-key.ts';
 import {
@@ -89,7 +90,12 @@ export class CreditTransferStack extends Stack {
     }
     const rail = railAccess(
       config.rail.kind === 'connector' && this.connectorSecret
-        ? { kind: 'connector', url: config.rail.url, secret: this.connectorSecret }
+        ? {
+            kind: 'connector',
+            url: config.rail.url,
+            secret: this.connectorSecret,
+            ...(config.rail.secretKeyArn !== undefined && { secretKeyArn: config.rail.secretKeyArn }),
+          }
         : { kind: 'sandbox' },
       this.table.table,
     );
@@ -141,6 +147,8 @@ export class CreditTransferStack extends Stack {
         stageArn: this.api.restApi.deploymentStage.stageArn,
         name: this.stackName,
         logRetention: config.logRetention,
+        // A tenant at its default plan's rate is never blocked (docs/rate-limits.md).
+        apiRateLimit: wafApiRateLimit(config.tenantRateLimit.ratePerSecond),
       });
     }
 
@@ -181,14 +189,15 @@ export class CreditTransferStack extends Stack {
       ...ROUTES.map((route): [string, LambdaFunction, FunctionGroup] => [
         pascalCase(route.operationId),
         this.api.functionFor(route.operationId).function,
-        'api',
+        // Public routes have method throttles of their own, well below the stage's.
+        route.scope === undefined ? 'public' : 'api',
       ]),
       ...Object.entries(this.lifecycle.taskFunctions).map(
         ([key, fn]): [string, LambdaFunction, FunctionGroup] => [
           pascalCase(key),
           fn.function,
-          // The catch-all runs only after a step failed for good: the reconciler's small share.
-          key === 'parkTransfer' ? 'reconciler' : 'workflow',
+          // The catch-all: sized for an outage, when every execution ends in it.
+          key === 'parkTransfer' ? 'parking' : 'workflow',
         ],
       ),
       ['Reconciler', this.lifecycle.reconciler.function, 'reconciler'],
@@ -211,6 +220,7 @@ export class CreditTransferStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       name: this.stackName,
       stage: this.api.restApi.deploymentStage,
+      accessLogs: this.api.accessLogs,
       stageName: config.stage,
       functions,
       authorizer: this.api.authorizerFunction.function,
@@ -247,6 +257,8 @@ export class CreditTransferStack extends Stack {
             description:
               'A status event that is no change of a stored transfer reached the webhook ingestion and was dropped: someone put it on the bus',
             metric: this.webhooks.forgedStatusEvents,
+            // Someone who can put events on the bus could make consumers act on payments that never moved.
+            severity: 'page',
           },
         ],
       ]),
@@ -293,6 +305,11 @@ export class CreditTransferStack extends Stack {
       ...(config.ticketEmail !== undefined && { ticketEmail: config.ticketEmail }),
       ...(config.ticketTopicArn !== undefined && { ticketTopicArn: config.ticketTopicArn }),
     });
+
+    // Every KMS key of the stage (signing, table, webhook, cursor, topic keys): a change to any pages.
+    this.monitoring.pageOnKeyChanges(
+      this.node.findAll().filter((construct): construct is Key => construct instanceof Key),
+    );
 
     this.acknowledgeControlTowerRules(config);
 

@@ -1,3 +1,4 @@
+import { Aws } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -147,7 +148,15 @@ export interface RailBinding {
 }
 
 export const railAccess = (
-  rail: { kind: 'sandbox' } | { kind: 'connector'; url: string; secret: ISecret },
+  rail:
+    | { kind: 'sandbox' }
+    | {
+        kind: 'connector';
+        url: string;
+        secret: ISecret;
+        /** The secret's customer managed key, when it has one: decrypted through Secrets Manager only. */
+        secretKeyArn?: string;
+      },
   table: ITable,
 ): RailBinding =>
   rail.kind === 'sandbox'
@@ -160,12 +169,23 @@ export const railAccess = (
         everyFunction: { environment: { RAIL: 'connector' } },
         railCallers: {
           environment: { CONNECTOR_URL: rail.url, CONNECTOR_SECRET_ARN: rail.secret.secretArn },
-          grant: (grantee) =>
+          grant: (grantee) => {
             Grant.addToPrincipal({
               grantee,
               actions: ['secretsmanager:GetSecretValue'],
               resourceArns: [rail.secret.secretArn],
-            }),
+            });
+            if (rail.secretKeyArn !== undefined) {
+              Grant.addToPrincipal({
+                grantee,
+                actions: ['kms:Decrypt'],
+                resourceArns: [rail.secretKeyArn],
+                conditions: {
+                  StringEquals: { 'kms:ViaService': `secretsmanager.${Aws.REGION}.amazonaws.com` },
+                },
+              });
+            }
+          },
         },
       };
 
@@ -182,6 +202,27 @@ export const TASKS_CALLING_THE_RAIL: Readonly<Record<keyof typeof WORKFLOW_FUNCT
   publishStatusEvents: false,
   parkTransfer: false,
 };
+
+/**
+ * The most connector calls one invocation of a task makes (lambdas/domain/credit-transfers/
+ * lifecycle-steps.ts): the profile check and the submission; a recall and the clearing status.
+ * Each call's deadline is its share of the function's timeout (connectorDeadlineMs), so the calls
+ * together always end before the function does.
+ */
+export const CONNECTOR_CALLS_PER_INVOCATION: Readonly<Record<keyof typeof WORKFLOW_FUNCTIONS, number>> = {
+  validateCheckAndSubmit: 2,
+  submitToClearing: 1,
+  pollClearing: 2,
+  publishStatusEvents: 0,
+  parkTransfer: 0,
+};
+
+/** Time of a task's invocation kept for the table reads and writes around its connector calls. */
+export const TABLE_MARGIN_MS = 1500;
+
+/** Each connector call's deadline (CONNECTOR_DEADLINE_MS): an equal share of what the table leaves of the timeout. */
+export const connectorDeadlineMs = (functionTimeoutMs: number, calls: number): number =>
+  Math.floor((functionTimeoutMs - TABLE_MARGIN_MS) / calls);
 
 /** The list cursors' secret: derived by one GenerateMac per container, never read out of KMS. */
 export const cursorKeyAccess = (key: ListCursorKey): Binding => ({

@@ -1,4 +1,7 @@
+import { ROUTES } from '#routes';
 import { wholeNumber } from '#shared/config';
+import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
+import { PRODUCTION_CONCURRENCY_INPUTS, reservedConcurrencyOf } from './concurrency.ts';
 
 /**
  * The stage's settings for going live (recovery, alarms' subscribers, concurrency, client
@@ -7,26 +10,36 @@ import { wholeNumber } from '#shared/config';
  */
 
 /** The function groups that get a reserved concurrency of their own, each function of a group alike. */
-export const FUNCTION_GROUPS = ['authorizer', 'api', 'workflow', 'reconciler'] as const;
+export const FUNCTION_GROUPS = ['authorizer', 'api', 'public', 'workflow', 'reconciler', 'parking'] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
 /**
- * Reserved concurrency per function of each group on `prod` (docs/operations.md "Concurrency"):
- * 50 + 19 x 20 + 6 x 30 + 2 x 2 = 614 of the account's default 1000, leaving the 100 Lambda keeps
- * unreserved and room for other stages. The API stage is throttled at 50 requests per second,
- * which at 100-300 ms per request keeps each API function far below 20; the workflow's share is
- * that peak rate times a step's p99 (docs/operations.md, "Sizing the workflow").
+ * Reserved concurrency per function of each group on `prod`: the formula of lib/concurrency.ts
+ * over its documented inputs (docs/operations.md "Concurrency").
  */
-export const PRODUCTION_RESERVED_CONCURRENCY: Readonly<Record<FunctionGroup, number>> = {
-  // Every authorized request that misses the 30 s cache, across every route.
-  authorizer: 50,
-  api: 20,
-  // 50 transfers/s x 0.6 s (two connector calls at a 250 ms p99, and the table) = 30.
-  workflow: 30,
-  // Runs every 5 minutes; 2 lets an operator's run overlap a scheduled one. The workflow's
-  // catch-all (run only after a step failed for good) has the same share.
-  reconciler: 2,
+export const PRODUCTION_RESERVED_CONCURRENCY: Readonly<Record<FunctionGroup, number>> = reservedConcurrencyOf(
+  PRODUCTION_CONCURRENCY_INPUTS,
+);
+
+/**
+ * How many functions each group has (lib/credit-transfer-stack.ts assigns them): the authorizer;
+ * a function per authenticated route; one per public route; the workflow's steps but the
+ * catch-all, the batch start and the two webhook functions; the reconciler; the catch-all.
+ */
+export const FUNCTIONS_PER_GROUP: Readonly<Record<FunctionGroup, number>> = {
+  authorizer: 1,
+  api: ROUTES.filter((route) => route.scope !== undefined).length,
+  public: ROUTES.filter((route) => route.scope === undefined).length,
+  workflow: Object.keys(WORKFLOW_FUNCTIONS).length - 1 + 3,
+  reconciler: 1,
+  parking: 1,
 };
+
+/** The executions a stage reserves, all its functions together. */
+export const reservedConcurrencyTotal = (
+  reserved: Readonly<Partial<Record<FunctionGroup, number>>>,
+): number =>
+  FUNCTION_GROUPS.reduce((sum, group) => sum + (reserved[group] ?? 0) * FUNCTIONS_PER_GROUP[group], 0);
 
 export type VaultLock = 'governance' | 'compliance';
 

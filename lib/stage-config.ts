@@ -18,6 +18,11 @@ export type RailConfig =
       readonly url: string;
       /** A Secrets Manager secret holding the HMAC key requests are signed with; created when absent. */
       readonly secretArn?: string;
+      /**
+       * The customer managed KMS key that secret is encrypted with (`-c connectorSecretKeyArn=...`):
+       * its readers get `kms:Decrypt` through Secrets Manager only.
+       */
+      readonly secretKeyArn?: string;
     };
 
 /** Everything that differs between stages, each with a default (docs/operations.md). */
@@ -45,6 +50,11 @@ export interface StageConfig extends OperationsConfig {
    * `env.account`, so credentials of another account fail `cdk deploy`.
    */
   readonly account?: string;
+  /**
+   * The region the stage lives in (`-c region=...`, required on `prod`): the stack's `env.region`,
+   * so credentials or a profile of another region fail `cdk deploy`.
+   */
+  readonly region?: string;
   readonly logRetention: RetentionDays;
   /** Set the account's API Gateway CloudWatch role (an account-wide setting) from this stack. */
   readonly apiGatewayCloudWatchRole: boolean;
@@ -146,6 +156,18 @@ export const stageConfig = (context: ContextReader): StageConfig => {
       `Context connectorSecretArn must be a Secrets Manager secret ARN; got ${connectorSecretArn}`,
     );
   }
+  const connectorSecretKeyArn = text('connectorSecretKeyArn');
+  if (
+    connectorSecretKeyArn !== undefined &&
+    !/^arn:aws[a-z-]*:kms:[^:]+:\d{12}:key\/[0-9a-f-]{36}$/.test(connectorSecretKeyArn)
+  ) {
+    throw new Error(`Context connectorSecretKeyArn must be a KMS key ARN; got ${connectorSecretKeyArn}`);
+  }
+  if (connectorSecretKeyArn !== undefined && connectorSecretArn === undefined) {
+    throw new Error(
+      'Context connectorSecretKeyArn needs connectorSecretArn: it names the key of a secret the stage is given',
+    );
+  }
   // The sandbox settles nothing: production takes it only when asked for by name.
   const sandbox = flag('sandbox', !production && connectorUrl === undefined);
   if (!sandbox && connectorUrl === undefined) {
@@ -175,6 +197,13 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     !/^arn:aws[a-z-]*:acm:[^:]+:\d{12}:certificate\/.+$/.test(certificateArn)
   ) {
     throw new Error(`Context certificateArn must be an ACM certificate ARN; got ${certificateArn}`);
+  }
+
+  // prod's tokens name a domain the bank owns, and nothing reaches the API around it; a prod
+  // without one (a rehearsal) says so by name.
+  const noCustomDomain = flag('noCustomDomain', false);
+  if (noCustomDomain && domainName !== undefined) {
+    throw new Error('Context noCustomDomain=true and domainName exclude each other');
   }
 
   const issuer = text('issuer') ?? defaultIssuer(stage, domainName);
@@ -221,6 +250,18 @@ export const stageConfig = (context: ContextReader): StageConfig => {
       `Stage ${stage} needs -c account=<12-digit id>: the account it is pinned to, so credentials of another account cannot deploy it`,
     );
   }
+  const region = text('region');
+  if (region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(region)) {
+    throw new Error(`Context region must be an AWS region name such as eu-west-1; got ${region}`);
+  }
+  if (production && region === undefined) {
+    throw new Error(
+      `Stage ${stage} needs -c region=<region>: the region it is pinned to, so credentials or a profile of another region cannot deploy it`,
+    );
+  }
+  if (region !== undefined && backupRegion === region) {
+    throw new Error(`Context backupRegion must be another region than region ${region}`);
+  }
   const keyAdminRoleArn = text('keyAdminRoleArn');
   const keyAdminRole =
     keyAdminRoleArn && /^arn:aws[a-z-]*:iam::(\d{12}):role\/[\w+=,.@/-]{1,512}$/.exec(keyAdminRoleArn);
@@ -236,9 +277,16 @@ export const stageConfig = (context: ContextReader): StageConfig => {
     throw new Error(`Context keyAdminRoleArn must be a role of account ${account}; got ${keyAdminRoleArn}`);
   }
 
+  if (production && domainName === undefined && !noCustomDomain) {
+    throw new Error(
+      `Stage ${stage} needs -c domainName=<name> -c certificateArn=<ACM ARN>: its issuer and only endpoint (or -c noCustomDomain=true for a stage that has none, issuer under .invalid)`,
+    );
+  }
+
   return {
     stage,
     ...(account !== undefined && { account }),
+    ...(region !== undefined && { region }),
     ...(keyAdminRoleArn !== undefined && { keyAdminRoleArn }),
     rail: sandbox
       ? { kind: 'sandbox' }
@@ -246,6 +294,7 @@ export const stageConfig = (context: ContextReader): StageConfig => {
           kind: 'connector',
           url: connectorUrl as string,
           ...(connectorSecretArn !== undefined && { secretArn: connectorSecretArn }),
+          ...(connectorSecretKeyArn !== undefined && { secretKeyArn: connectorSecretKeyArn }),
         },
     issuer,
     audience: text('audience') ?? DEFAULT_AUDIENCE,

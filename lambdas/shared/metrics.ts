@@ -39,6 +39,11 @@ export const PARKED_TRANSFERS_METRIC = 'ParkedTransfers';
 export const countParkedTransfers = (inAll: number): void => {
   metrics.addMetric(PARKED_TRANSFERS_METRIC, MetricUnit.Count, inAll);
 };
+/** 1 when the reconciler's probe found the rail answering nothing (recovery paused), else 0. */
+export const RAIL_UNAVAILABLE_METRIC = 'RailUnavailable';
+export const countRailUnavailable = (available: boolean): void => {
+  metrics.addMetric(RAIL_UNAVAILABLE_METRIC, MetricUnit.Count, available ? 0 : 1);
+};
 export const countTransfersParked = (justNow: number): void => {
   if (justNow > 0) metrics.addMetric('TransfersParked', MetricUnit.Count, justNow);
 };

@@ -6,7 +6,13 @@ import {
   reconcileCreditTransfers,
 } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { logger } from '#shared/logger';
-import { countParkedTransfers, countTransfersParked, countTransfersStuck, metrics } from '#shared/metrics';
+import {
+  countParkedTransfers,
+  countRailUnavailable,
+  countTransfersParked,
+  countTransfersStuck,
+  metrics,
+} from '#shared/metrics';
 import { observed } from '#shared/observability';
 import { type WorkflowDependencies, workflowDependencies } from './dependencies.ts';
 import { operationsEventPublisher } from './status-events.ts';
@@ -38,8 +44,7 @@ export const reconcile = (dependencies: () => ReconcilerDependencies) =>
     metrics.addMetric('RecoveryExecutionsStarted', MetricUnit.Count, report.started);
     metrics.addMetric('RecoveryFailures', MetricUnit.Count, report.failed);
     // One figure for the outage, whatever number of transfers waits behind it: the alarm pages once.
-    if (report.railAvailable !== undefined)
-      metrics.addMetric('RailUnavailable', MetricUnit.Count, report.railAvailable ? 0 : 1);
+    if (report.railAvailable !== undefined) countRailUnavailable(report.railAvailable);
     metrics.addMetric('RecoveryPausedTransfers', MetricUnit.Count, report.paused);
     if (report.railAvailable === false)
       logger.error('The rail answers nothing: recovery paused, no attempt counted, nothing parked', {

@@ -88,6 +88,8 @@ export class CreditTransferApi extends Construct {
   readonly domain?: DomainName;
   /** The usage plan of every tenant without a limit of its own (stack output DefaultUsagePlanId). */
   readonly defaultUsagePlan: UsagePlan;
+  /** The stage's access log: one JSON line per request (accessLogFormat). */
+  readonly accessLogs: LogGroup;
   private readonly routeFunctions = new Map<string, ServiceFunction>();
 
   constructor(scope: Construct, id: string, props: CreditTransferApiProps) {
@@ -99,6 +101,7 @@ export class CreditTransferApi extends Construct {
       retention: logRetention,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.accessLogs = accessLogs;
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: props.apiName,
@@ -130,6 +133,25 @@ export class CreditTransferApi extends Construct {
             dataTraceEnabled: false,
             metricsEnabled: true,
           },
+          // The public documents (key set, metadata, API reference) are read rarely and cached by
+          // clients: a limit of their own, so they never take the stage's share of paying calls
+          // and their functions need a small reservation (lib/concurrency.ts).
+          ...Object.fromEntries(
+            props.routes
+              .filter(
+                (route) => route.scope === undefined && `${route.path}/${route.method}` !== TOKEN_METHOD_PATH,
+              )
+              .map((route) => [
+                `${route.path}/${route.method}`,
+                {
+                  throttlingRateLimit: PUBLIC_DOCUMENT_RATE_LIMIT,
+                  throttlingBurstLimit: PUBLIC_DOCUMENT_BURST_LIMIT,
+                  loggingLevel: MethodLoggingLevel.ERROR,
+                  dataTraceEnabled: false,
+                  metricsEnabled: true,
+                },
+              ]),
+          ),
         },
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: accessLogFormat(),
@@ -348,12 +370,17 @@ export const AUTHORIZER_CACHE_SECONDS = 0;
 export const TOKEN_METHOD_PATH = '/oauth/token/POST';
 export const TOKEN_RATE_LIMIT = 10;
 export const TOKEN_BURST_LIMIT = 20;
+/** Each public document's own limit (requests per second, burst): those of the token endpoint. */
+export const PUBLIC_DOCUMENT_RATE_LIMIT = TOKEN_RATE_LIMIT;
+export const PUBLIC_DOCUMENT_BURST_LIMIT = TOKEN_BURST_LIMIT;
 
 /** One JSON line per request, with the fields the Logs Insights queries of docs/operations.md ("Observing") use. */
 const accessLogFormat = (): AccessLogFormat =>
   AccessLogFormat.custom(
     JSON.stringify({
       requestId: AccessLogField.contextRequestId(),
+      // The dimension of the metrics read from this log (lib/constructs/monitoring.ts).
+      stage: AccessLogField.contextStage(),
       extendedRequestId: AccessLogField.contextExtendedRequestId(),
       requestTime: AccessLogField.contextRequestTime(),
       sourceIp: AccessLogField.contextIdentitySourceIp(),

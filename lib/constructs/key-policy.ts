@@ -28,7 +28,10 @@ export const DATA_KEY_ACTIONS = [
 /**
  * What the key administrator may do: manage the key, never use it. Neither `kms:*` nor
  * `kms:CreateGrant` (a grant could hand out any use) nor `kms:ReplicateKey` (a replica comes with
- * a policy of its own). Whoever uses a key is named in its policy, beside the code that uses it.
+ * a policy of its own) nor `kms:PutKeyPolicy` (a policy naming itself could grant itself any use,
+ * `kms:Sign` included): a key policy changes only through the deployment (CloudFormation's
+ * execution role, from a reviewed template), and every change pages (Monitoring, KeyChanges).
+ * Whoever uses a key is named in its policy, beside the code that uses it.
  */
 export const KEY_ADMINISTRATION_ACTIONS = [
   'kms:DescribeKey',
@@ -38,7 +41,6 @@ export const KEY_ADMINISTRATION_ACTIONS = [
   'kms:ListGrants',
   'kms:ListKeyPolicies',
   'kms:ListResourceTags',
-  'kms:PutKeyPolicy',
   'kms:UpdateKeyDescription',
   'kms:EnableKey',
   'kms:DisableKey',
@@ -86,7 +88,7 @@ export interface KeyUse {
  * The statements that keep a key managed, for every KMS key of the stack, in place of CDK's
  * default (the account root with `kms:*`, which lets any IAM administrator of the account grant
  * itself any use of the key, signing tokens included):
- * - the key administrator role (`-c keyAdminRoleArn=...`) administers it;
+ * - the key administrator role (`-c keyAdminRoleArn=...`) administers it, but never puts its policy;
  * - the deployment (CloudFormation's execution role) manages it as the template says;
  * - the account root user, and no IAM policy, may read it and put its policy: see below;
  * - no grant but one an AWS service creates for a resource.
@@ -101,6 +103,15 @@ export const keyAdministration = (scope: Construct, use: KeyUse = {}): PolicySta
             sid: 'KeyAdministratorAdministersKey',
             principals: [new ArnPrincipal(adminRoleArn)],
             actions: [...KEY_ADMINISTRATION_ACTIONS],
+            resources: ['*'],
+          }),
+          // Explicit, so no later statement (nor a mistake in one) can give the administrator a
+          // policy of its own making.
+          new PolicyStatement({
+            sid: 'KeyAdministratorCannotPutPolicy',
+            effect: Effect.DENY,
+            principals: [new ArnPrincipal(adminRoleArn)],
+            actions: ['kms:PutKeyPolicy'],
             resources: ['*'],
           }),
         ]),

@@ -26,6 +26,8 @@ import {
   WORKFLOW_FUNCTIONS,
 } from '#workflow/task-functions';
 import {
+  CONNECTOR_CALLS_PER_INVOCATION,
+  connectorDeadlineMs,
   KEY_PREFIXES,
   type RailBinding,
   TASKS_CALLING_THE_RAIL,
@@ -112,6 +114,13 @@ export class CreditTransferLifecycle extends Construct {
         props.rail.everyFunction,
         ...(TASKS_CALLING_THE_RAIL[key] ? [props.rail.railCallers] : []),
       );
+      if (TASKS_CALLING_THE_RAIL[key]) {
+        const timeout = (fn.function.timeout as Duration).toMilliseconds();
+        fn.function.addEnvironment(
+          'CONNECTOR_DEADLINE_MS',
+          String(connectorDeadlineMs(timeout, CONNECTOR_CALLS_PER_INVOCATION[key])),
+        );
+      }
       return fn;
     };
     this.taskFunctions = {

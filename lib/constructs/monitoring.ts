@@ -13,15 +13,17 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { PARKED_TRANSFERS_METRIC } from '#shared/metrics';
+import { PARKED_TRANSFERS_METRIC, RAIL_UNAVAILABLE_METRIC } from '#shared/metrics';
 import { keyPolicy } from './key-policy.ts';
 import { TRANSFERS_STUCK_METRIC } from './lifecycle-workflow.ts';
 
@@ -29,6 +31,8 @@ export interface MonitoringProps {
   /** Names the dashboard, unique per account (dashboards are global). */
   readonly name: string;
   readonly stage: Stage;
+  /** The stage's access log (one JSON line per request): the refusals of authenticated calls. */
+  readonly accessLogs?: ILogGroup;
   /** The stage's name: the `stage` dimension of the service's own metrics. */
   readonly stageName: string;
   /** Every function of the stack, by a readable name. */
@@ -81,7 +85,24 @@ export const ALARM_BOUNDS = {
    * (300 per 5 minutes), so it means many addresses or a rule refusing real traffic.
    */
   wafBlockedRequests: 500,
+  /**
+   * Percent of authenticated calls (the authorizer named a client) answered 403 in five minutes,
+   * once there are at least `forbiddenMinimumCalls`: a tenant whose API key is in no usage plan
+   * (every call refused), or a client given the wrong scopes.
+   */
+  authenticatedForbiddenPercent: 10,
+  forbiddenMinimumCalls: 20,
 } as const;
+
+/** Metrics counted from the access log, namespace CreditTransfers, dimension stage. */
+export const AUTHENTICATED_CALLS_METRIC = 'AuthenticatedCalls';
+export const AUTHENTICATED_FORBIDDEN_METRIC = 'AuthenticatedCallsForbidden';
+
+/** The KMS calls on a key of the stage that page (KeyChanges). */
+export const PAGED_KEY_CALLS = ['ScheduleKeyDeletion', 'DisableKey', 'PutKeyPolicy'] as const;
+
+/** Schedule periods in a row with a failed reconciler run before it pages. */
+export const RECONCILER_FAILING_PERIODS = 3;
 
 /**
  * Alarms on everything that means money stops moving or clients are refused, each to one of two
@@ -96,9 +117,11 @@ export class Monitoring extends Construct {
   /** Each alarm's id and severity, in the order created (docs/operations.md lists them). */
   readonly severities = new Map<string, Severity>();
   readonly dashboard: Dashboard;
+  private readonly alarmTopicArn: string | undefined;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    this.alarmTopicArn = props.alarmTopicArn;
     const stack = Stack.of(this);
     // Only this account's alarms may use the key and the topic.
     const alarmsOfThisAccount = {
@@ -113,7 +136,15 @@ export class Monitoring extends Construct {
       },
     };
 
-    // Only CloudWatch alarms use the key; the account only administers it.
+    // The rule that pages on key changes (pageOnKeyChanges) publishes to the paging topic too.
+    const rulesOfThisAccount = {
+      StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({ service: 'events', resource: 'rule', resourceName: '*' }),
+      },
+    };
+
+    // Only CloudWatch alarms and EventBridge rules use the key; the account only administers it.
     const key = new Key(this, 'TopicKey', {
       description: 'Encrypts the credit transfer alarm topic',
       enableKeyRotation: true,
@@ -126,6 +157,13 @@ export class Monitoring extends Construct {
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           resources: ['*'],
           conditions: alarmsOfThisAccount,
+        }),
+        new PolicyStatement({
+          sid: 'EventBridgeRulesPublish',
+          principals: [new ServicePrincipal('events.amazonaws.com')],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: rulesOfThisAccount,
         }),
       ),
     });
@@ -212,6 +250,39 @@ export class Monitoring extends Construct {
       ALARM_BOUNDS.api5xxPercent,
       quiet,
     );
+    if (props.accessLogs !== undefined) {
+      // Counted from the access log: API Gateway's own 4XXError mixes 403 with every other 4xx.
+      const fromAccessLog = (metricName: string, pattern: string): Metric =>
+        new MetricFilter(this, `${metricName}Filter`, {
+          logGroup: props.accessLogs as ILogGroup,
+          metricNamespace: TRANSFERS_STUCK_METRIC.namespace,
+          metricName,
+          filterPattern: FilterPattern.literal(pattern),
+          metricValue: '1',
+          dimensions: { stage: '$.stage' },
+        }).metric({ statistic: 'Sum', period: fiveMinutes, dimensionsMap: { stage: props.stageName } });
+      const authenticated = '($.clientId != "-") && ($.clientId != "")';
+      const forbiddenRate = new MathExpression({
+        expression: `IF(calls >= ${ALARM_BOUNDS.forbiddenMinimumCalls}, 100 * forbidden / calls, 0)`,
+        usingMetrics: {
+          calls: fromAccessLog(AUTHENTICATED_CALLS_METRIC, `{ ${authenticated} }`),
+          forbidden: fromAccessLog(
+            AUTHENTICATED_FORBIDDEN_METRIC,
+            `{ ${authenticated} && ($.status = "403") }`,
+          ),
+        },
+        label: 'Authenticated calls answered 403 (%)',
+        period: fiveMinutes,
+      });
+      alarm(
+        'AuthenticatedForbiddenRate',
+        'page',
+        `${ALARM_BOUNDS.authenticatedForbiddenPercent}% or more of authenticated calls answered 403 in 5 minutes (a tenant not admitted to a usage plan, or wrong scopes)`,
+        forbiddenRate,
+        ALARM_BOUNDS.authenticatedForbiddenPercent,
+        quiet,
+      );
+    }
     const latency = props.stage.metricLatency({ statistic: 'p99', period: fiveMinutes });
     alarm(
       'ApiP99Latency',
@@ -279,6 +350,19 @@ export class Monitoring extends Construct {
       { evaluationPeriods: 2, below: true },
     );
 
+    // A reconciler invoked on schedule that fails on every run drives nothing on: stalled
+    // transfers stay stalled. One failed run is a ticket (ReconcilerErrors); a failure in each of
+    // RECONCILER_FAILING_PERIODS schedule periods in a row pages.
+    alarm(
+      'ReconcilerFailing',
+      'page',
+      `The reconciler failed in each of ${RECONCILER_FAILING_PERIODS} schedule periods in a row (${props.reconciler.every.toMinutes()} minutes each): stalled transfers are not driven on`,
+      props.reconciler.function.metricErrors({ statistic: 'Sum', period: props.reconciler.every }),
+      1,
+      quiet,
+      { evaluationPeriods: RECONCILER_FAILING_PERIODS },
+    );
+
     // Both machines' executions in one alarm each (one metric per machine, no alarm more).
     const executions = (metricOf: (machine: StateMachine) => IMetric): IMetric =>
       props.longWaits === undefined
@@ -328,12 +412,29 @@ export class Monitoring extends Construct {
       statistic: 'Maximum',
       period: Duration.minutes(15),
     });
-    // The reconciler emits it every run; its absence is the heartbeat's alarm, not this one's.
+    // The reconciler emits it on every run it completes, so no data is a reconciler that stopped
+    // or fails before it counts: nobody knows how many transfers are stuck, which breaches.
     alarm(
       'TransfersStuck',
       'page',
-      'Credit transfers not final past their bound (reconciler)',
+      'Credit transfers not final past their bound, or the reconciler did not count them (reconciler)',
       stuck,
+      1,
+      TreatMissingData.BREACHING,
+    );
+    // The bank's connector answers nothing: recovery pauses (nothing parked, no attempt counted)
+    // and this is the outage's one page, clear once a run's probe is answered again.
+    alarm(
+      'RailUnavailable',
+      'page',
+      "The rail (the bank's connector) answers nothing: recovery paused until it does (reconciler's probe)",
+      new Metric({
+        namespace: TRANSFERS_STUCK_METRIC.namespace,
+        metricName: RAIL_UNAVAILABLE_METRIC,
+        dimensionsMap: { service: TRANSFERS_STUCK_METRIC.service, stage: props.stageName },
+        statistic: 'Maximum',
+        period: Duration.minutes(15),
+      }),
       1,
       quiet,
     );
@@ -462,5 +563,45 @@ export class Monitoring extends Construct {
         width: 8,
       }),
     );
+  }
+
+  /**
+   * Pages on a call that could stop every payment or hand a key to someone: `ScheduleKeyDeletion`,
+   * `DisableKey` or `PutKeyPolicy` on one of the keys, as CloudTrail records it (management
+   * events, delivered to EventBridge when the account has a trail: docs/operations.md). The
+   * deployment's own `PutKeyPolicy` pages too: a key policy changes only with a reviewed deploy.
+   */
+  pageOnKeyChanges(keys: readonly IKey[]): Rule {
+    const rule = new Rule(this, 'KeyChanges', {
+      description:
+        'PAGE: a KMS key of the stage was scheduled for deletion, disabled or given a new policy (docs/operations.md, alarm KeyChanges)',
+      eventPattern: {
+        source: ['aws.kms'],
+        detailType: ['AWS API Call via CloudTrail'],
+        detail: {
+          eventSource: ['kms.amazonaws.com'],
+          eventName: [...PAGED_KEY_CALLS],
+          resources: { ARN: keys.map((key) => key.keyArn) },
+        },
+      },
+    });
+    // Not the SnsTopic target: it lets any rule anywhere publish; this topic takes only this rule.
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'KeyChangesPublish',
+        principals: [new ServicePrincipal('events.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { ArnEquals: { 'aws:SourceArn': rule.ruleArn } },
+      }),
+    );
+    const topicArns = [
+      this.topic.topicArn,
+      ...(this.alarmTopicArn === undefined ? [] : [this.alarmTopicArn]),
+    ];
+    // The team's paging topic must let this rule publish, as it lets the alarms (docs/operations.md).
+    for (const arn of topicArns) rule.addTarget({ bind: () => ({ arn }) });
+    this.severities.set('KeyChanges', 'page');
+    return rule;
   }
 }

@@ -16,6 +16,16 @@ export interface ApiWebAclProps {
   readonly logRetention?: RetentionDays;
 }
 
+/** WAF's rate-based rules count requests per source IP over five minutes. */
+export const WAF_WINDOW_SECONDS = 300;
+
+/**
+ * The per-IP limit of the whole API that lets one tenant calling from one address use all of its
+ * usage plan's rate: a tenant's plan and WAF agree, and WAF blocks only what no plan allows.
+ */
+export const wafApiRateLimit = (tenantRatePerSecond: number): number =>
+  tenantRatePerSecond * WAF_WINDOW_SECONDS;
+
 /** The path suffix of the token endpoint, whatever base path (stage or mapping) precedes it. */
 export const TOKEN_PATH = '/oauth/token';
 

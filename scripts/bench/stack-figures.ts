@@ -75,10 +75,12 @@ const CDK_JSON_CONTEXT = (
 /** The context a production stage is deployed with: the connector rail (so its secret), a pager address. */
 export const PRODUCTION_CONTEXT = {
   stage: 'prod',
-  // prod is pinned to an account and a key administrator (lib/stage-config.ts); which ones
-  // changes no figure.
+  // prod is pinned to an account, a region and a key administrator, and names its domain or
+  // none (lib/stage-config.ts); which ones changes no figure.
   account: '123456789012',
+  region: 'eu-west-1',
   keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+  noCustomDomain: 'true',
   connectorUrl: 'https://connector.bank.example',
   alarmEmail: 'oncall@bank.example',
 };

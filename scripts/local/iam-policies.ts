@@ -52,6 +52,10 @@ export const stageContext = (
   ...(rail === 'connector' ? { connectorUrl: 'https://connector.local.invalid' } : { sandbox: 'true' }),
   ...(stage === 'prod' && {
     account: LOCAL_ACCOUNT,
+    // Required on prod, read by the app's env only: this synthesis names no env, so the local
+    // resolver writes every ARN in the local region.
+    region: 'eu-west-1',
+    noCustomDomain: 'true',
     keyAdminRoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/key-admin`,
     alarmEmail: 'oncall@local.invalid',
   }),

@@ -25,6 +25,8 @@ const PROD = {
   alarmEmail: 'payments-oncall@bank.example',
   account: ACCOUNT,
   keyAdminRoleArn: KEY_ADMIN_ROLE,
+  region: 'eu-west-1',
+  noCustomDomain: 'true',
 };
 
 interface PolicyStatement extends Statement {
@@ -152,9 +154,17 @@ describe.each(['dev', 'prod'])('stage %s', (stage) => {
       if (stage === 'prod') {
         expect(administrator?.Principal, id).toEqual({ AWS: KEY_ADMIN_ROLE });
         expect(actionsOf(administrator as Statement), id).toEqual(
-          expect.arrayContaining(['kms:PutKeyPolicy', 'kms:DisableKey', 'kms:ScheduleKeyDeletion']),
+          expect.arrayContaining(['kms:DisableKey', 'kms:ScheduleKeyDeletion']),
         );
         expect(actionsOf(administrator as Statement), id).not.toContain('kms:Sign');
+        // A policy of its own making could grant it kms:Sign: only the deployment puts the policy.
+        expect(actionsOf(administrator as Statement), id).not.toContain('kms:PutKeyPolicy');
+        const denied = statements.find((s) => s.Sid === 'KeyAdministratorCannotPutPolicy');
+        expect(denied, id).toMatchObject({
+          Effect: 'Deny',
+          Principal: { AWS: KEY_ADMIN_ROLE },
+          Action: 'kms:PutKeyPolicy',
+        });
       } else {
         expect(administrator, id).toBeUndefined();
       }

@@ -25,6 +25,8 @@ describe('operations of a production stage', () => {
       // Every prod stage names its account and its key administrator.
       account: '123456789012',
       keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+      region: 'eu-west-1',
+      noCustomDomain: 'true',
       sandbox: 'true',
       alarmEmail: 'oncall@bank.example',
       ticketTopicArn: TICKETS,
@@ -32,7 +34,13 @@ describe('operations of a production stage', () => {
   }, SYNTH_TIMEOUT_MS);
 
   it('pages for money at risk and files a ticket for the rest', () => {
-    for (const paging of ['TransfersParked', 'TransfersStuck', 'Api5xxRate', 'WebhookQueueOldestMessage'])
+    for (const paging of [
+      'TransfersParked',
+      'TransfersStuck',
+      'RailUnavailable',
+      'Api5xxRate',
+      'WebhookQueueOldestMessage',
+    ])
       expect(alarmTopics(prod, paging), paging).toEqual([expect.stringMatching(/^MonitoringAlarmTopic/)]);
     for (const ticket of ['ApiP99Latency', 'WorkflowExecutionsFailed', 'TableThrottles'])
       expect(alarmTopics(prod, ticket), ticket).toEqual([

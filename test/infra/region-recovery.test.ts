@@ -15,6 +15,7 @@ const PROD_FULL = {
   stage: 'prod',
   account: '123456789012',
   keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+  region: 'eu-west-1',
   connectorUrl: 'https://connector.clearing.example',
   alarmEmail: 'payments-oncall@bank.example',
   domainName: 'payments.bank.example',

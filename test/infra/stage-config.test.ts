@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/credit-transfer-app.ts';
 import { stageConfig } from '../../lib/stage-config.ts';
+import { CDK_JSON_CONTEXT } from './synth.ts';
 
 const configOf = (context: Record<string, string>) => stageConfig((name) => context[name]);
-/** What every prod stage names (its account, its key administrator): findings.test.ts shows the refusals. */
+/** What every prod stage names (its account and region, its key administrator, its domain or none): findings.test.ts shows the refusals. */
 const PROD_PINNED = {
   account: '123456789012',
   keyAdminRoleArn: 'arn:aws:iam::123456789012:role/payments-key-admin',
+  region: 'eu-west-1',
+  noCustomDomain: 'true',
 };
 
 describe('stage settings from context', () => {
@@ -119,5 +123,58 @@ describe('stage settings from context', () => {
     });
     expect(() => configOf({ tenantRateLimit: '0' })).toThrow(/tenantRateLimit/);
     expect(() => configOf({ tenantBurstLimit: '5001' })).toThrow(/tenantBurstLimit/);
+  });
+
+  it('pins prod to its region and its custom domain, each refusal one line naming the setting', () => {
+    const prod = { stage: 'prod', sandbox: 'true', alarmEmail: 'oncall@bank.example', ...PROD_PINNED };
+    expect(configOf(prod)).toMatchObject({
+      region: 'eu-west-1',
+      issuer: 'https://credit-transfers-prod.invalid',
+    });
+    expect(() => configOf({ ...prod, region: '' })).toThrow(/^Stage prod needs -c region=[^\n]*$/);
+    expect(() => configOf({ ...prod, region: 'Ireland' })).toThrow(/region must be an AWS region/);
+    expect(() => configOf({ ...prod, backupRegion: 'eu-west-1' })).toThrow(/another region/);
+    // No domain is refused unless the stage says, by name, that it has none.
+    expect(() => configOf({ ...prod, noCustomDomain: '' })).toThrow(
+      /^Stage prod needs -c domainName=.*-c noCustomDomain=true[^\n]*$/,
+    );
+    const domain = {
+      domainName: 'payments.bank.example',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/x',
+    };
+    expect(configOf({ ...prod, noCustomDomain: '', ...domain }).issuer).toBe('https://payments.bank.example');
+    expect(() => configOf({ ...prod, ...domain })).toThrow(/exclude each other/);
+    // Other stages need neither.
+    expect(configOf({}).region).toBeUndefined();
+  });
+
+  it("names the connector secret's customer managed key only beside the secret it encrypts", () => {
+    const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:connector-hmac-AbCdEf';
+    const keyArn = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    const connector = { connectorUrl: 'https://c.example', connectorSecretArn: secretArn };
+    expect(configOf({ ...connector, connectorSecretKeyArn: keyArn }).rail).toEqual({
+      kind: 'connector',
+      url: 'https://c.example',
+      secretArn,
+      secretKeyArn: keyArn,
+    });
+    expect(() => configOf({ connectorUrl: 'https://c.example', connectorSecretKeyArn: keyArn })).toThrow(
+      /connectorSecretKeyArn needs connectorSecretArn/,
+    );
+    expect(() => configOf({ ...connector, connectorSecretKeyArn: 'alias/connector' })).toThrow(/KMS key ARN/);
+  });
+
+  it("refuses credentials of another region than prod's, in one line", () => {
+    const previous = process.env.CDK_DEFAULT_REGION;
+    try {
+      process.env.CDK_DEFAULT_REGION = 'us-east-1';
+      const context = { stage: 'prod', sandbox: 'true', alarmEmail: 'oncall@bank.example', ...PROD_PINNED };
+      expect(() => createApp({ context: { ...CDK_JSON_CONTEXT, ...context } })).toThrow(
+        /^Stage prod is pinned to region eu-west-1 \(-c region\), but the credentials' region is us-east-1$/,
+      );
+    } finally {
+      if (previous === undefined) delete process.env.CDK_DEFAULT_REGION;
+      else process.env.CDK_DEFAULT_REGION = previous;
+    }
   });
 });

@@ -20,7 +20,8 @@ const CORPUS = resolve(process.env.ISO20022_CORPUS_DIR ?? '../shared/iso20022/pa
 const BATCHES = '/v1/payments/credit-transfer-batches';
 const NAMESPACE_REFUSAL = 'must be a Document in one of the namespaces';
 /** Every group dated more than 30 days past: each is rejected, none left to take. */
-const PAST_DATE = /^ReqdExctnDt \d{4}-\d{2}-\d{2} is more than 30 days past: the payment group was not executed$/;
+const PAST_DATE =
+  /^ReqdExctnDt \d{4}-\d{2}-\d{2} is more than 30 days past: the payment group was not executed$/;
 
 type Expected =
   | { outcome: 'accepted'; why: string; tenant?: 'second' }

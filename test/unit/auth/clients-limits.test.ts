@@ -1,10 +1,15 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileTenantRateLimits, watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
 import { type ApiGatewaySender, UsagePlanTenantRateLimits } from '#adapters/access/usage-plans';
 import { usageIdentifierKey } from '#domain/access/tenant-rate-limit';
+import { ClientCreateUsageError, clientsArguments } from '../../../scripts/client-create.ts';
 import { clientsProgram, useApiGateway } from '../../../scripts/clients.ts';
 
 /**
@@ -227,6 +232,60 @@ describe('clients set-limit on a stage (API Gateway faked)', () => {
         ...['--table', 't', '--region', 'eu-west-1', '--event-bus', 'b'],
       ),
     ).rejects.toThrow(/--usage-plan is required/);
+    expect(fake.calls).toEqual([]);
+  });
+});
+
+describe("a tenant's first client on a stage", () => {
+  // The table and the bus stood in for: what is asserted is the usage plan, on the fake gateway.
+  const sts = mockClient(STSClient);
+  const table = mockClient(DynamoDBDocumentClient);
+  const bus = mockClient(EventBridgeClient);
+  afterAll(() => {
+    for (const mock of [sts, table, bus]) mock.restore();
+  });
+  beforeEach(() => {
+    for (const mock of [sts, table, bus]) mock.reset();
+    sts.on(GetCallerIdentityCommand).resolves({ Arn: 'arn:aws:iam::123456789012:user/ops' });
+    table.onAnyCommand().resolves({});
+    bus.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'e-1' }] });
+  });
+
+  it('admits the tenant to the default usage plan in the same command as client:create --aws', async () => {
+    const argv = clientsArguments([
+      ...['--client-id', 'globex-erp', '--scope', 'transactions:read', '--tenant', 'globex'],
+      ...['--aws', '--table-name', 't', '--region', 'eu-west-1', '--event-bus', 'b'],
+      ...['--usage-plan', 'default-plan'],
+    ]);
+    expect(argv).not.toBe('help');
+    expect(fake.planOf('globex')).toBeUndefined();
+
+    let gatewayCallsBeforeTable: string[] | undefined;
+    table.onAnyCommand().callsFake(() => {
+      gatewayCallsBeforeTable ??= [...fake.calls];
+      return {};
+    });
+    await run(...(argv as string[]));
+
+    expect(fake.planOf('globex')?.id).toBe('default-plan');
+    expect(fake.keys).toEqual([
+      expect.objectContaining({ value: usageIdentifierKey('api123', 'dev', 'globex') }),
+    ]);
+    // Admitted before the client is written: no client exists whose calls would all be refused.
+    expect(gatewayCallsBeforeTable).toContain('CreateUsagePlanKeyCommand');
+    expect(output.join('\n')).toMatch(/client globex-erp \(tenant globex/);
+  });
+
+  it('refuses client:create --aws without the usage plan, before any call', () => {
+    expect(() =>
+      clientsArguments([
+        ...['--client-id', 'c', '--scope', 'transactions:read', '--tenant', 'acme'],
+        ...['--aws', '--table-name', 't', '--event-bus', 'b'],
+      ]),
+    ).toThrow(ClientCreateUsageError);
+    expect(() =>
+      clientsArguments(['--client-id', 'c', '--scope', 's', '--tenant', 'acme', '--usage-plan', 'p']),
+    ).toThrow(/apply only with --aws/);
     expect(fake.calls).toEqual([]);
   });
 });

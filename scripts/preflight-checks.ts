@@ -1,0 +1,205 @@
+import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
+import { BackupClient, DescribeRegionSettingsCommand } from '@aws-sdk/client-backup';
+import { GetRoleCommand, IAMClient } from '@aws-sdk/client-iam';
+import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+
+/**
+ * The prerequisites of a stage's first deployment that live in the account, not in the stack,
+ * each checked with one read-only call (docs/operations.md, "Deploying"). Nothing here writes.
+ */
+
+/** Lambda keeps this much of the account's concurrency unreserved, whatever is asked. */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
+/** The CDK bootstrap's qualifier and the oldest bootstrap version that deploys this app. */
+export const BOOTSTRAP_QUALIFIER = 'hnb659fds';
+export const MINIMUM_BOOTSTRAP_VERSION = 6;
+
+export interface PreflightTarget {
+  readonly stage: string;
+  readonly region: string;
+  readonly backupRegion?: string;
+  /** The account the stage is pinned to (`-c account`): the credentials must be of it. */
+  readonly account?: string;
+  /** `-c keyAdminRoleArn`: the role must exist. */
+  readonly keyAdminRoleArn?: string;
+  /** The executions the stage reserves, all functions together (lib/operations-config.ts). */
+  readonly reservedConcurrency: number;
+  /** A named profile of the shared config files; the usual credential chain otherwise. */
+  readonly profile?: string;
+}
+
+export interface CheckResult {
+  readonly name: string;
+  readonly ok: boolean;
+  /** What was found; on a failure, what to do, in the same line. */
+  readonly detail: string;
+}
+
+type ClientOptions = { region: string; profile?: string };
+const options = (target: PreflightTarget, region = target.region): ClientOptions => ({
+  region,
+  ...(target.profile !== undefined && { profile: target.profile }),
+});
+
+/** The regions the stage deploys to: its own, and the backup region's recovery stack. */
+const regionsOf = (target: PreflightTarget): string[] => [
+  target.region,
+  ...(target.backupRegion === undefined ? [] : [target.backupRegion]),
+];
+
+const errorName = (error: unknown): string =>
+  error instanceof Error ? error.name || error.message : String(error);
+
+/** A check whose call failed for another reason than the answer it looks for (no permission...). */
+const couldNotCheck = (name: string, error: unknown, permission: string): CheckResult => ({
+  name,
+  ok: false,
+  detail: `could not check (${errorName(error)}): run it with credentials allowed ${permission}`,
+});
+
+export const checkCallerAccount = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = 'credentials';
+  try {
+    const { Account, Arn } = await new STSClient(options(target)).send(new GetCallerIdentityCommand({}));
+    if (target.account !== undefined && Account !== target.account) {
+      return {
+        name,
+        ok: false,
+        detail: `${Arn} is of account ${Account}, not ${target.account}: use credentials of account ${target.account} (--profile)`,
+      };
+    }
+    return { name, ok: true, detail: `${Arn} (account ${Account})` };
+  } catch (error) {
+    return couldNotCheck(name, error, 'sts:GetCallerIdentity');
+  }
+};
+
+export const checkApiGatewayCloudWatchRole = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = `API Gateway CloudWatch role (${target.region})`;
+  try {
+    const { cloudwatchRoleArn } = await new APIGatewayClient(options(target)).send(new GetAccountCommand({}));
+    return cloudwatchRoleArn
+      ? { name, ok: true, detail: cloudwatchRoleArn }
+      : {
+          name,
+          ok: false,
+          detail:
+            'not set: the stage cannot write its API logs. Set it once per account and region (aws apigateway update-account --patch-operations op=replace,path=/cloudwatchRoleArn,value=<role ARN>), or deploy exactly one stack with -c apiGatewayCloudWatchRole=true',
+        };
+  } catch (error) {
+    return couldNotCheck(name, error, 'apigateway:GET on /account');
+  }
+};
+
+export const checkKeyAdminRole = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = 'key administrator role';
+  const arn = target.keyAdminRoleArn;
+  if (arn === undefined) {
+    return target.stage === 'prod'
+      ? {
+          name,
+          ok: false,
+          detail: 'not named: pass --key-admin-role-arn, the -c keyAdminRoleArn of the deploy',
+        }
+      : { name, ok: true, detail: 'none named: only the deployment administers the keys' };
+  }
+  const match = /^arn:aws[a-z-]*:iam::(\d{12}):role\/(?:.*\/)?([\w+=,.@-]+)$/.exec(arn);
+  if (!match?.[2]) return { name, ok: false, detail: `${arn} is not an IAM role ARN: name an existing role` };
+  if (target.account !== undefined && match[1] !== target.account) {
+    return { name, ok: false, detail: `${arn} is a role of account ${match[1]}, not ${target.account}` };
+  }
+  try {
+    const { Role } = await new IAMClient(options(target)).send(new GetRoleCommand({ RoleName: match[2] }));
+    return Role?.Arn === arn
+      ? { name, ok: true, detail: arn }
+      : { name, ok: false, detail: `found ${Role?.Arn}, not ${arn}: check the role's path` };
+  } catch (error) {
+    if (errorName(error) === 'NoSuchEntityException' || errorName(error) === 'NoSuchEntity') {
+      return {
+        name,
+        ok: false,
+        detail: `${arn} does not exist: create it first (KMS refuses a key policy naming a role that does not exist)`,
+      };
+    }
+    return couldNotCheck(name, error, 'iam:GetRole');
+  }
+};
+
+export const checkLambdaConcurrency = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = `Lambda concurrency quota (${target.region})`;
+  const needed = target.reservedConcurrency + LAMBDA_UNRESERVED_MINIMUM;
+  try {
+    const { AccountLimit } = await new LambdaClient(options(target)).send(new GetAccountSettingsCommand({}));
+    const limit = AccountLimit?.ConcurrentExecutions ?? 0;
+    const unreserved = AccountLimit?.UnreservedConcurrentExecutions ?? 0;
+    const detail = `limit ${limit}, ${unreserved} unreserved; the stage reserves ${target.reservedConcurrency} and Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} unreserved`;
+    return limit >= needed
+      ? { name, ok: true, detail }
+      : {
+          name,
+          ok: false,
+          detail: `${detail}: ask for a limit of at least ${needed} (Service Quotas, "Concurrent executions") or lower the reservedConcurrency* context values`,
+        };
+  } catch (error) {
+    return couldNotCheck(name, error, 'lambda:GetAccountSettings');
+  }
+};
+
+export const checkBackupOptIn = async (target: PreflightTarget, region: string): Promise<CheckResult> => {
+  const name = `AWS Backup for DynamoDB (${region})`;
+  try {
+    const settings = await new BackupClient(options(target, region)).send(
+      new DescribeRegionSettingsCommand({}),
+    );
+    const optedIn = settings.ResourceTypeOptInPreference?.DynamoDB === true;
+    const advanced = settings.ResourceTypeManagementPreference?.DynamoDB === true;
+    return optedIn && advanced
+      ? { name, ok: true, detail: 'opted in, with AWS Backup managing DynamoDB backups' }
+      : {
+          name,
+          ok: false,
+          detail: `${optedIn ? '' : 'not opted in; '}${advanced ? '' : 'advanced DynamoDB backup off; '}run aws backup update-region-settings --region ${region} --resource-type-opt-in-preference DynamoDB=true --resource-type-management-preference DynamoDB=true`,
+        };
+  } catch (error) {
+    return couldNotCheck(name, error, 'backup:DescribeRegionSettings');
+  }
+};
+
+export const checkBootstrap = async (target: PreflightTarget, region: string): Promise<CheckResult> => {
+  const name = `CDK bootstrap (${region})`;
+  const bootstrap = `npx cdk bootstrap aws://${target.account ?? '<account>'}/${region}`;
+  try {
+    const { Parameter } = await new SSMClient(options(target, region)).send(
+      new GetParameterCommand({ Name: `/cdk-bootstrap/${BOOTSTRAP_QUALIFIER}/version` }),
+    );
+    const version = Number(Parameter?.Value);
+    return version >= MINIMUM_BOOTSTRAP_VERSION
+      ? { name, ok: true, detail: `version ${version}` }
+      : {
+          name,
+          ok: false,
+          detail: `version ${Parameter?.Value}, older than ${MINIMUM_BOOTSTRAP_VERSION}: run ${bootstrap}`,
+        };
+  } catch (error) {
+    if (errorName(error) === 'ParameterNotFound') {
+      return { name, ok: false, detail: `not bootstrapped: run ${bootstrap}` };
+    }
+    return couldNotCheck(name, error, 'ssm:GetParameter');
+  }
+};
+
+/** Every check, in the order a platform engineer fixes them; none stops the others. */
+export const preflight = async (target: PreflightTarget): Promise<CheckResult[]> => [
+  await checkCallerAccount(target),
+  ...(await Promise.all(regionsOf(target).map((region) => checkBootstrap(target, region)))),
+  await checkApiGatewayCloudWatchRole(target),
+  await checkKeyAdminRole(target),
+  await checkLambdaConcurrency(target),
+  ...(await Promise.all(regionsOf(target).map((region) => checkBackupOptIn(target, region)))),
+];
+
+/** One line per check: `ok  name: detail` or `FAIL name: detail`. */
+export const formatResult = ({ name, ok, detail }: CheckResult): string =>
+  `${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`;

@@ -1,0 +1,170 @@
+import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
+import { BackupClient, DescribeRegionSettingsCommand } from '@aws-sdk/client-backup';
+import { GetRoleCommand, IAMClient, NoSuchEntityException } from '@aws-sdk/client-iam';
+import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PRODUCTION_RESERVED_CONCURRENCY, reservedConcurrencyTotal } from '../../../lib/operations-config.ts';
+import {
+  checkApiGatewayCloudWatchRole,
+  checkBackupOptIn,
+  checkBootstrap,
+  checkCallerAccount,
+  checkKeyAdminRole,
+  checkLambdaConcurrency,
+  formatResult,
+  type PreflightTarget,
+  preflight,
+} from '../../../scripts/preflight-checks.ts';
+
+const ACCOUNT = '111111111111';
+const ROLE = `arn:aws:iam::${ACCOUNT}:role/payments-key-admin`;
+const TARGET: PreflightTarget = {
+  stage: 'prod',
+  region: 'eu-west-1',
+  backupRegion: 'eu-central-1',
+  account: ACCOUNT,
+  keyAdminRoleArn: ROLE,
+  reservedConcurrency: reservedConcurrencyTotal(PRODUCTION_RESERVED_CONCURRENCY),
+};
+
+const sts = mockClient(STSClient);
+const apiGateway = mockClient(APIGatewayClient);
+const iam = mockClient(IAMClient);
+const lambda = mockClient(LambdaClient);
+const backup = mockClient(BackupClient);
+const ssm = mockClient(SSMClient);
+const all = [sts, apiGateway, iam, lambda, backup, ssm];
+afterEach(() => {
+  for (const mock of all) mock.reset();
+});
+
+const accessDenied = Object.assign(new Error('not allowed'), { name: 'AccessDeniedException' });
+
+/** An account where every prerequisite is in place. */
+const readyAccount = () => {
+  sts
+    .on(GetCallerIdentityCommand)
+    .resolves({ Account: ACCOUNT, Arn: `arn:aws:sts::${ACCOUNT}:assumed-role/ops/me` });
+  apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${ACCOUNT}:role/apigw-logs` });
+  iam.on(GetRoleCommand, { RoleName: 'payments-key-admin' }).resolves({
+    Role: { Arn: ROLE, RoleName: 'payments-key-admin', Path: '/', RoleId: 'AROA', CreateDate: new Date() },
+  });
+  lambda.on(GetAccountSettingsCommand).resolves({
+    AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 1000 },
+  });
+  backup.on(DescribeRegionSettingsCommand).resolves({
+    ResourceTypeOptInPreference: { DynamoDB: true },
+    ResourceTypeManagementPreference: { DynamoDB: true },
+  });
+  ssm
+    .on(GetParameterCommand)
+    .resolves({ Parameter: { Name: '/cdk-bootstrap/hnb659fds/version', Value: '27' } });
+};
+
+describe('preflight of a stage', () => {
+  it('passes every check of an account that is ready, in both regions, one line each', async () => {
+    readyAccount();
+    const results = await preflight(TARGET);
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    expect(results.map((r) => r.name)).toEqual([
+      'credentials',
+      'CDK bootstrap (eu-west-1)',
+      'CDK bootstrap (eu-central-1)',
+      'API Gateway CloudWatch role (eu-west-1)',
+      'key administrator role',
+      'Lambda concurrency quota (eu-west-1)',
+      'AWS Backup for DynamoDB (eu-west-1)',
+      'AWS Backup for DynamoDB (eu-central-1)',
+    ]);
+    // Each region asked its own client.
+    expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(2);
+    expect(backup.commandCalls(DescribeRegionSettingsCommand)).toHaveLength(2);
+    for (const result of results) expect(formatResult(result)).toMatch(/^ok {3}[^\n]+$/);
+  });
+
+  it('refuses credentials of another account', async () => {
+    sts
+      .on(GetCallerIdentityCommand)
+      .resolves({ Account: '222222222222', Arn: 'arn:aws:sts::222222222222:x' });
+    const result = await checkCallerAccount(TARGET);
+    expect(result.ok).toBe(false);
+    expect(result.detail).toMatch(/not 111111111111: use credentials of account 111111111111/);
+  });
+
+  it("fails without the account's API Gateway CloudWatch role, saying how to set it", async () => {
+    apiGateway.on(GetAccountCommand).resolves({});
+    const result = await checkApiGatewayCloudWatchRole(TARGET);
+    expect(result.ok).toBe(false);
+    expect(result.detail).toMatch(/apiGatewayCloudWatchRole=true/);
+    expect(formatResult(result)).toMatch(/^FAIL API Gateway CloudWatch role \(eu-west-1\): not set/);
+  });
+
+  it('fails when the key administrator role does not exist, or is not named on prod', async () => {
+    iam.on(GetRoleCommand).rejects(new NoSuchEntityException({ message: 'no role', $metadata: {} }));
+    const missing = await checkKeyAdminRole(TARGET);
+    expect(missing.ok).toBe(false);
+    expect(missing.detail).toMatch(/does not exist: create it first/);
+    const { keyAdminRoleArn: _, ...unnamed } = TARGET;
+    expect((await checkKeyAdminRole(unnamed)).ok).toBe(false);
+    expect((await checkKeyAdminRole({ ...unnamed, stage: 'dev' })).ok).toBe(true);
+    const otherAccount = await checkKeyAdminRole({
+      ...TARGET,
+      keyAdminRoleArn: 'arn:aws:iam::222222222222:role/x',
+    });
+    expect(otherAccount.detail).toMatch(/of account 222222222222, not 111111111111/);
+  });
+
+  it("fails when the account's concurrency cannot hold the stage's reservations and Lambda's unreserved 100", async () => {
+    const needed = TARGET.reservedConcurrency + 100;
+    lambda.on(GetAccountSettingsCommand).resolves({
+      AccountLimit: { ConcurrentExecutions: needed - 1, UnreservedConcurrentExecutions: needed - 1 },
+    });
+    const short = await checkLambdaConcurrency(TARGET);
+    expect(short.ok).toBe(false);
+    expect(short.detail).toContain(`a limit of at least ${needed}`);
+    lambda.on(GetAccountSettingsCommand).resolves({
+      AccountLimit: { ConcurrentExecutions: needed, UnreservedConcurrentExecutions: needed },
+    });
+    expect((await checkLambdaConcurrency(TARGET)).ok).toBe(true);
+  });
+
+  it("fails where AWS Backup is not opted in to DynamoDB, naming the region's command", async () => {
+    backup.on(DescribeRegionSettingsCommand).resolves({
+      ResourceTypeOptInPreference: { DynamoDB: false },
+      ResourceTypeManagementPreference: { DynamoDB: true },
+    });
+    const result = await checkBackupOptIn(TARGET, 'eu-central-1');
+    expect(result.ok).toBe(false);
+    expect(result.detail).toMatch(
+      /not opted in; run aws backup update-region-settings --region eu-central-1/,
+    );
+    backup.on(DescribeRegionSettingsCommand).resolves({
+      ResourceTypeOptInPreference: { DynamoDB: true },
+      ResourceTypeManagementPreference: {},
+    });
+    expect((await checkBackupOptIn(TARGET, 'eu-central-1')).ok).toBe(false);
+  });
+
+  it('fails where the CDK bootstrap is missing or too old, naming the bootstrap command', async () => {
+    ssm.on(GetParameterCommand).rejects(new ParameterNotFound({ message: 'none', $metadata: {} }));
+    const missing = await checkBootstrap(TARGET, 'eu-central-1');
+    expect(missing.ok).toBe(false);
+    expect(missing.detail).toBe('not bootstrapped: run npx cdk bootstrap aws://111111111111/eu-central-1');
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: '5' } });
+    expect((await checkBootstrap(TARGET, 'eu-central-1')).ok).toBe(false);
+  });
+
+  it('reports a call it may not make as a failure naming the permission, and goes on with the others', async () => {
+    readyAccount();
+    lambda.on(GetAccountSettingsCommand).rejects(accessDenied);
+    const results = await preflight(TARGET);
+    const failed = results.filter((r) => !r.ok);
+    expect(failed.map(formatResult)).toEqual([
+      'FAIL Lambda concurrency quota (eu-west-1): could not check (AccessDeniedException): run it with credentials allowed lambda:GetAccountSettings',
+    ]);
+    expect(results).toHaveLength(8);
+  });
+});
