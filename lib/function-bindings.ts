@@ -78,6 +78,8 @@ export const KEY_PREFIXES = {
   batches: 'BATCH#',
   /** The pain.001 message ids each tenant has used. */
   batchMessages: 'BATCH_MESSAGE#',
+  /** Each tenant's payment controls, one item per version. */
+  paymentControls: 'PAYMENT_CONTROLS#',
 } as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
 
@@ -368,6 +370,10 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
+  // The versions of the tenant's payment controls: the newest by a query, a new one by a conditional put.
+  getPaymentControls: (r) => [tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls])],
+  putPaymentControls: (r) => [tableAccess(r.table, ['Query', 'PutItem'], [KEY_PREFIXES.paymentControls])],
+  listPaymentControlsVersions: (r) => [tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls])],
   getOpenApiDocument: () => [],
   getReferencePage: () => [],
   getReferencePageScript: () => [],

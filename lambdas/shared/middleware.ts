@@ -8,6 +8,8 @@ import {
   NotFoundError,
   PaymentNotCancellableError,
   PaymentNotFoundError,
+  PreconditionFailedError,
+  PreconditionRequiredError,
   WebhookConflictError,
 } from '#domain/commons/errors';
 import { firstDuplicateKey } from './duplicate-keys.ts';
@@ -52,6 +54,11 @@ export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
   if (error instanceof WebhookConflictError) return problemResponse(409, error.code, error.message);
   if (error instanceof PaymentNotCancellableError) {
     return problemResponse(409, 'payment_not_cancellable', error.message);
+  }
+  if (error instanceof PreconditionFailedError)
+    return problemResponse(412, 'precondition_failed', error.message);
+  if (error instanceof PreconditionRequiredError) {
+    return problemResponse(428, 'precondition_required', error.message);
   }
   if (error instanceof IdempotencyKeyReusedError)
     return problemResponse(422, 'idempotency_key_reused', error.message);

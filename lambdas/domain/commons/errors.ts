@@ -73,3 +73,19 @@ export class MessageIdReusedError extends Error {
     this.name = 'MessageIdReusedError';
   }
 }
+
+/** A change whose If-Match names a version that is no longer the current one (412). */
+export class PreconditionFailedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PreconditionFailedError';
+  }
+}
+
+/** A change to a resource that exists, sent without If-Match (428). */
+export class PreconditionRequiredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PreconditionRequiredError';
+  }
+}
