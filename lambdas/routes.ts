@@ -99,6 +99,22 @@ export const ROUTES: readonly Route[] = [
     summary: 'Credit transfer cancellation',
   },
   {
+    operationId: 'decideCreditTransferApproval',
+    method: 'POST',
+    path: '/v1/payments/credit-transfers/{paymentId}/approvals',
+    entry: 'lambdas/api/decide-approval.ts',
+    scope: 'transactions:approve',
+    summary: 'Approve or reject a credit transfer that waits for approval',
+  },
+  {
+    operationId: 'listCreditTransferApprovals',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers/{paymentId}/approvals',
+    entry: 'lambdas/api/list-approvals.ts',
+    scope: 'transactions:approve',
+    summary: 'The approval decisions on a credit transfer',
+  },
+  {
     operationId: 'submitCreditTransferBatch',
     method: 'POST',
     path: '/v1/payments/credit-transfer-batches',

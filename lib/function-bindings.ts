@@ -309,8 +309,17 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
+  // The tenant's current payment controls; for a rule on new creditors, the creditor's transfers
+  // (its list partition, then each one's status).
   initiateCreditTransfer: (r) => [
     tableAccess(r.table, ['PutItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls]),
+    tableAccess(
+      r.table,
+      ['Query'],
+      [KEY_PREFIXES.creditTransferLists],
+      [LIST_INDEXES.creditorAccountId.indexName],
+    ),
     workflowAccess(r.lifecycle),
   ],
   // Records the request by a conditional update, reads to explain a refusal, starts the workflow.
@@ -318,6 +327,13 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['UpdateItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
     workflowAccess(r.lifecycle),
   ],
+  // Reads the transfer, appends a decision by a conditional update, then moves it on: an approved
+  // one starts its lifecycle as an initiation does.
+  decideCreditTransferApproval: (r) => [
+    tableAccess(r.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    workflowAccess(r.lifecycle),
+  ],
+  listCreditTransferApprovals: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   // Claims the MsgId, stores the batch and each transfer (conditional puts), marks it stored, and
   // asks the batch lifecycle starter to start the workflows after it has answered.

@@ -39,6 +39,7 @@ import {
 } from '#domain/credit-transfers/list-filters';
 import { batchAcceptedSchema, batchPageSchema, batchRequestSchema } from '#domain/iso20022/batch-schemas';
 import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
+import { approvalDecisionRequestSchema } from '#domain/payment-controls/decide-approval';
 import { listVersionsQuerySchema, MAX_VERSIONS_PAGE } from '#domain/payment-controls/manage-payment-controls';
 import { paymentControlsSchema } from '#domain/payment-controls/payment-controls';
 import { listEventsQuerySchema } from '#domain/webhooks/list-events';
@@ -123,6 +124,8 @@ const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'payment_not_cancellable',
+  'approval_already_decided',
+  'payment_not_pending',
   'precondition_failed',
   'precondition_required',
   'webhook_endpoint_disabled',
@@ -1181,6 +1184,95 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
         headers: headersObject(acceptedHeaders('cancellation', 'cancellationReason')),
       },
       ...errors([400, 401, 403, 404, 409, 413, 415, 422]),
+    },
+  },
+  decideCreditTransferApproval: {
+    tags: ['Payment controls'],
+    description:
+      'Approves or rejects a credit transfer that waits in `Pending` because it met an approval rule of the tenant ' +
+      '(docs/approvals.md). The client that initiated the transfer may not decide (403), and each other client ' +
+      'decides once (409 `approval_already_decided`). Enough approvals start the lifecycle as an initiation does ' +
+      '(`Received`, then on); one rejection ends it `Rejected` (`OrderCancelled`, DS02). A transfer that is not ' +
+      'pending, or whose approval expired, answers 409 `payment_not_pending`.',
+    requestParams: {
+      path: paymentIdPath,
+      header: z.strictObject({
+        ...idempotencyHeaders('A repeat with the same decision answers it again.', CANCELLATION_KEY_EXAMPLE),
+      }),
+    },
+    requestBody: {
+      description: 'The decision, and why.',
+      required: true,
+      content: json(approvalDecisionRequestSchema, {
+        decision: 'approve',
+        reason: 'Checked against the invoice',
+      }),
+    },
+    responses: {
+      '200': {
+        description: 'Decided: the credit transfer as it is now.',
+        content: json(creditTransferSchema, CREDIT_TRANSFER_EXAMPLE),
+        headers: headersObject({
+          'Idempotent-Replayed': acceptedHeaders('decision', 'body')['Idempotent-Replayed'] as Header,
+        }),
+      },
+      ...errors([400, 401, 403, 404, 409, 413, 415, 422], {
+        403: {
+          description:
+            'The token lacks `transactions:approve` (`insufficient_scope`), or the caller initiated the transfer ' +
+            '(`forbidden`): the approver is always another client.',
+          headers: {
+            'WWW-Authenticate': {
+              ...WWW_AUTHENTICATE,
+              required: false,
+              description: 'With `insufficient_scope`: the Bearer challenge naming the scope.',
+            },
+          },
+        },
+        409: {
+          description:
+            'The client decided already (`approval_already_decided`), or the transfer does not wait for approval ' +
+            '(`payment_not_pending`: not pending, or its approval expired).',
+        },
+      }),
+    },
+  },
+  listCreditTransferApprovals: {
+    tags: ['Payment controls'],
+    description:
+      'The decisions on a credit transfer, oldest first: the client, its decision and reason, when, the access ' +
+      'token’s `jti` and, for a DPoP-bound token, the key thumbprint. A transfer never held for approval has none.',
+    requestParams: { path: paymentIdPath },
+    responses: {
+      '200': {
+        description: 'The decisions.',
+        content: json(
+          z
+            .array(
+              z.strictObject({
+                clientId: text(1, 64),
+                decision: z.enum(['approve', 'reject']),
+                reason: z.optional(text(1, 1025)),
+                at: z.iso.datetime().check(z.maxLength(35)),
+                tokenId: optionalField(text(1, 256), 'The `jti` of the access token the decision came with.'),
+                dpopThumbprint: optionalField(
+                  text(1, 128),
+                  'The JWK thumbprint of the DPoP key the token was bound to.',
+                ),
+              }),
+            )
+            .check(z.maxLength(3)),
+          [
+            {
+              clientId: 'treasury-approver',
+              decision: 'approve',
+              at: '2026-11-24T09:20:11.402Z',
+              tokenId: '0192f3a6-1b2c-7d3e-8f40-5a6b7c8d9e0f',
+            },
+          ],
+        ),
+      },
+      ...errors([400, 401, 403, 404]),
     },
   },
   getOpenApiDocument: {

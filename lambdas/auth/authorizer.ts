@@ -204,7 +204,16 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
       policyDocument: routePolicy(event.methodArn, routes),
       // API Gateway throttles by this key's usage plan: one key per tenant, so one bucket per tenant.
       usageIdentifierKey: usageIdentifierKey(apiId, stage, tenant),
-      context: { tenant, clientId, scope },
+      // The token's id and DPoP key go with it, for what records who did what (approvals).
+      context: {
+        tenant,
+        clientId,
+        scope,
+        ...(typeof payload.jti === 'string' && { tokenId: payload.jti }),
+        ...(typeof (payload.cnf as { jkt?: unknown } | undefined)?.jkt === 'string' && {
+          dpopThumbprint: (payload.cnf as { jkt: string }).jkt,
+        }),
+      },
     };
   };
 };

@@ -1,7 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
+  ApprovalConflictError,
   BatchTooLargeError,
+  ForbiddenError,
   IdempotencyKeyReusedError,
   InvalidRequestError,
   MessageIdReusedError,
@@ -49,6 +51,8 @@ export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
       headers: { 'WWW-Authenticate': insufficientScopeChallenge(error) },
     });
   }
+  if (error instanceof ForbiddenError) return problemResponse(403, 'forbidden', error.message);
+  if (error instanceof ApprovalConflictError) return problemResponse(409, error.code, error.message);
   if (error instanceof PaymentNotFoundError) return problemResponse(404, 'not_found', error.message);
   if (error instanceof NotFoundError) return problemResponse(404, 'not_found', error.message);
   if (error instanceof WebhookConflictError) return problemResponse(409, error.code, error.message);

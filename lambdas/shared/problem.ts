@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'payment_not_cancellable'
+  | 'approval_already_decided'
+  | 'payment_not_pending'
   | 'precondition_failed'
   | 'precondition_required'
   | 'webhook_endpoint_disabled'

@@ -89,3 +89,22 @@ export class PreconditionRequiredError extends Error {
     this.name = 'PreconditionRequiredError';
   }
 }
+
+/** A request the caller's token allows, but the caller may not make (the initiator approving its own transfer). */
+export class ForbiddenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** An approval decision the transfer's state refuses (409). */
+export class ApprovalConflictError extends Error {
+  constructor(
+    readonly code: 'approval_already_decided' | 'payment_not_pending',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApprovalConflictError';
+  }
+}

@@ -1,4 +1,6 @@
 import type { Clock } from '../commons/ports.ts';
+import { isExpired } from '../payment-controls/approval.ts';
+import { settlePending } from '../payment-controls/decide-approval.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
 import { executionsWithoutProgress, NO_PROGRESS, parkCreditTransfer } from './parked-transfers.ts';
@@ -107,6 +109,16 @@ export const reconcileCreditTransfers = async (
     if (deps.workflow.isDriving?.(candidate)) return 'driven';
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
+    if (record.status === 'Pending' && record.approval !== undefined) {
+      // Waiting for approval, no workflow: settle it (approved, rejected, cancelled or expired
+      // while no request finished the job), or look again when it expires.
+      const settled = await settlePending(deps, record);
+      if (settled.status !== 'Pending') return 'started';
+      if (isExpired(record.approval, now)) return 'skipped';
+      return (await deps.queue.defer(candidate, new Date(record.approval.expiresAt)))
+        ? 'deferred'
+        : 'skipped';
+    }
     const exhausted = executionsWithoutProgress(record) >= deps.settings.maxAttempts;
     if (!isFinal(record.status) && !exhausted && Date.parse(candidate.dueAt) <= now.getTime())
       report.stuck += 1;

@@ -5,6 +5,7 @@ import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-s
  * the one table the JSON API, pain.002 reports and the docs (docs/iso20022.md) use.
  */
 export const TRANSACTION_STATUS_CODES = {
+  Pending: 'PDNG',
   Received: 'RCVD',
   AcceptedTechnicalValidation: 'ACTC',
   AcceptedCustomerProfile: 'ACCP',
@@ -38,6 +39,10 @@ export const STATUS_REASON_CODES = {
   NotSpecifiedReasonCustomerGenerated: 'MS02',
   NotSpecifiedReasonAgentGenerated: 'MS03',
   Narrative: 'NARR',
+  // Payment controls (docs/approvals.md): an approver's rejection, an approval that expired, a limit.
+  OrderCancelled: 'DS02',
+  WaitingTimeExpired: 'DS24',
+  AmountExceedsAgreedLimit: 'AM14',
 } as const;
 
 export type KnownStatusReason = keyof typeof STATUS_REASON_CODES;

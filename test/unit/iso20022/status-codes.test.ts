@@ -12,6 +12,7 @@ import {
 describe('ISO 20022 status codes', () => {
   it('maps each status to its transaction status code', () => {
     expect(CREDIT_TRANSFER_STATUSES.map(transactionStatusCodeOf)).toEqual([
+      'PDNG',
       'RCVD',
       'ACTC',
       'ACCP',
