@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { creditTransferKey } from '#adapters/table/keys';
+import { RECOVERY_INDEX } from '#adapters/table/table-definition';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, createClient, requestToken } from './support/local-service.ts';
 import { useLocalService } from './support/use-local-service.ts';
@@ -201,4 +203,42 @@ describe('approvals (four eyes)', () => {
     expect(decisions.status).toBe(404);
     expect((await statusOf(initiator, paymentId)).approval.approvals).toEqual([]);
   }, 60_000);
+});
+
+describe('approvals racing and interrupted', () => {
+  it('moves a transfer on once when approvals race: the decisions past the last one needed are refused', async () => {
+    const { tenant, initiator, first, second } = await tenantWith({ approvalRules: [EUR_RULE] });
+    const third = await clientOf(tenant, 'transactions:read transactions:approve');
+    const { paymentId } = await initiate(initiator);
+    const answers = await Promise.all([first, second, third].map((as) => decide(as, paymentId, 'approve')));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 409]);
+    await finalStatusOf(initiator, paymentId, 'AcceptedSettlementCompleted');
+    const item = await service.table.get({
+      TableName: 'credit-transfers',
+      Key: creditTransferKey(tenant, paymentId),
+    });
+    const statuses = (item.Item?.history as { status: string }[]).map((change) => change.status);
+    expect(statuses.filter((status) => status === 'Received')).toHaveLength(1);
+    expect(statuses.slice(0, 2)).toEqual(['Pending', 'Received']);
+  }, 120_000);
+
+  it('has the reconciler start a transfer whose last approval was recorded by a process that then stopped', async () => {
+    const { tenant, initiator, first, second } = await tenantWith({ approvalRules: [EUR_RULE] });
+    const { paymentId } = await initiate(initiator);
+    expect((await decide(first, paymentId, 'approve')).status).toBe(200);
+    // The second approval as its write left it: recorded, due for a check now, the transfer not moved on.
+    const now = new Date().toISOString();
+    await service.table.update({
+      TableName: 'credit-transfers',
+      Key: creditTransferKey(tenant, paymentId),
+      UpdateExpression: 'SET approval.approvals = list_append(approval.approvals, :decision), #due = :due',
+      ExpressionAttributeNames: { '#due': RECOVERY_INDEX.sortKey },
+      ExpressionAttributeValues: {
+        ':decision': [{ clientId: second.clientId, decision: 'approve', at: now }],
+        ':due': now,
+      },
+    });
+    expect((await statusOf(initiator, paymentId)).status).toBe('Pending');
+    await finalStatusOf(initiator, paymentId, 'AcceptedSettlementCompleted');
+  }, 120_000);
 });

@@ -153,13 +153,16 @@ export const decideApproval = async (
       throw new ForbiddenError('The client that initiated the credit transfer cannot approve or reject it');
     }
     const now = deps.clock.now();
-    if (record.status !== 'Pending' || isExpired(approval, now)) {
-      // Past its expiry it is rejected now, if the reconciler has not done it yet.
+    const decided = isApproved(approval) || isRejected(approval);
+    if (record.status !== 'Pending' || decided || isExpired(approval, now)) {
+      // Decided or past its expiry, it is moved on now, if no one has done it yet.
       if (record.status === 'Pending') await settlePending(deps, record);
       throw new ApprovalConflictError(
         'payment_not_pending',
         record.status === 'Pending'
-          ? 'The approval of the credit transfer has expired'
+          ? decided
+            ? 'The credit transfer has been decided already'
+            : 'The approval of the credit transfer has expired'
           : `The credit transfer is ${record.status} and no longer waits for approval`,
       );
     }
