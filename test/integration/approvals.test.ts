@@ -242,3 +242,22 @@ describe('approvals racing and interrupted', () => {
     await finalStatusOf(initiator, paymentId, 'AcceptedSettlementCompleted');
   }, 120_000);
 });
+
+describe('approval rules on new creditors', () => {
+  it('holds a transfer to a creditor the account has not paid before, and not once it has', async () => {
+    const { initiator, first } = await tenantWith({
+      approvalRules: [{ name: 'new creditors', newCreditorOnly: true, approvalsRequired: 1 }],
+    });
+    const toSupplier = { currency: 'EUR', creditorAccountId: `supplier-${randomUUID().slice(0, 8)}` };
+    const firstPayment = await initiate(initiator, toSupplier);
+    expect(firstPayment.status).toBe('Pending');
+    expect((await decide(first, firstPayment.paymentId, 'approve')).status).toBe(200);
+    await finalStatusOf(initiator, firstPayment.paymentId, 'AcceptedSettlementCompleted');
+
+    expect((await initiate(initiator, toSupplier)).status).toBe('Received');
+    // Another account has never paid that creditor.
+    expect((await initiate(initiator, { ...toSupplier, debtorAccountId: '001-DDA-01-999999' })).status).toBe(
+      'Pending',
+    );
+  }, 120_000);
+});
