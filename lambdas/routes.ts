@@ -8,7 +8,7 @@ import { REFERENCE_RENDERER, type StaticAsset } from '#shared/static-asset';
  */
 export interface Route {
   operationId: string;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** API Gateway resource path, with `{name}` path parameters. */
   path: string;
   /** Handler source file, relative to the project root; it exports `handler`. */
@@ -99,6 +99,22 @@ export const ROUTES: readonly Route[] = [
     summary: 'Credit transfer cancellation',
   },
   {
+    operationId: 'decideCreditTransferApproval',
+    method: 'POST',
+    path: '/v1/payments/credit-transfers/{paymentId}/approvals',
+    entry: 'lambdas/api/decide-approval.ts',
+    scope: 'transactions:approve',
+    summary: 'Approve or reject a credit transfer that waits for approval',
+  },
+  {
+    operationId: 'listCreditTransferApprovals',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers/{paymentId}/approvals',
+    entry: 'lambdas/api/list-approvals.ts',
+    scope: 'transactions:approve',
+    summary: 'The approval decisions on a credit transfer',
+  },
+  {
     operationId: 'submitCreditTransferBatch',
     method: 'POST',
     path: '/v1/payments/credit-transfer-batches',
@@ -117,6 +133,7 @@ export const ROUTES: readonly Route[] = [
     summary: "A batch's transfers and their statuses, or its pain.002",
   },
   ...webhookRoutes(),
+  ...paymentControlRoutes(),
   {
     operationId: 'getOpenApiDocument',
     method: 'GET',
@@ -198,6 +215,41 @@ function webhookRoutes(): Route[] {
       scope: 'transactions:read',
       summary: 'List events',
     },
+  ];
+}
+
+/** The tenant's approval rules and limits (docs/approvals.md). */
+function paymentControlRoutes(): Route[] {
+  const route = (
+    operationId: string,
+    method: Route['method'],
+    path: string,
+    file: string,
+    summary: string,
+  ): Route => ({
+    operationId,
+    method,
+    path: `/v1/payment-controls${path}`,
+    entry: `lambdas/api/${file}.ts`,
+    scope: 'payment-controls:manage',
+    summary,
+  });
+  return [
+    route('getPaymentControls', 'GET', '', 'get-payment-controls', "The tenant's approval rules and limits"),
+    route(
+      'putPaymentControls',
+      'PUT',
+      '',
+      'put-payment-controls',
+      "Replace the tenant's approval rules and limits",
+    ),
+    route(
+      'listPaymentControlsVersions',
+      'GET',
+      '/versions',
+      'list-payment-controls-versions',
+      'Every version of the payment controls, newest first',
+    ),
   ];
 }
 

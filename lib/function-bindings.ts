@@ -79,6 +79,8 @@ export const KEY_PREFIXES = {
   batches: 'BATCH#',
   /** The pain.001 message ids each tenant has used. */
   batchMessages: 'BATCH_MESSAGE#',
+  /** Each tenant's payment controls, one item per version. */
+  paymentControls: 'PAYMENT_CONTROLS#',
 } as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
 
@@ -348,8 +350,17 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
+  // The tenant's current payment controls; for a rule on new creditors, the creditor's transfers
+  // (its list partition, then each one's status).
   initiateCreditTransfer: (r) => [
     tableAccess(r.table, ['PutItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls]),
+    tableAccess(
+      r.table,
+      ['Query'],
+      [KEY_PREFIXES.creditTransferLists],
+      [LIST_INDEXES.creditorAccountId.indexName],
+    ),
     workflowAccess(r.lifecycle),
   ],
   // Records the request by a conditional update, reads to explain a refusal, starts the workflow.
@@ -357,6 +368,13 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['UpdateItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
     workflowAccess(r.lifecycle),
   ],
+  // Reads the transfer, appends a decision by a conditional update, then moves it on: an approved
+  // one starts its lifecycle as an initiation does.
+  decideCreditTransferApproval: (r) => [
+    tableAccess(r.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    workflowAccess(r.lifecycle),
+  ],
+  listCreditTransferApprovals: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   // Stores the batch, claims its MsgId, stores each transfer (conditional puts), marks it stored,
   // and asks the batch lifecycle starter to start the workflows after it has answered. A batch
@@ -411,6 +429,10 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
     cursorKeyAccess(r.cursorKey),
   ],
+  // The versions of the tenant's payment controls: the newest by a query, a new one by a conditional put.
+  getPaymentControls: (r) => [tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls])],
+  putPaymentControls: (r) => [tableAccess(r.table, ['Query', 'PutItem'], [KEY_PREFIXES.paymentControls])],
+  listPaymentControlsVersions: (r) => [tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls])],
   getOpenApiDocument: () => [],
   getReferencePage: () => [],
   getReferencePageScript: () => [],

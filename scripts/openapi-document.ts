@@ -39,6 +39,9 @@ import {
 } from '#domain/credit-transfers/list-filters';
 import { batchAcceptedSchema, batchPageSchema, batchRequestSchema } from '#domain/iso20022/batch-schemas';
 import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
+import { approvalDecisionRequestSchema } from '#domain/payment-controls/decide-approval';
+import { listVersionsQuerySchema, MAX_VERSIONS_PAGE } from '#domain/payment-controls/manage-payment-controls';
+import { paymentControlsSchema } from '#domain/payment-controls/payment-controls';
 import { listEventsQuerySchema } from '#domain/webhooks/list-events';
 import {
   createdWebhookEndpointSchema,
@@ -79,6 +82,7 @@ import {
   LIST_EXAMPLE,
   OPENAPI_DOCUMENT_EXAMPLE,
   OPENID_CONFIGURATION_EXAMPLE,
+  PAYMENT_CONTROLS_EXAMPLE,
   PAYMENT_ID_EXAMPLE,
   problemExample,
   SETTLED_EXAMPLE,
@@ -120,6 +124,10 @@ const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'payment_not_cancellable',
+  'approval_already_decided',
+  'payment_not_pending',
+  'precondition_failed',
+  'precondition_required',
   'webhook_endpoint_disabled',
   'too_many_webhook_endpoints',
   'payload_too_large',
@@ -400,7 +408,24 @@ const statusCacheHeaders: Headers = {
   },
 };
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 502 | 503 | 504;
+type ErrorStatus =
+  | 400
+  | 401
+  | 403
+  | 404
+  | 408
+  | 409
+  | 412
+  | 413
+  | 415
+  | 422
+  | 428
+  | 429
+  | 431
+  | 500
+  | 502
+  | 503
+  | 504;
 
 interface ErrorResponse {
   description: string;
@@ -432,6 +457,13 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponse> = {
   409: {
     description:
       'The credit transfer is past the point where it can be cancelled (`payment_not_cancellable`).',
+  },
+  412: {
+    description:
+      'If-Match names another version than the current one (`precondition_failed`): read it again, apply the change, send it with its ETag.',
+  },
+  428: {
+    description: 'The change was sent without If-Match (`precondition_required`).',
   },
   413: {
     description: `The request body is larger than ${MAX_BODY_BYTES / 1024} KiB (\`payload_too_large\`).`,
@@ -707,15 +739,111 @@ const WEBHOOK_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Payment controls: approval rules and limits (docs/approvals.md).
+
+const controlsETag = headersObject({
+  ETag: {
+    schema: text(3, 16),
+    description:
+      'Strong entity tag of this version of the payment controls: send it as `If-Match` to change them.',
+    required: true,
+  },
+});
+
+const paymentControlsVersionSchema = z.strictObject({
+  version: described(z.int().check(z.gte(1), z.lte(999_999_999)), 'The version number, from 1.'),
+  etag: described(text(3, 16), 'Its entity tag, as the ETag header named it.'),
+  clientId: described(text(1, 64), 'The client that stored it.'),
+  createdAt: described(z.iso.datetime().check(z.maxLength(35)), 'When it was stored (UTC).'),
+  controls: paymentControlsSchema,
+});
+
+const PAYMENT_CONTROLS_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
+  getPaymentControls: {
+    tags: ['Payment controls'],
+    description:
+      'The tenant’s approval rules, approval expiry and limits, with their ETag. Before the first change, the ' +
+      'empty document (no rule, no limit, expiry P7D) with ETag `"0"`.',
+    responses: {
+      '200': {
+        description: 'The current payment controls.',
+        headers: controlsETag,
+        content: json(paymentControlsSchema, PAYMENT_CONTROLS_EXAMPLE),
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
+  putPaymentControls: {
+    tags: ['Payment controls'],
+    description:
+      'Replaces the tenant’s payment controls with a new version. `If-Match` must name the current ETag once a ' +
+      'version exists (428 without it, 412 when it is stale); the first change may leave it out. A document that ' +
+      'breaks a rule is refused whole, every problem named in `invalidParams`. A change applies to transfers ' +
+      'initiated after it. A rule matches a transfer when each condition it names holds; the matching rule that ' +
+      'needs the most approvals applies. A limit without `debtorAccountId` applies to each account of the tenant ' +
+      'on its own; periods are calendar days and months in UTC.',
+    requestParams: {
+      header: z.strictObject({
+        'If-Match': optionalField(text(1, 256), 'The ETag of the version this change replaces.'),
+      }),
+    },
+    requestBody: {
+      description:
+        'The whole document; `approvalRules` and `limits` default to none, `approvalExpiry` to P7D.',
+      required: true,
+      content: json(paymentControlsSchema, PAYMENT_CONTROLS_EXAMPLE),
+    },
+    responses: {
+      '200': {
+        description: 'Stored: the document as it now is, with its new ETag.',
+        headers: controlsETag,
+        content: json(paymentControlsSchema, PAYMENT_CONTROLS_EXAMPLE),
+      },
+      ...errors([400, 401, 403, 412, 413, 415, 428]),
+    },
+  },
+  listPaymentControlsVersions: {
+    tags: ['Payment controls'],
+    description:
+      `Every version of the payment controls, newest first, with the client that stored it and when; at most ${MAX_VERSIONS_PAGE} ` +
+      'a page: the next page is `before` the last version listed.',
+    requestParams: { query: listVersionsQuerySchema },
+    responses: {
+      '200': {
+        description: 'The versions, newest first.',
+        content: json(z.array(paymentControlsVersionSchema).check(z.maxLength(MAX_VERSIONS_PAGE)), [
+          {
+            version: 1,
+            etag: '"1"',
+            clientId: 'treasury-admin',
+            createdAt: '2026-11-24T09:15:02.118Z',
+            controls: PAYMENT_CONTROLS_EXAMPLE,
+          },
+        ]),
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // The operations, by operationId. Adding a route to ROUTES with one of these ids is all it
 // takes to document it.
 
-export type TagName = 'Credit transfers' | 'Webhooks' | 'Events' | 'Authorization' | 'Documentation';
+export type TagName =
+  | 'Credit transfers'
+  | 'Payment controls'
+  | 'Webhooks'
+  | 'Events'
+  | 'Authorization'
+  | 'Documentation';
 
 const TAGS: Record<TagName, string> = {
   'Credit transfers': 'Initiate, read, list and cancel credit transfers.',
   Webhooks:
     'Endpoints the service pushes events to, signed per the Standard Webhooks specification and retried for days. See docs/webhooks.md.',
+  'Payment controls':
+    'Approval rules (four eyes) and limits on what the tenant’s accounts pay. See docs/approvals.md.',
   Events: 'Every event the service delivered, kept and listable for at least a year.',
   Authorization: 'Access tokens (OAuth 2.0 client credentials) and the keys that verify them.',
   Documentation: 'This contract, as a document and as a page.',
@@ -737,6 +865,7 @@ const tokenError = (status: 400 | 401 | 413 | 415) =>
 
 export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
   ...WEBHOOK_OPERATIONS,
+  ...PAYMENT_CONTROLS_OPERATIONS,
   issueToken: {
     tags: ['Authorization'],
     description:
@@ -1057,6 +1186,95 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       ...errors([400, 401, 403, 404, 409, 413, 415, 422]),
     },
   },
+  decideCreditTransferApproval: {
+    tags: ['Payment controls'],
+    description:
+      'Approves or rejects a credit transfer that waits in `Pending` because it met an approval rule of the tenant ' +
+      '(docs/approvals.md). The client that initiated the transfer may not decide (403), and each other client ' +
+      'decides once (409 `approval_already_decided`). Enough approvals start the lifecycle as an initiation does ' +
+      '(`Received`, then on); one rejection ends it `Rejected` (`OrderCancelled`, DS02). A transfer that is not ' +
+      'pending, or whose approval expired, answers 409 `payment_not_pending`.',
+    requestParams: {
+      path: paymentIdPath,
+      header: z.strictObject({
+        ...idempotencyHeaders('A repeat with the same decision answers it again.', CANCELLATION_KEY_EXAMPLE),
+      }),
+    },
+    requestBody: {
+      description: 'The decision, and why.',
+      required: true,
+      content: json(approvalDecisionRequestSchema, {
+        decision: 'approve',
+        reason: 'Checked against the invoice',
+      }),
+    },
+    responses: {
+      '200': {
+        description: 'Decided: the credit transfer as it is now.',
+        content: json(creditTransferSchema, CREDIT_TRANSFER_EXAMPLE),
+        headers: headersObject({
+          'Idempotent-Replayed': acceptedHeaders('decision', 'body')['Idempotent-Replayed'] as Header,
+        }),
+      },
+      ...errors([400, 401, 403, 404, 409, 413, 415, 422], {
+        403: {
+          description:
+            'The token lacks `transactions:approve` (`insufficient_scope`), or the caller initiated the transfer ' +
+            '(`forbidden`): the approver is always another client.',
+          headers: {
+            'WWW-Authenticate': {
+              ...WWW_AUTHENTICATE,
+              required: false,
+              description: 'With `insufficient_scope`: the Bearer challenge naming the scope.',
+            },
+          },
+        },
+        409: {
+          description:
+            'The client decided already (`approval_already_decided`), or the transfer does not wait for approval ' +
+            '(`payment_not_pending`: not pending, or its approval expired).',
+        },
+      }),
+    },
+  },
+  listCreditTransferApprovals: {
+    tags: ['Payment controls'],
+    description:
+      'The decisions on a credit transfer, oldest first: the client, its decision and reason, when, the access ' +
+      'token’s `jti` and, for a DPoP-bound token, the key thumbprint. A transfer never held for approval has none.',
+    requestParams: { path: paymentIdPath },
+    responses: {
+      '200': {
+        description: 'The decisions.',
+        content: json(
+          z
+            .array(
+              z.strictObject({
+                clientId: text(1, 64),
+                decision: z.enum(['approve', 'reject']),
+                reason: z.optional(text(1, 1025)),
+                at: z.iso.datetime().check(z.maxLength(35)),
+                tokenId: optionalField(text(1, 256), 'The `jti` of the access token the decision came with.'),
+                dpopThumbprint: optionalField(
+                  text(1, 128),
+                  'The JWK thumbprint of the DPoP key the token was bound to.',
+                ),
+              }),
+            )
+            .check(z.maxLength(3)),
+          [
+            {
+              clientId: 'treasury-approver',
+              decision: 'approve',
+              at: '2026-11-24T09:20:11.402Z',
+              tokenId: '0192f3a6-1b2c-7d3e-8f40-5a6b7c8d9e0f',
+            },
+          ],
+        ),
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
   getOpenApiDocument: {
     tags: ['Documentation'],
     description:
@@ -1202,7 +1420,7 @@ export const buildOpenApiDocument = (routes: readonly Route[] = ROUTES): OpenApi
     }
     const pathItem = paths[route.path] ?? {};
     paths[route.path] = pathItem;
-    const method = route.method === 'GET' ? 'get' : route.method === 'DELETE' ? 'delete' : 'post';
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
     if (pathItem[method]) throw new Error(`Two routes for ${route.method} ${route.path}`);
     pathItem[method] = operationOf(route, details);
     for (const tag of details.tags) tags.add(tag);

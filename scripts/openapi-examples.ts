@@ -212,9 +212,14 @@ const PROBLEM_DETAILS: Record<number, [ErrorCode, string]> = {
     'payment_not_cancellable',
     'The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled',
   ],
+  412: ['precondition_failed', 'The payment controls changed since that ETag; the current one is "3"'],
   413: ['payload_too_large', 'The request body is larger than 65536 bytes'],
   415: ['unsupported_media_type', 'The request body must be application/json'],
   422: ['idempotency_key_reused', 'This idempotency key was used with a different request'],
+  428: [
+    'precondition_required',
+    'Send If-Match with the ETag of the payment controls you changed (GET /v1/payment-controls)',
+  ],
   429: ['rate_limited', 'Too many requests; retry after the number of seconds in Retry-After'],
   431: ['request_header_fields_too_large', 'The request headers are too large'],
   500: ['internal_error', 'An unexpected error occurred; the request may be retried'],
@@ -252,6 +257,26 @@ const TOKEN_PROBLEM_DETAILS: Record<number, [ErrorCode, string]> = {
 export const tokenProblemExample = (status: number): ProblemBody => {
   const details = TOKEN_PROBLEM_DETAILS[status];
   return details ? problemBody(status, details[0], details[1]) : problemExample(status);
+};
+
+/** A tenant's payment controls (docs/approvals.md). */
+export const PAYMENT_CONTROLS_EXAMPLE = {
+  approvalRules: [
+    { name: 'large EUR payments', currency: 'EUR', minimumAmount: '10000.00', approvalsRequired: 2 },
+    { name: 'new creditors', newCreditorOnly: true, approvalsRequired: 1 },
+  ],
+  approvalExpiry: 'P7D',
+  limits: [
+    {
+      debtorAccountId: 'DE89370400440532013000',
+      currency: 'EUR',
+      period: 'day',
+      maxAmount: '50000.00',
+      maxCount: 100,
+      onBreach: 'reject',
+    },
+    { currency: 'EUR', period: 'transaction', maxAmount: '250000.00', onBreach: 'approval' },
+  ],
 };
 
 /** One example for every component schema, by component name. */

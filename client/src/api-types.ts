@@ -167,6 +167,34 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/payments/credit-transfers/{paymentId}/approvals': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The approval decisions on a credit transfer
+     * @description The decisions on a credit transfer, oldest first: the client, its decision and reason, when, the access token’s `jti` and, for a DPoP-bound token, the key thumbprint. A transfer never held for approval has none.
+     *
+     *     Requires scope `transactions:approve`.
+     */
+    get: operations['listCreditTransferApprovals'];
+    put?: never;
+    /**
+     * Approve or reject a credit transfer that waits for approval
+     * @description Approves or rejects a credit transfer that waits in `Pending` because it met an approval rule of the tenant (docs/approvals.md). The client that initiated the transfer may not decide (403), and each other client decides once (409 `approval_already_decided`). Enough approvals start the lifecycle as an initiation does (`Received`, then on); one rejection ends it `Rejected` (`OrderCancelled`, DS02). A transfer that is not pending, or whose approval expired, answers 409 `payment_not_pending`.
+     *
+     *     Requires scope `transactions:approve`.
+     */
+    post: operations['decideCreditTransferApproval'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/payments/credit-transfer-batches': {
     parameters: {
       query?: never;
@@ -351,6 +379,56 @@ export interface paths {
      *     Requires scope `transactions:read`.
      */
     get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/payment-controls': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The tenant's approval rules and limits
+     * @description The tenant’s approval rules, approval expiry and limits, with their ETag. Before the first change, the empty document (no rule, no limit, expiry P7D) with ETag `"0"`.
+     *
+     *     Requires scope `payment-controls:manage`.
+     */
+    get: operations['getPaymentControls'];
+    /**
+     * Replace the tenant's approval rules and limits
+     * @description Replaces the tenant’s payment controls with a new version. `If-Match` must name the current ETag once a version exists (428 without it, 412 when it is stale); the first change may leave it out. A document that breaks a rule is refused whole, every problem named in `invalidParams`. A change applies to transfers initiated after it. A rule matches a transfer when each condition it names holds; the matching rule that needs the most approvals applies. A limit without `debtorAccountId` applies to each account of the tenant on its own; periods are calendar days and months in UTC.
+     *
+     *     Requires scope `payment-controls:manage`.
+     */
+    put: operations['putPaymentControls'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/payment-controls/versions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every version of the payment controls, newest first
+     * @description Every version of the payment controls, newest first, with the client that stored it and when; at most 100 a page: the next page is `before` the last version listed.
+     *
+     *     Requires scope `payment-controls:manage`.
+     */
+    get: operations['listPaymentControlsVersions'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1006,6 +1084,27 @@ export interface components {
        * @description Timestamp of the status report.
        */
       date: string;
+      /** @description Present when the transfer met an approval rule of its tenant: it is Pending until approved (docs/approvals.md). */
+      approval?: {
+        /** @description The approval rule that holds the transfer. */
+        rule: string;
+        /** Format: int32 */
+        approvalsRequired: number;
+        approvals: {
+          /** @description The client that decided. */
+          clientId: string;
+          /** @enum {string} */
+          decision: 'approve' | 'reject';
+          reason?: string;
+          /** Format: date-time */
+          at: string;
+        }[];
+        /**
+         * Format: date-time
+         * @description When the transfer is rejected (WaitingTimeExpired) unless approved.
+         */
+        expiresAt: string;
+      };
     };
     /**
      * @example {
@@ -1663,6 +1762,7 @@ export interface components {
      * @enum {string}
      */
     CreditTransferStatus:
+      | 'Pending'
       | 'Received'
       | 'AcceptedTechnicalValidation'
       | 'AcceptedCustomerProfile'
@@ -1705,6 +1805,7 @@ export interface components {
          * @enum {string}
          */
         status:
+          | 'Pending'
           | 'Received'
           | 'AcceptedTechnicalValidation'
           | 'AcceptedCustomerProfile'
@@ -1726,6 +1827,7 @@ export interface components {
          * @enum {string}
          */
         previousStatus?:
+          | 'Pending'
           | 'Received'
           | 'AcceptedTechnicalValidation'
           | 'AcceptedCustomerProfile'
@@ -2120,6 +2222,10 @@ export interface components {
         | 'not_found'
         | 'method_not_allowed'
         | 'payment_not_cancellable'
+        | 'approval_already_decided'
+        | 'payment_not_pending'
+        | 'precondition_failed'
+        | 'precondition_required'
         | 'webhook_endpoint_disabled'
         | 'too_many_webhook_endpoints'
         | 'payload_too_large'
@@ -4737,6 +4843,721 @@ export interface operations {
         };
       };
       /** @description The credit transfer is past the point where it can be cancelled (`payment_not_cancellable`). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payment_not_cancellable",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled",
+           *       "error": "payment_not_cancellable",
+           *       "error_description": "The credit transfer is AcceptedSettlementCompleted and can no longer be cancelled"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The idempotency key was used before with a different request body (`idempotency_key_reused`). */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listCreditTransferApprovals: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
+        paymentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The decisions. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "clientId": "treasury-approver",
+           *         "decision": "approve",
+           *         "at": "2026-11-24T09:20:11.402Z",
+           *         "tokenId": "0192f3a6-1b2c-7d3e-8f40-5a6b7c8d9e0f"
+           *       }
+           *     ]
+           */
+          'application/json': {
+            clientId: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            reason?: string;
+            /** Format: date-time */
+            at: string;
+            /** @description The `jti` of the access token the decision came with. */
+            tokenId?: string;
+            /** @description The JWK thumbprint of the DPoP key the token was bound to. */
+            dpopThumbprint?: string;
+          }[];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  decideCreditTransferApproval: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Identifier the client reuses when it repeats a call. A repeat with the same decision answers it again.
+         * @example inv-2026-118-cancellation
+         */
+        idempotencyId?: string;
+        /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
+        paymentId: string;
+      };
+      cookie?: never;
+    };
+    /** @description The decision, and why. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "decision": "approve",
+         *       "reason": "Checked against the invoice"
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description Approve the transfer, or reject it (it ends Rejected).
+           * @enum {string}
+           */
+          decision: 'approve' | 'reject';
+          /** @description Why; kept with the decision. */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Decided: the credit transfer as it is now. */
+      200: {
+        headers: {
+          /** @description Present (`true`) when this answer replays an earlier decision with the same idempotency key and body. */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "identifiers": [
+           *         {
+           *           "number": "E2E-2026-000118",
+           *           "schemeName": "EndToEndId",
+           *           "issuer": "Acme Trading GmbH"
+           *         }
+           *       ],
+           *       "paymentMethod": "CreditTransfer",
+           *       "paymentType": "NotOnUs",
+           *       "amount": "1250.00",
+           *       "currency": "EUR",
+           *       "paymentReason": "InvoicePayment",
+           *       "debtorAccountId": "DE89370400440532013000",
+           *       "creditorAccountId": "FR1420041010050500013M02606",
+           *       "purpose": "Invoice 2026-118, office supplies",
+           *       "paymentProcessing": {
+           *         "instructionPriority": "Normal",
+           *         "serviceLevel": "SEPA",
+           *         "categoryPurpose": "SUPP"
+           *       },
+           *       "chargeBearerType": "Shared",
+           *       "creditor": {
+           *         "name": "Fournitures Dupont SARL",
+           *         "account": {
+           *           "name": "Fournitures Dupont SARL",
+           *           "currency": "EUR",
+           *           "accountType": "Current",
+           *           "identifiers": [
+           *             {
+           *               "number": "FR1420041010050500013M02606",
+           *               "schemeName": "IBAN",
+           *               "issuer": "FR"
+           *             }
+           *           ]
+           *         },
+           *         "postalAddress": {
+           *           "addressType": "Business",
+           *           "streetName": "Rue de la Paix",
+           *           "buildingNumber": "12",
+           *           "postCode": "75002",
+           *           "townName": "Paris",
+           *           "country": "FR",
+           *           "addressLine": [
+           *             "12 Rue de la Paix",
+           *             "75002 Paris"
+           *           ],
+           *           "primaryIndicator": true
+           *         },
+           *         "agent": {
+           *           "identifiers": [
+           *             {
+           *               "number": "BNPAFRPPXXX",
+           *               "schemeName": "BIC",
+           *               "issuer": "SWIFT",
+           *               "country": "FR",
+           *               "issueDate": "2001-01-01",
+           *               "foreingIDIndicator": false,
+           *               "taxIDIndicator": false
+           *             }
+           *           ],
+           *           "name": "BNP Paribas",
+           *           "postalAddress": {
+           *             "streetName": "Boulevard des Italiens",
+           *             "buildingNumber": "16",
+           *             "postCode": "75009",
+           *             "townName": "Paris",
+           *             "country": "FR"
+           *           }
+           *         },
+           *         "identifiers": [
+           *           {
+           *             "number": "FR40303265045",
+           *             "schemeName": "VATRegistrationNumber",
+           *             "issuer": "FR",
+           *             "issueDate": "2019-03-01",
+           *             "expirationDate": "2029-02-28"
+           *           }
+           *         ],
+           *         "countryOfResidence": "FR"
+           *       },
+           *       "remittanceInformation": {
+           *         "remittanceNumber": "INV-2026-118",
+           *         "documentType": "CommercialInvoice"
+           *       },
+           *       "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+           *       "status": "Received",
+           *       "date": "2026-11-23T09:30:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['CreditTransfer'];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The token lacks `transactions:approve` (`insufficient_scope`), or the caller initiated the transfer (`forbidden`): the approver is always another client. */
+      403: {
+        headers: {
+          /** @description With `insufficient_scope`: the Bearer challenge naming the scope. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The client decided already (`approval_already_decided`), or the transfer does not wait for approval (`payment_not_pending`: not pending, or its approval expired). */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7622,6 +8443,1136 @@ export interface operations {
            *     ]
            */
           'application/json': components['schemas']['Event'][];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getPaymentControls: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The current payment controls. */
+      200: {
+        headers: {
+          /** @description Strong entity tag of this version of the payment controls: send it as `If-Match` to change them. */
+          ETag: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "approvalRules": [
+           *         {
+           *           "name": "large EUR payments",
+           *           "currency": "EUR",
+           *           "minimumAmount": "10000.00",
+           *           "approvalsRequired": 2
+           *         },
+           *         {
+           *           "name": "new creditors",
+           *           "newCreditorOnly": true,
+           *           "approvalsRequired": 1
+           *         }
+           *       ],
+           *       "approvalExpiry": "P7D",
+           *       "limits": [
+           *         {
+           *           "debtorAccountId": "DE89370400440532013000",
+           *           "currency": "EUR",
+           *           "period": "day",
+           *           "maxAmount": "50000.00",
+           *           "maxCount": 100,
+           *           "onBreach": "reject"
+           *         },
+           *         {
+           *           "currency": "EUR",
+           *           "period": "transaction",
+           *           "maxAmount": "250000.00",
+           *           "onBreach": "approval"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @default [] */
+            approvalRules: {
+              /** @description Names the rule in every transfer it holds for approval; unique. */
+              name: string;
+              /** @description Matches transfers in this currency. */
+              currency?: string;
+              /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
+              minimumAmount?: string;
+              /** @description Matches transfers with this paymentMethod. */
+              paymentMethod?: string;
+              /** @description Matches transfers from this account. */
+              debtorAccountId?: string;
+              /** @description When true, matches transfers to a creditorAccountId the debtor account has never paid before. */
+              newCreditorOnly?: boolean;
+              /** @description Matches transfers initiated by this client. */
+              initiatingClientId?: string;
+              /**
+               * Format: int32
+               * @description Approvals by other clients of the tenant the transfer needs (1 to 3).
+               */
+              approvalsRequired: number;
+            }[];
+            /**
+             * @description ISO 8601 duration a pending transfer waits for its approvals, from PT1M to P30D (default P7D).
+             * @default P7D
+             */
+            approvalExpiry: string;
+            /** @default [] */
+            limits: {
+              /** @description The account limited; without it, every account of the tenant, each counted on its own. */
+              debtorAccountId?: string;
+              /** @description The currency of the transfers the limit counts. */
+              currency: string;
+              /**
+               * @description One transfer, or a calendar day or month in UTC.
+               * @enum {string}
+               */
+              period: 'transaction' | 'day' | 'month';
+              /** @description The most the transfers of a period may add up to. */
+              maxAmount?: string;
+              /**
+               * Format: int32
+               * @description The most transfers a period may have.
+               */
+              maxCount?: number;
+              /**
+               * @description A transfer past the limit waits for approval, or is rejected (AM02).
+               * @enum {string}
+               */
+              onBreach: 'approval' | 'reject';
+            }[];
+          };
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  putPaymentControls: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the version this change replaces. */
+        'If-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The whole document; `approvalRules` and `limits` default to none, `approvalExpiry` to P7D. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "approvalRules": [
+         *         {
+         *           "name": "large EUR payments",
+         *           "currency": "EUR",
+         *           "minimumAmount": "10000.00",
+         *           "approvalsRequired": 2
+         *         },
+         *         {
+         *           "name": "new creditors",
+         *           "newCreditorOnly": true,
+         *           "approvalsRequired": 1
+         *         }
+         *       ],
+         *       "approvalExpiry": "P7D",
+         *       "limits": [
+         *         {
+         *           "debtorAccountId": "DE89370400440532013000",
+         *           "currency": "EUR",
+         *           "period": "day",
+         *           "maxAmount": "50000.00",
+         *           "maxCount": 100,
+         *           "onBreach": "reject"
+         *         },
+         *         {
+         *           "currency": "EUR",
+         *           "period": "transaction",
+         *           "maxAmount": "250000.00",
+         *           "onBreach": "approval"
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @default [] */
+          approvalRules?: {
+            /** @description Names the rule in every transfer it holds for approval; unique. */
+            name: string;
+            /** @description Matches transfers in this currency. */
+            currency?: string;
+            /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
+            minimumAmount?: string;
+            /** @description Matches transfers with this paymentMethod. */
+            paymentMethod?: string;
+            /** @description Matches transfers from this account. */
+            debtorAccountId?: string;
+            /** @description When true, matches transfers to a creditorAccountId the debtor account has never paid before. */
+            newCreditorOnly?: boolean;
+            /** @description Matches transfers initiated by this client. */
+            initiatingClientId?: string;
+            /**
+             * Format: int32
+             * @description Approvals by other clients of the tenant the transfer needs (1 to 3).
+             */
+            approvalsRequired: number;
+          }[];
+          /**
+           * @description ISO 8601 duration a pending transfer waits for its approvals, from PT1M to P30D (default P7D).
+           * @default P7D
+           */
+          approvalExpiry?: string;
+          /** @default [] */
+          limits?: {
+            /** @description The account limited; without it, every account of the tenant, each counted on its own. */
+            debtorAccountId?: string;
+            /** @description The currency of the transfers the limit counts. */
+            currency: string;
+            /**
+             * @description One transfer, or a calendar day or month in UTC.
+             * @enum {string}
+             */
+            period: 'transaction' | 'day' | 'month';
+            /** @description The most the transfers of a period may add up to. */
+            maxAmount?: string;
+            /**
+             * Format: int32
+             * @description The most transfers a period may have.
+             */
+            maxCount?: number;
+            /**
+             * @description A transfer past the limit waits for approval, or is rejected (AM02).
+             * @enum {string}
+             */
+            onBreach: 'approval' | 'reject';
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Stored: the document as it now is, with its new ETag. */
+      200: {
+        headers: {
+          /** @description Strong entity tag of this version of the payment controls: send it as `If-Match` to change them. */
+          ETag: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "approvalRules": [
+           *         {
+           *           "name": "large EUR payments",
+           *           "currency": "EUR",
+           *           "minimumAmount": "10000.00",
+           *           "approvalsRequired": 2
+           *         },
+           *         {
+           *           "name": "new creditors",
+           *           "newCreditorOnly": true,
+           *           "approvalsRequired": 1
+           *         }
+           *       ],
+           *       "approvalExpiry": "P7D",
+           *       "limits": [
+           *         {
+           *           "debtorAccountId": "DE89370400440532013000",
+           *           "currency": "EUR",
+           *           "period": "day",
+           *           "maxAmount": "50000.00",
+           *           "maxCount": 100,
+           *           "onBreach": "reject"
+           *         },
+           *         {
+           *           "currency": "EUR",
+           *           "period": "transaction",
+           *           "maxAmount": "250000.00",
+           *           "onBreach": "approval"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @default [] */
+            approvalRules: {
+              /** @description Names the rule in every transfer it holds for approval; unique. */
+              name: string;
+              /** @description Matches transfers in this currency. */
+              currency?: string;
+              /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
+              minimumAmount?: string;
+              /** @description Matches transfers with this paymentMethod. */
+              paymentMethod?: string;
+              /** @description Matches transfers from this account. */
+              debtorAccountId?: string;
+              /** @description When true, matches transfers to a creditorAccountId the debtor account has never paid before. */
+              newCreditorOnly?: boolean;
+              /** @description Matches transfers initiated by this client. */
+              initiatingClientId?: string;
+              /**
+               * Format: int32
+               * @description Approvals by other clients of the tenant the transfer needs (1 to 3).
+               */
+              approvalsRequired: number;
+            }[];
+            /**
+             * @description ISO 8601 duration a pending transfer waits for its approvals, from PT1M to P30D (default P7D).
+             * @default P7D
+             */
+            approvalExpiry: string;
+            /** @default [] */
+            limits: {
+              /** @description The account limited; without it, every account of the tenant, each counted on its own. */
+              debtorAccountId?: string;
+              /** @description The currency of the transfers the limit counts. */
+              currency: string;
+              /**
+               * @description One transfer, or a calendar day or month in UTC.
+               * @enum {string}
+               */
+              period: 'transaction' | 'day' | 'month';
+              /** @description The most the transfers of a period may add up to. */
+              maxAmount?: string;
+              /**
+               * Format: int32
+               * @description The most transfers a period may have.
+               */
+              maxCount?: number;
+              /**
+               * @description A transfer past the limit waits for approval, or is rejected (AM02).
+               * @enum {string}
+               */
+              onBreach: 'approval' | 'reject';
+            }[];
+          };
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description If-Match names another version than the current one (`precondition_failed`): read it again, apply the change, send it with its ETag. */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:precondition_failed",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "The payment controls changed since that ETag; the current one is \"3\"",
+           *       "error": "precondition_failed",
+           *       "error_description": "The payment controls changed since that ETag; the current one is \"3\""
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The change was sent without If-Match (`precondition_required`). */
+      428: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:precondition_required",
+           *       "title": "Precondition Required",
+           *       "status": 428,
+           *       "detail": "Send If-Match with the ETag of the payment controls you changed (GET /v1/payment-controls)",
+           *       "error": "precondition_required",
+           *       "error_description": "Send If-Match with the ETag of the payment controls you changed (GET /v1/payment-controls)"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listPaymentControlsVersions: {
+    parameters: {
+      query?: {
+        before?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The versions, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "version": 1,
+           *         "etag": "\"1\"",
+           *         "clientId": "treasury-admin",
+           *         "createdAt": "2026-11-24T09:15:02.118Z",
+           *         "controls": {
+           *           "approvalRules": [
+           *             {
+           *               "name": "large EUR payments",
+           *               "currency": "EUR",
+           *               "minimumAmount": "10000.00",
+           *               "approvalsRequired": 2
+           *             },
+           *             {
+           *               "name": "new creditors",
+           *               "newCreditorOnly": true,
+           *               "approvalsRequired": 1
+           *             }
+           *           ],
+           *           "approvalExpiry": "P7D",
+           *           "limits": [
+           *             {
+           *               "debtorAccountId": "DE89370400440532013000",
+           *               "currency": "EUR",
+           *               "period": "day",
+           *               "maxAmount": "50000.00",
+           *               "maxCount": 100,
+           *               "onBreach": "reject"
+           *             },
+           *             {
+           *               "currency": "EUR",
+           *               "period": "transaction",
+           *               "maxAmount": "250000.00",
+           *               "onBreach": "approval"
+           *             }
+           *           ]
+           *         }
+           *       }
+           *     ]
+           */
+          'application/json': {
+            /**
+             * Format: int32
+             * @description The version number, from 1.
+             */
+            version: number;
+            /** @description Its entity tag, as the ETag header named it. */
+            etag: string;
+            /** @description The client that stored it. */
+            clientId: string;
+            /**
+             * Format: date-time
+             * @description When it was stored (UTC).
+             */
+            createdAt: string;
+            controls: {
+              /** @default [] */
+              approvalRules: {
+                /** @description Names the rule in every transfer it holds for approval; unique. */
+                name: string;
+                /** @description Matches transfers in this currency. */
+                currency?: string;
+                /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
+                minimumAmount?: string;
+                /** @description Matches transfers with this paymentMethod. */
+                paymentMethod?: string;
+                /** @description Matches transfers from this account. */
+                debtorAccountId?: string;
+                /** @description When true, matches transfers to a creditorAccountId the debtor account has never paid before. */
+                newCreditorOnly?: boolean;
+                /** @description Matches transfers initiated by this client. */
+                initiatingClientId?: string;
+                /**
+                 * Format: int32
+                 * @description Approvals by other clients of the tenant the transfer needs (1 to 3).
+                 */
+                approvalsRequired: number;
+              }[];
+              /**
+               * @description ISO 8601 duration a pending transfer waits for its approvals, from PT1M to P30D (default P7D).
+               * @default P7D
+               */
+              approvalExpiry: string;
+              /** @default [] */
+              limits: {
+                /** @description The account limited; without it, every account of the tenant, each counted on its own. */
+                debtorAccountId?: string;
+                /** @description The currency of the transfers the limit counts. */
+                currency: string;
+                /**
+                 * @description One transfer, or a calendar day or month in UTC.
+                 * @enum {string}
+                 */
+                period: 'transaction' | 'day' | 'month';
+                /** @description The most the transfers of a period may add up to. */
+                maxAmount?: string;
+                /**
+                 * Format: int32
+                 * @description The most transfers a period may have.
+                 */
+                maxCount?: number;
+                /**
+                 * @description A transfer past the limit waits for approval, or is rejected (AM02).
+                 * @enum {string}
+                 */
+                onBreach: 'approval' | 'reject';
+              }[];
+            };
+          }[];
         };
       };
       /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */

@@ -39,6 +39,7 @@ import { Events, WebhookEndpoints } from './webhooks.ts';
 
 /** Every status, in lifecycle order (the generated type's members, checked at compile time). */
 export const PAYMENT_STATUSES = [
+  'Pending',
   'Received',
   'AcceptedTechnicalValidation',
   'AcceptedCustomerProfile',

@@ -6,17 +6,17 @@ import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import { tableStore } from './dependencies.ts';
 
 // Resolved at each start: the local runtime registers its in-process runner.
-const workflow: WorkflowStarter = { start: (start) => workflowStarter().start(start) };
+export const lifecycleWorkflow: WorkflowStarter = { start: (start) => workflowStarter().start(start) };
 
 /** Initiation: the table, and the lifecycle workflow it starts for each new transfer. */
 export const initiationDependencies = (): InitiationDependencies => ({
   store: tableStore(),
   clock: systemClock,
-  workflow,
+  workflow: lifecycleWorkflow,
 });
 
 export const cancellationDependencies = (): CancellationDependencies => ({
   store: tableStore(),
   clock: systemClock,
-  workflow,
+  workflow: lifecycleWorkflow,
 });

@@ -81,14 +81,21 @@ export const createAuthorizer = (dependencies: () => AuthorizerDependencies) => 
       logger.info('Access token refused', { reason, ...(clientId !== undefined && { clientId }) });
       throw unauthorized();
     }
-    const { clientId, tenant, scope } = authorization;
+    const { clientId, tenant, scope, tokenId, dpopThumbprint } = authorization;
     const { apiId, stage } = apiStageOf(event.methodArn);
     return {
       principalId: clientId,
       policyDocument: routePolicy(event.methodArn, settings.routes),
       // API Gateway throttles by this key's usage plan: one key per tenant, so one bucket per tenant.
       usageIdentifierKey: usageIdentifierKey(apiId, stage, tenant),
-      context: { tenant, clientId, scope },
+      // The token's id and DPoP key go with it, for what records who did what (approvals).
+      context: {
+        tenant,
+        clientId,
+        scope,
+        ...(tokenId !== undefined && { tokenId }),
+        ...(dpopThumbprint !== undefined && { dpopThumbprint }),
+      },
     };
   };
 };

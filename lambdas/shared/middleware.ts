@@ -1,13 +1,17 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
+  ApprovalConflictError,
   BatchTooLargeError,
+  ForbiddenError,
   IdempotencyKeyReusedError,
   InvalidRequestError,
   MessageIdReusedError,
   NotFoundError,
   PaymentNotCancellableError,
   PaymentNotFoundError,
+  PreconditionFailedError,
+  PreconditionRequiredError,
   WebhookConflictError,
 } from '#domain/commons/errors';
 import { firstDuplicateKey } from './duplicate-keys.ts';
@@ -47,11 +51,18 @@ export const toProblemResponse = (error: unknown): APIGatewayProxyResult => {
       headers: { 'WWW-Authenticate': insufficientScopeChallenge(error) },
     });
   }
+  if (error instanceof ForbiddenError) return problemResponse(403, 'forbidden', error.message);
+  if (error instanceof ApprovalConflictError) return problemResponse(409, error.code, error.message);
   if (error instanceof PaymentNotFoundError) return problemResponse(404, 'not_found', error.message);
   if (error instanceof NotFoundError) return problemResponse(404, 'not_found', error.message);
   if (error instanceof WebhookConflictError) return problemResponse(409, error.code, error.message);
   if (error instanceof PaymentNotCancellableError) {
     return problemResponse(409, 'payment_not_cancellable', error.message);
+  }
+  if (error instanceof PreconditionFailedError)
+    return problemResponse(412, 'precondition_failed', error.message);
+  if (error instanceof PreconditionRequiredError) {
+    return problemResponse(428, 'precondition_required', error.message);
   }
   if (error instanceof IdempotencyKeyReusedError)
     return problemResponse(422, 'idempotency_key_reused', error.message);

@@ -16,6 +16,10 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'payment_not_cancellable'
+  | 'approval_already_decided'
+  | 'payment_not_pending'
+  | 'precondition_failed'
+  | 'precondition_required'
   | 'webhook_endpoint_disabled'
   | 'too_many_webhook_endpoints'
   | 'payload_too_large'
@@ -44,10 +48,12 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   408: 'Request Timeout',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   431: 'Request Header Fields Too Large',
   422: 'Unprocessable Content',
+  428: 'Precondition Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   502: 'Bad Gateway',

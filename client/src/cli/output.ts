@@ -31,6 +31,7 @@ export const TRANSFER_FIELDS = [
   'creditor',
   'debtor',
   'remittanceInformation',
+  'approval',
 ] as const satisfies readonly (keyof CreditTransfer)[];
 
 // Compile-time proof that the list above names every field of the generated type.

@@ -190,6 +190,17 @@ export const usedJtiKey = (kind: 'assertion' | 'dpop', owner: string, jti: strin
   sk: 'JTI',
 });
 
+/**
+ * A tenant's payment controls, one item per version in one partition (sk `VERSION#` and the
+ * number, zero-padded so text order is number order): the newest is the current document.
+ */
+export const paymentControlsPartition = (tenant: string): string => `PAYMENT_CONTROLS#${tenant}`;
+export const PAYMENT_CONTROLS_VERSION_PREFIX = 'VERSION#';
+export const paymentControlsVersionKey = (tenant: string, version: number): TableKey => ({
+  pk: paymentControlsPartition(tenant),
+  sk: `${PAYMENT_CONTROLS_VERSION_PREFIX}${String(version).padStart(10, '0')}`,
+});
+
 /** The signing key schedule (AWS): which KMS key signs, and which the key set publishes. */
 export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 'SCHEDULE' });
 /**

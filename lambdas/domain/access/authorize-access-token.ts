@@ -36,7 +36,15 @@ export interface PresentedAccessToken {
 
 /** Who calls, or why the token is refused (the caller hears only 401). */
 export type AccessTokenAuthorization =
-  | { authorized: true; clientId: string; tenant: string; scope: string }
+  | {
+      authorized: true;
+      clientId: string;
+      tenant: string;
+      scope: string;
+      /** The token's `jti`, and the thumbprint of the DPoP key it is bound to: who did what, as approvals record it. */
+      tokenId?: string;
+      dpopThumbprint?: string;
+    }
   | { authorized: false; reason: string; clientId?: string };
 
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i;
@@ -131,7 +139,15 @@ export const authorizeAccessToken = async (
       requireDpop: client?.requireDpop === true,
     }));
   if (revoked !== undefined) return { authorized: false, reason: revoked, clientId };
-  return { authorized: true, clientId, tenant: payload.tenant as string, scope };
+  const jkt = (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+  return {
+    authorized: true,
+    clientId,
+    tenant: payload.tenant as string,
+    scope,
+    ...(typeof payload.jti === 'string' && { tokenId: payload.jti }),
+    ...(typeof jkt === 'string' && { dpopThumbprint: jkt }),
+  };
 };
 
 /**

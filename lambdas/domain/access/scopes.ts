@@ -9,6 +9,8 @@ export const SCOPES = [
   'cards:read',
   'cards:write',
   'webhooks:manage',
+  'payment-controls:manage',
+  'transactions:approve',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -25,6 +27,8 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   'cards:read': 'View card information',
   'cards:write': 'Issue and manage cards',
   'webhooks:manage': 'Register and manage webhook endpoints',
+  'payment-controls:manage': 'Read and change the approval rules and limits of payments',
+  'transactions:approve': 'Approve or reject transfers that wait for approval',
 };
 
 /** A scope parameter or claim (RFC 6749 3.3: space-delimited) as a list without repeats. */

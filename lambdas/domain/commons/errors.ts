@@ -73,3 +73,38 @@ export class MessageIdReusedError extends Error {
     this.name = 'MessageIdReusedError';
   }
 }
+
+/** A change whose If-Match names a version that is no longer the current one (412). */
+export class PreconditionFailedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PreconditionFailedError';
+  }
+}
+
+/** A change to a resource that exists, sent without If-Match (428). */
+export class PreconditionRequiredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PreconditionRequiredError';
+  }
+}
+
+/** A request the caller's token allows, but the caller may not make (the initiator approving its own transfer). */
+export class ForbiddenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** An approval decision the transfer's state refuses (409). */
+export class ApprovalConflictError extends Error {
+  constructor(
+    readonly code: 'approval_already_decided' | 'payment_not_pending',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApprovalConflictError';
+  }
+}

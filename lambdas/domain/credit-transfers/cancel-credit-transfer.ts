@@ -8,6 +8,7 @@ import {
 import type { Clock } from '../commons/ports.ts';
 import { described } from '../commons/text.ts';
 import { parseOrThrow } from '../commons/validation.ts';
+import { settlePending } from '../payment-controls/decide-approval.ts';
 import {
   type CreditTransfer,
   descriptionSchema,
@@ -89,6 +90,11 @@ export const cancelCreditTransfer = async (
       request,
       secondsAfter(now, STALL_SECONDS),
     );
+    if (recorded?.status === 'Pending') {
+      // No workflow runs while it waits for approval: cancelled at once.
+      const cancelled = await settlePending({ store, clock, workflow }, recorded);
+      return { creditTransfer: toCreditTransfer(cancelled), replayed: false };
+    }
     if (recorded) {
       await startLifecycle(workflow, lifecycle);
       return { creditTransfer: toCreditTransfer(recorded), replayed: false };
@@ -109,6 +115,12 @@ export const cancelCreditTransfer = async (
     }
     if (record.status === 'Cancelled') return { creditTransfer: toCreditTransfer(record), replayed: false };
     if (isFinal(record.status)) throw new PaymentNotCancellableError(paymentId, record.status);
+    if (record.status === 'Pending' && record.cancellation !== undefined) {
+      return {
+        creditTransfer: toCreditTransfer(await settlePending({ store, clock, workflow }, record)),
+        replayed: false,
+      };
+    }
     if (record.cancellation !== undefined) {
       // Requested before: make sure a workflow acts on it (a no-op when one already did).
       await startLifecycle(workflow, lifecycle);

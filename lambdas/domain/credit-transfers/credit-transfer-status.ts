@@ -3,6 +3,8 @@
  * need only these, and a function that never reads a request does not build its schemas.
  */
 export const CREDIT_TRANSFER_STATUSES = [
+  // Held for approval (docs/approvals.md): no workflow runs until it is approved.
+  'Pending',
   'Received',
   'AcceptedTechnicalValidation',
   'AcceptedCustomerProfile',

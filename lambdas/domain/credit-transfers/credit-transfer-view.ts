@@ -1,4 +1,5 @@
 import { statusReasonCodeOf } from '../iso20022/status-codes.ts';
+import { approvalView } from '../payment-controls/approval.ts';
 import type { CreditTransfer } from './credit-transfer.ts';
 import type { CreditTransferRecord } from './ports.ts';
 
@@ -12,4 +13,5 @@ export const toCreditTransfer = (record: CreditTransferRecord): CreditTransfer =
     statusReasonCode: statusReasonCodeOf(record.statusReason, record.statusReasonCode),
   }),
   date: record.statusDate,
+  ...(record.approval !== undefined && { approval: approvalView(record.approval) }),
 });

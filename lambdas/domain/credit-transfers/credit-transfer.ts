@@ -351,6 +351,27 @@ function buildTransferSchemas() {
           `in words. ISO's code set, release ${CODE_SET_RELEASE}; docs/iso20022.md.`,
       ),
       date: described(isoDateTime(), 'Timestamp of the status report.'),
+      approval: optional(
+        z.strictObject({
+          rule: described(text(1, 100), 'The approval rule that holds the transfer.'),
+          approvalsRequired: z.int().check(z.gte(1), z.lte(3)),
+          approvals: z
+            .array(
+              z.strictObject({
+                clientId: described(text(1, 64), 'The client that decided.'),
+                decision: z.enum(['approve', 'reject']),
+                reason: optional(descriptionSchema),
+                at: isoDateTime(),
+              }),
+            )
+            .check(z.maxLength(3)),
+          expiresAt: described(
+            isoDateTime(),
+            'When the transfer is rejected (WaitingTimeExpired) unless approved.',
+          ),
+        }),
+        'Present when the transfer met an approval rule of its tenant: it is Pending until approved (docs/approvals.md).',
+      ),
     }),
     'CreditTransfer',
   );

@@ -3,6 +3,7 @@ import { fingerprint } from '../commons/canonical-json.ts';
 import { IdempotencyKeyReusedError, type InvalidParam, InvalidRequestError } from '../commons/errors.ts';
 import type { Clock } from '../commons/ports.ts';
 import { parseOrThrow } from '../commons/validation.ts';
+import type { ApprovalPolicy } from '../payment-controls/initiation-controls.ts';
 import {
   type CreditTransfer,
   type CreditTransferRequest,
@@ -21,6 +22,8 @@ export interface InitiationDependencies {
   clock: Clock;
   /** Starts the lifecycle after the write; without one, the reconciler starts it once due. */
   workflow?: WorkflowStarter;
+  /** The tenant's payment controls: a transfer meeting an approval rule waits in Pending, no workflow started. */
+  approvals?: ApprovalPolicy;
   /** How many days after today a valueDate may be at most; DEFAULT_MAX_VALUE_DATE_DAYS without it. */
   maxValueDateDays?: number;
 }
@@ -74,7 +77,13 @@ export const initiationRuleViolations = (
 };
 
 export const initiateCreditTransfer = async (
-  { store, clock, workflow, maxValueDateDays = DEFAULT_MAX_VALUE_DATE_DAYS }: InitiationDependencies,
+  {
+    store,
+    clock,
+    workflow,
+    approvals,
+    maxValueDateDays = DEFAULT_MAX_VALUE_DATE_DAYS,
+  }: InitiationDependencies,
   command: InitiationCommand,
 ): Promise<InitiationResult> => {
   const { tenant, clientId, idempotencyKey, servicer } = command;
@@ -114,12 +123,15 @@ export const initiateCreditTransfer = async (
   }
 
   const date = now.toISOString();
+  // The controls current now decide; a transfer held for approval starts no workflow until approved.
+  const approval = approvals === undefined ? undefined : await approvals(tenant, { transfer, clientId }, now);
+  const status = approval === undefined ? 'Received' : 'Pending';
   const record: CreditTransferRecord = {
     tenant,
     paymentId,
     clientId,
     createdAt: date,
-    status: 'Received',
+    status,
     statusDate: date,
     requestHash,
     writeId: randomUUID(),
@@ -127,19 +139,22 @@ export const initiateCreditTransfer = async (
     servicer,
     // Stored exactly as sent: the schema accepted it whole, with no unknown field.
     transfer: command.body as CreditTransferRequest,
-    history: [{ status: 'Received', date, actor: clientId }],
-    // Should the workflow not start, the reconciler finds the transfer due from then on.
-    nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
+    history: [{ status, date, actor: clientId }],
+    ...(approval !== undefined && { approval }),
+    // Should the workflow not start, the reconciler finds the transfer due from then on; a pending
+    // one is due when its approval expires.
+    nextCheckAt: approval?.expiresAt ?? secondsAfter(now, STALL_SECONDS).toISOString(),
   };
   if (await store.create(record)) {
-    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    if (approval === undefined) await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(record), replayed: false };
   }
 
   // Refused, yet perhaps by our own write: the SDK retries a write whose answer was lost.
   const existing = await store.get(tenant, paymentId);
   if (existing !== undefined && existing.writeId === record.writeId) {
-    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    if (existing.status === 'Received')
+      await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(existing), replayed: false };
   }
   const replay = await replayOf({ record: existing });

@@ -28,6 +28,12 @@ export const STATUS_REASONS = {
   zeroAmount: 'ZeroAmount',
   /** An operator rejected a parked transfer (ISO 20022 MS03, reason not specified, agent generated). */
   notSpecifiedReasonAgentGenerated: 'NotSpecifiedReasonAgentGenerated',
+  /** An approver rejected a pending transfer (ISO 20022 DS02, an authorised user cancelled the order). */
+  orderCancelled: 'OrderCancelled',
+  /** A pending transfer's approvals did not come in time (DS24). */
+  waitingTimeExpired: 'WaitingTimeExpired',
+  /** A limit of the tenant's payment controls refused the transfer (AM14). */
+  amountExceedsAgreedLimit: 'AmountExceedsAgreedLimit',
 } as const satisfies Record<string, KnownStatusReason>;
 
 /** Who caused a status change when no client did. */
@@ -52,6 +58,8 @@ export const isBeforeSettlement = (transfer: {
 /** True when `to` may follow `from`: one step forward, or Rejected/Cancelled from a non-final status. */
 export const canTransition = (from: CreditTransferStatus, to: CreditTransferStatus): boolean => {
   if (isFinal(from)) return false;
+  // Approved, a pending transfer starts the lifecycle at its first status.
+  if (from === 'Pending') return to === 'Received' || to === 'Rejected' || to === 'Cancelled';
   if (to === 'Rejected') return true;
   if (to === 'Cancelled') return true;
   return PROGRESSION.indexOf(to) === PROGRESSION.indexOf(from) + 1;

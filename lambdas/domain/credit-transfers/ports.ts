@@ -1,3 +1,4 @@
+import type { PendingApproval } from '../payment-controls/approval.ts';
 import type { CreditTransferRequest, CreditTransferStatus, ServicerHeaders } from './credit-transfer.ts';
 import type { LifecycleStart } from './lifecycle.ts';
 
@@ -85,6 +86,8 @@ export interface CreditTransferRecord {
    * wait for something known); the workflow's first execution is not counted.
    */
   stalledAttempts?: number;
+  /** The approval the transfer waited or waits for (payment controls); kept once decided. */
+  approval?: PendingApproval;
   /** Set while the transfer waits for an operator (`npm run transfers`): nothing drives it on meanwhile. */
   parked?: ParkedMark;
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../commons/ports.ts';
+import { isExpired } from '../payment-controls/approval.ts';
+import { settlePending } from '../payment-controls/decide-approval.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
 import { executionsWithoutProgress, NO_PROGRESS, parkCreditTransfer } from './parked-transfers.ts';
@@ -146,6 +148,16 @@ export const reconcileCreditTransfers = async (
     if (deps.workflow.isDriving?.(candidate)) return 'driven';
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
+    if (record.status === 'Pending' && record.approval !== undefined) {
+      // Waiting for approval, no workflow: settle it (approved, rejected, cancelled or expired
+      // while no request finished the job), or look again when it expires.
+      const settled = await settlePending(deps, record);
+      if (settled.status !== 'Pending') return 'started';
+      if (isExpired(record.approval, now)) return 'skipped';
+      return (await deps.queue.defer(candidate, new Date(record.approval.expiresAt)))
+        ? 'deferred'
+        : 'skipped';
+    }
     // A final transfer only publishes; any other needs the rail, which may be away for everyone:
     // then the outage is the one alarm (RailUnavailable), not each transfer stuck behind it.
     if (!isFinal(record.status) && !(await railIsAvailable())) return 'paused';

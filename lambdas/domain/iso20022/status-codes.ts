@@ -6,6 +6,7 @@ import { STATUS_REASON_CODE_SET } from './status-reason-code-set.ts';
  * the one table the JSON API, pain.002 reports and the docs (docs/iso20022.md) use.
  */
 export const TRANSACTION_STATUS_CODES = {
+  Pending: 'PDNG',
   Received: 'RCVD',
   AcceptedTechnicalValidation: 'ACTC',
   AcceptedCustomerProfile: 'ACCP',

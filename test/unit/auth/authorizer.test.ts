@@ -111,7 +111,13 @@ describe('the authorizer accepts a valid token', () => {
     const result = await authorize(event(await bearer()));
 
     expect(result.principalId).toBe('acme-payments');
-    expect(result.context).toEqual({ tenant: 'acme', clientId: 'acme-payments', scope: 'transactions:read' });
+    // The token's jti goes with it, for the records of who decided what (approvals).
+    expect(result.context).toEqual({
+      tenant: 'acme',
+      clientId: 'acme-payments',
+      scope: 'transactions:read',
+      tokenId: '1f0e4a3c-0000-4000-8000-000000000001',
+    });
   });
 
   it("naming the tenant's API key as usageIdentifierKey: one per tenant, API and stage", async () => {

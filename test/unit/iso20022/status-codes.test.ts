@@ -17,6 +17,7 @@ const CODE_SETS = 'lambdas/domain/iso20022/code-sets';
 describe('ISO 20022 status codes', () => {
   it('maps each status to its transaction status code', () => {
     expect(CREDIT_TRANSFER_STATUSES.map(transactionStatusCodeOf)).toEqual([
+      'PDNG',
       'RCVD',
       'ACTC',
       'ACCP',

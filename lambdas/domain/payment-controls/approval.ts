@@ -1,0 +1,45 @@
+/** One client's decision on a pending transfer, as kept (the token and key it came with included). */
+export interface ApprovalDecision {
+  clientId: string;
+  decision: 'approve' | 'reject';
+  reason?: string;
+  at: string;
+  /** The access token's `jti`. */
+  tokenId?: string;
+  /** The DPoP key thumbprint (RFC 7638) the token was bound to, when it was. */
+  dpopThumbprint?: string;
+  idempotencyKey?: string;
+}
+
+/** What a transfer held for approval waits for: the rule that holds it, and the decisions so far. */
+export interface PendingApproval {
+  rule: string;
+  approvalsRequired: number;
+  approvals: ApprovalDecision[];
+  expiresAt: string;
+}
+
+/** The approval object of a transfer as clients see it (status, list). */
+export const approvalView = (approval: PendingApproval) => ({
+  rule: approval.rule,
+  approvalsRequired: approval.approvalsRequired,
+  approvals: approval.approvals.map(({ clientId, decision, reason, at }) => ({
+    clientId,
+    decision,
+    ...(reason !== undefined && { reason }),
+    at,
+  })),
+  expiresAt: approval.expiresAt,
+});
+
+export const approvalsGiven = (approval: PendingApproval): number =>
+  approval.approvals.filter((entry) => entry.decision === 'approve').length;
+
+export const isRejected = (approval: PendingApproval): boolean =>
+  approval.approvals.some((entry) => entry.decision === 'reject');
+
+export const isApproved = (approval: PendingApproval): boolean =>
+  approvalsGiven(approval) >= approval.approvalsRequired;
+
+export const isExpired = (approval: PendingApproval, now: Date): boolean =>
+  Date.parse(approval.expiresAt) <= now.getTime();
