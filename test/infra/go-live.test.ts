@@ -551,6 +551,7 @@ describe('going live', () => {
       const WRITERS: Record<keyof typeof KINDS, string[]> = {
         payments: [
           'cancelCreditTransfer',
+          'decideCreditTransferApproval',
           'initiateCreditTransfer',
           'parkTransfer',
           'pollClearing',
