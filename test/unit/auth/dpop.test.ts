@@ -16,9 +16,10 @@ const URL_ = 'https://api.example.test/v1/payments/credit-transfers';
 const TOKEN = 'access-token-of-the-client';
 const NONCE_SECRET = 'nonce-secret';
 
-let privateKey: CryptoKey;
+type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+let privateKey: PrivateKey;
 let publicJwk: JWK;
-let rsa: { privateKey: CryptoKey; publicJwk: JWK } | undefined;
+let rsa: { privateKey: PrivateKey; publicJwk: JWK } | undefined;
 const rsaPair = async () => {
   if (rsa === undefined) {
     const pair = await generateKeyPair('PS256', { extractable: true });

@@ -1,0 +1,147 @@
+import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FileTenantRateLimits, watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
+import { InvalidTenantRateLimitError, tenantRateLimit } from '#domain/access/tenant-rate-limit';
+import { TenantRateLimiter } from '#local/api-gateway';
+
+/**
+ * The per-tenant limit at its bounds: the numbers an operator may give (those API Gateway's usage
+ * plans accept), the local gateway's token bucket, and the limits file as the gateway watches it.
+ */
+describe('a tenant rate limit as an operator gives it', () => {
+  it('takes a whole rate from 1 to 10000 and a whole burst from 1 to 5000, the burst twice the rate unless given', () => {
+    expect(tenantRateLimit(1)).toEqual({ ratePerSecond: 1, burst: 2 });
+    expect(tenantRateLimit(2500)).toEqual({ ratePerSecond: 2500, burst: 5000 });
+    expect(tenantRateLimit(10_000, 5000)).toEqual({ ratePerSecond: 10_000, burst: 5000 });
+    expect(tenantRateLimit(3, 1)).toEqual({ ratePerSecond: 3, burst: 1 });
+  });
+
+  it.each([
+    [0, 1],
+    [10_001, 1],
+    [1.5, 3],
+    [Number.NaN, 1],
+  ])('refuses the rate %s', (rate, burst) => {
+    expect(() => tenantRateLimit(rate, burst)).toThrow(InvalidTenantRateLimitError);
+    expect(() => tenantRateLimit(rate, burst)).toThrow(
+      'the rate must be a whole number of requests per second from 1 to 10000',
+    );
+  });
+
+  it.each([[0], [5001], [2.5], [Number.POSITIVE_INFINITY]])('refuses the burst %s', (burst) => {
+    expect(() => tenantRateLimit(1, burst)).toThrow('the burst must be a whole number from 1 to 5000');
+  });
+
+  it('refuses a rate whose default burst would pass 5000', () => {
+    expect(() => tenantRateLimit(2501)).toThrow(/burst must be/);
+  });
+});
+
+describe("the local gateway's token bucket per tenant", () => {
+  const limit = { ratePerSecond: 2, burst: 4 };
+
+  it('holds at most the burst however long the tenant was quiet, and refills at the rate', () => {
+    let now = 1_000_000;
+    const limiter = new TenantRateLimiter(limit, () => now);
+    const takeAll = () => {
+      const answers: number[] = [];
+      for (let request = 0; request < 10; request++) answers.push(limiter.take('acme'));
+      return answers.filter((wait) => wait === 0).length;
+    };
+    expect(takeAll()).toBe(4);
+    // An hour quiet: the bucket is full again, not 7200 tokens deep.
+    now += 3_600_000;
+    expect(takeAll()).toBe(4);
+    expect(limiter.take('acme')).toBe(1);
+    // Half a second refills one token at 2 a second.
+    now += 500;
+    expect(limiter.take('acme')).toBe(0);
+    expect(limiter.take('acme')).toBe(1);
+  });
+
+  it("keeps each tenant's bucket apart, and gives a tenant with a limit of its own that limit", () => {
+    const now = 5_000;
+    const limiter = new TenantRateLimiter(
+      limit,
+      () => now,
+      () => new Map([['big', { ratePerSecond: 1, burst: 10 }]]),
+    );
+    for (let request = 0; request < 4; request++) expect(limiter.take('acme')).toBe(0);
+    expect(limiter.take('acme')).toBe(1);
+    for (let request = 0; request < 10; request++) expect(limiter.take('big')).toBe(0);
+    expect(limiter.take('big')).toBe(1);
+    expect(limiter.take('other')).toBe(0);
+  });
+});
+
+describe('the limits file as the local gateway watches it', () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'tenant-limits-'));
+  });
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  const limitsFile = (acme: number) =>
+    `${JSON.stringify({ tenants: { acme: { ratePerSecond: acme, burst: 2 * acme } } })}\n`;
+
+  it('sees a change of the same size, written in place', async () => {
+    const path = join(folder, 'same-size.json');
+    await writeFile(path, limitsFile(3));
+    const read = watchedTenantRateLimits(path, 0);
+    expect(read().get('acme')).toEqual({ ratePerSecond: 3, burst: 6 });
+    const before = await stat(path);
+    await writeFile(path, limitsFile(4));
+    expect((await stat(path)).size).toBe(before.size);
+    // Even were the clock too coarse to tell the two writes apart, the time differs here.
+    await utimes(path, before.atime, new Date(before.mtimeMs + 2000));
+    expect(read().get('acme')).toEqual({ ratePerSecond: 4, burst: 8 });
+  });
+
+  it('sees a file of the same size and time renamed into place (another file)', async () => {
+    const path = join(folder, 'renamed.json');
+    const limits = new FileTenantRateLimits(path);
+    await limits.set('acme', { ratePerSecond: 3, burst: 6 });
+    // Both files with one whole-second time: only the file itself (its inode) differs.
+    const sameTime = 2_000_000_000;
+    await utimes(path, sameTime, sameTime);
+    const read = watchedTenantRateLimits(path, 0);
+    expect(read().get('acme')).toEqual({ ratePerSecond: 3, burst: 6 });
+    const before = await stat(path);
+    await limits.set('acme', { ratePerSecond: 4, burst: 8 });
+    await utimes(path, sameTime, sameTime);
+    const after = await stat(path);
+    expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+    expect(read().get('acme')).toEqual({ ratePerSecond: 4, burst: 8 });
+  });
+
+  it('looks at the file no more than once in its interval, and keeps the last limits when the file breaks', async () => {
+    const path = join(folder, 'interval.json');
+    await writeFile(path, limitsFile(3));
+    let now = 0;
+    const read = watchedTenantRateLimits(path, 1000, () => now);
+    expect(read().get('acme')?.ratePerSecond).toBe(3);
+    await writeFile(path, limitsFile(5));
+    now = 999;
+    expect(read().get('acme')?.ratePerSecond).toBe(3);
+    now = 1999;
+    expect(read().get('acme')?.ratePerSecond).toBe(5);
+
+    const error = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    await writeFile(path, '{"tenants": {');
+    now = 3000;
+    expect(read().get('acme')?.ratePerSecond).toBe(5);
+    expect(error).toHaveBeenCalledWith(
+      expect.stringMatching(/^Cannot read .*interval\.json/),
+      expect.anything(),
+    );
+    error.mockRestore();
+
+    await rm(path);
+    now = 4000;
+    expect(read().size).toBe(0);
+  });
+});
