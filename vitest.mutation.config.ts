@@ -12,9 +12,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'threads',
-    // One module graph for all the files of a run, and kept from run to run: each mutant's run
-    // then costs its tests, not the loading of every module they import again.
-    isolate: false,
     reporters: ['default'],
     // What the unit tests need of the suite's setup: a private temporary folder, and the stack's
     // IAM policies (the local IAM check's tests read them).
