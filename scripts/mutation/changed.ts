@@ -15,7 +15,7 @@ import { type MutationRun, runsFor } from './run.ts';
  */
 const MAX_FILES = Number(process.env.MUTATION_MAX_FILES ?? 6);
 const MAX_MUTANTS = Number(process.env.MUTATION_MAX_MUTANTS ?? 40);
-const MAX_SECONDS = Number(process.env.MUTATION_MAX_SECONDS ?? 420);
+const MAX_SECONDS = Number(process.env.MUTATION_MAX_SECONDS ?? 360);
 
 const git = (...args: string[]): string | undefined => {
   try {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileTenantRateLimits, watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
-import { InvalidTenantRateLimitError, tenantRateLimit } from '#domain/access/tenant-rate-limit';
+import { apiStageOf, InvalidTenantRateLimitError, tenantRateLimit } from '#domain/access/tenant-rate-limit';
 import { TenantRateLimiter } from '#local/api-gateway';
 
 /**
@@ -36,6 +36,22 @@ describe('a tenant rate limit as an operator gives it', () => {
 
   it('refuses a rate whose default burst would pass 5000', () => {
     expect(() => tenantRateLimit(2501)).toThrow(/burst must be/);
+  });
+});
+
+describe('the API and stage a tenant limit applies to, from the method ARN the authorizer is given', () => {
+  it('are read from an execute-api ARN, and anything else is refused', () => {
+    expect(apiStageOf('arn:aws:execute-api:eu-west-1:123456789012:api123/dev/GET/v1/x')).toEqual({
+      apiId: 'api123',
+      stage: 'dev',
+    });
+    for (const notAnArn of [
+      'urn:aws:execute-api:eu-west-1:123456789012:api123/dev/GET',
+      'arn:aws:execute-api:eu-west-1:123456789012:api123',
+      'arn:aws:execute-api:eu-west-1:123456789012:/dev/GET',
+    ]) {
+      expect(() => apiStageOf(notAnArn)).toThrow(`Not an API Gateway method ARN: ${notAnArn}`);
+    }
   });
 });
 
