@@ -109,8 +109,8 @@ const row = (name: string, mutants: readonly Mutant[]) => {
 const oneLine = (text: string | undefined) =>
   (text ?? '').replace(/\s+/g, ' ').replace(/\|/g, '\\|').slice(0, 100);
 
-/** The summary in Markdown: per module, per file, then each survivor and mutant left uncovered. */
-export const summaryOf = (report: MutationReport): string => {
+/** The per-module and per-file tables, as the summary and docs/benchmarks.md show them. */
+export const scoreTables = (report: MutationReport): string[] => {
   const byModule = new Map<string, string[]>();
   for (const file of Object.keys(report.files).sort()) {
     const module = moduleOf(file);
@@ -120,14 +120,8 @@ export const summaryOf = (report: MutationReport): string => {
     '| | score | killed | timeout | survived | no coverage | compile/runtime error |',
     '|---|---|---|---|---|---|---|',
   ];
-  const lines = [
-    '# Mutation testing: the latest result of each file',
-    '',
-    'Written by `npm run mutation` from reports/mutation/stryker-incremental.json (each file as of',
-    'its last run; see docs/benchmarks.md, "Mutation testing"). Score: killed and timed-out mutants',
-    'of all valid ones (compile errors, found by the type checker, do not count).',
-    '',
-    '## Per module',
+  return [
+    '#### Per module',
     '',
     ...header,
     ...[...byModule].map(([module, files]) =>
@@ -137,12 +131,43 @@ export const summaryOf = (report: MutationReport): string => {
       ),
     ),
     '',
-    '## Per file',
+    '#### Per file',
     '',
     ...header,
     ...Object.keys(report.files)
       .sort()
       .map((file) => row(file, report.files[file]?.mutants ?? [])),
+  ];
+};
+
+export const BENCHMARKS_FILE = 'docs/benchmarks.md';
+const REGION_START = '<!-- mutation: start (generated, do not edit) -->';
+const REGION_END = '<!-- mutation: end -->';
+
+/** The tables in docs/benchmarks.md, between its mutation markers (added at the end if missing). */
+export const writeBenchmarksRegion = (report: MutationReport): void => {
+  const text = readFileSync(BENCHMARKS_FILE, 'utf8');
+  const region = [REGION_START, ...scoreTables(report), REGION_END].join('\n');
+  const from = text.indexOf(REGION_START);
+  const to = text.indexOf(REGION_END);
+  writeFileSync(
+    BENCHMARKS_FILE,
+    from >= 0 && to > from
+      ? `${text.slice(0, from)}${region}${text.slice(to + REGION_END.length)}`
+      : `${text.trimEnd()}\n\n## Mutation testing (\`npm run mutation\`)\n\n${region}\n`,
+  );
+};
+
+/** The summary in Markdown: per module, per file, then each survivor and mutant left uncovered. */
+export const summaryOf = (report: MutationReport): string => {
+  const lines = [
+    '# Mutation testing: the latest result of each file',
+    '',
+    'Written by `npm run mutation` from reports/mutation/stryker-incremental.json (each file as of',
+    'its last run; see docs/benchmarks.md, "Mutation testing"). Score: killed and timed-out mutants',
+    'of all valid ones (compile errors, found by the type checker, do not count).',
+    '',
+    ...scoreTables(report),
     '',
     '## Survivors and mutants no test ran',
     '',

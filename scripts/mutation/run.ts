@@ -11,6 +11,7 @@ import {
   readReport,
   SUMMARY_FILE,
   summaryOf,
+  writeBenchmarksRegion,
   writeReport,
 } from './report.ts';
 
@@ -90,6 +91,7 @@ export const writeSummary = (): string | undefined => {
   if (project === undefined) return undefined;
   const summary = summaryOf(project);
   writeFileSync(SUMMARY_FILE, summary);
+  writeBenchmarksRegion(project);
   return summary;
 };
 
