@@ -50,6 +50,7 @@ const refusal = async (promise: Promise<unknown>) => {
     (thrown: unknown) => thrown,
   );
   expect(error).toBeInstanceOf(InvalidDpopProofError);
+  expect((error as Error).name).toBe('InvalidDpopProofError');
   return error as InvalidDpopProofError;
 };
 
@@ -145,6 +146,54 @@ describe('a DPoP proof', () => {
   });
 });
 
+describe('a DPoP proof as jose reads it', () => {
+  const signedWith = (header: Record<string, unknown>, claims: Record<string, unknown>) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: publicJwk, ...header })
+      .sign(privateKey);
+  const claims = { htm: 'POST', htu: URL_, iat: NOW_SECONDS, jti: 'proof-1' };
+  const expected = { method: 'POST', url: URL_, now: NOW };
+
+  it('is missing when absent or blank, and read without the blanks around it', async () => {
+    expect((await refusal(verifyDpopProof(undefined, expected))).message).toBe('the DPoP proof is missing');
+    expect((await refusal(verifyDpopProof(' \t ', expected))).message).toBe('the DPoP proof is missing');
+    await expect(verifyDpopProof(`  ${await proof()}\t`, expected)).resolves.toMatchObject({
+      jti: 'proof-1',
+    });
+  });
+
+  it.each(['iat', 'jti', 'htm', 'htu'])('is refused without its %s claim', async (claim) => {
+    const { [claim as keyof typeof claims]: _left, ...others } = claims;
+    expect((await refusal(verifyDpopProof(await signedWith({}, others), expected))).message).toMatch(
+      new RegExp(
+        `^the DPoP proof is not valid \\(ERR_JWT_CLAIM_VALIDATION_FAILED: missing required "${claim}" claim`,
+      ),
+    );
+  });
+
+  it('is refused with another typ, or signed with an algorithm not offered', async () => {
+    expect(
+      (await refusal(verifyDpopProof(await signedWith({ typ: 'JWT' }, claims), expected))).message,
+    ).toMatch(
+      /^the DPoP proof is not valid \(ERR_JWT_CLAIM_VALIDATION_FAILED: unexpected "typ" JWT header value\)$/,
+    );
+    const es384 = await generateKeyPair('ES384', { extractable: true });
+    const es384Proof = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES384', typ: 'dpop+jwt', jwk: await exportJWK(es384.publicKey) })
+      .sign(es384.privateKey);
+    expect((await refusal(verifyDpopProof(es384Proof, expected))).message).toMatch(
+      /ERR_JOSE_ALG_NOT_ALLOWED/,
+    );
+  });
+
+  it('says when it could not be read as a JWT at all', async () => {
+    const broken = await signedWith({ jwk: { ...publicJwk, oth: 'not a list' } }, claims);
+    expect((await refusal(verifyDpopProof(broken, expected))).message).toBe(
+      'the DPoP proof is not valid (it is not a JWT)',
+    );
+  });
+});
+
 describe("a DPoP proof's server nonce", () => {
   const withNonce = (madeAt: Date) =>
     verify({ nonce: dpopNonce(NONCE_SECRET, madeAt) }, { nonceSecret: NONCE_SECRET });
@@ -180,6 +229,13 @@ describe("a DPoP proof's server nonce", () => {
       error: 'use_dpop_nonce',
     });
     expect(await refusal(verify({ nonce: `${nonce}x` }, { nonceSecret: NONCE_SECRET }))).toMatchObject({
+      error: 'use_dpop_nonce',
+    });
+  });
+
+  it('is refused, not an error, when its time is written with leading zeros', async () => {
+    const nonce = dpopNonce(NONCE_SECRET, NOW);
+    expect(await refusal(verify({ nonce: `0${nonce}` }, { nonceSecret: NONCE_SECRET }))).toMatchObject({
       error: 'use_dpop_nonce',
     });
   });
