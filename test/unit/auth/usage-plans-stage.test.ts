@@ -49,25 +49,38 @@ const plan = (id: string, stage: string, tenant?: string, rate = 5, apiId = 'api
 describe("a stage's per-tenant limits, listed", () => {
   it("are this stage's tenant plans only: not another stage's, another API's, the default plan or an untagged plan", async () => {
     const plans = [
-      plan('dev-default', 'dev'),
+      // The default plan is never a tenant's, even tagged as one.
+      { ...plan('dev-default', 'dev'), tags: { tenant: 'everyone' } },
       plan('prod-default', 'prod'),
+      plan('dev-zeta', 'dev', 'zeta', 1),
       plan('dev-globex', 'dev', 'globex', 7),
       plan('prod-acme', 'prod', 'acme', 9),
       plan('dev-untagged', 'dev', undefined, 3),
       plan('other-api-initech', 'dev', 'initech', 4, 'api999'),
+      // A plan over two stages holds its tenant's limit on each.
+      {
+        ...plan('both-beta', 'prod', 'beta', 6),
+        apiStages: [
+          { apiId: 'api123', stage: 'prod' },
+          { apiId: 'api123', stage: 'dev' },
+        ],
+      },
       plan('dev-acme', 'dev', 'acme', 2),
     ];
     const apiGateway = apiGatewayWith(plans, 2);
     const listed = await new UsagePlanTenantRateLimits(apiGateway, 'dev-default').list();
     expect(listed).toEqual([
       { tenant: 'acme', limit: { ratePerSecond: 2, burst: 4 } },
+      { tenant: 'beta', limit: { ratePerSecond: 6, burst: 12 } },
       { tenant: 'globex', limit: { ratePerSecond: 7, burst: 14 } },
+      { tenant: 'zeta', limit: { ratePerSecond: 1, burst: 2 } },
     ]);
-    // Every page read: the last plan is on the fourth.
-    expect(apiGateway.pages).toBe(4);
+    // Every page read: the last plan is on the fifth.
+    expect(apiGateway.pages).toBe(5);
 
     expect(await new UsagePlanTenantRateLimits(apiGatewayWith(plans, 500), 'prod-default').list()).toEqual([
       { tenant: 'acme', limit: { ratePerSecond: 9, burst: 18 } },
+      { tenant: 'beta', limit: { ratePerSecond: 6, burst: 12 } },
     ]);
   });
 });
