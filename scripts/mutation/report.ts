@@ -26,6 +26,8 @@ export interface Mutant {
   mutatorName: string;
   replacement?: string;
   status: MutantStatus;
+  /** A module-level mutant: not measured here (ignoreStatic, docs/decisions.md). */
+  static?: boolean;
   location: { start: { line: number; column: number }; end: { line: number; column: number } };
 }
 
@@ -74,6 +76,7 @@ export const mergeRun = (
 };
 
 interface Counts {
+  static?: number;
   killed: number;
   survived: number;
   noCoverage: number;
@@ -82,15 +85,20 @@ interface Counts {
   ignored: number;
 }
 
-const countsOf = (mutants: readonly Mutant[]): Counts => ({
-  killed: mutants.filter((mutant) => mutant.status === 'Killed').length,
-  survived: mutants.filter((mutant) => mutant.status === 'Survived').length,
-  noCoverage: mutants.filter((mutant) => mutant.status === 'NoCoverage').length,
-  timeout: mutants.filter((mutant) => mutant.status === 'Timeout').length,
-  invalid: mutants.filter((mutant) => mutant.status === 'CompileError' || mutant.status === 'RuntimeError')
-    .length,
-  ignored: mutants.filter((mutant) => mutant.status === 'Ignored').length,
-});
+/** The counts of the mutants measured; static ones apart (an earlier run may have tested them). */
+const countsOf = (all: readonly Mutant[]): Counts => {
+  const mutants = all.filter((mutant) => mutant.static !== true);
+  return {
+    static: all.length - mutants.length,
+    killed: mutants.filter((mutant) => mutant.status === 'Killed').length,
+    survived: mutants.filter((mutant) => mutant.status === 'Survived').length,
+    noCoverage: mutants.filter((mutant) => mutant.status === 'NoCoverage').length,
+    timeout: mutants.filter((mutant) => mutant.status === 'Timeout').length,
+    invalid: mutants.filter((mutant) => mutant.status === 'CompileError' || mutant.status === 'RuntimeError')
+      .length,
+    ignored: mutants.filter((mutant) => mutant.status === 'Ignored').length,
+  };
+};
 
 /** Stryker's mutation score: detected (killed or timed out) of the valid mutants, in percent. */
 export const scoreOf = (counts: Counts): number | undefined => {
@@ -103,7 +111,7 @@ const percent = (score: number | undefined) => (score === undefined ? 'n/a' : `$
 
 const row = (name: string, mutants: readonly Mutant[]) => {
   const counts = countsOf(mutants);
-  return `| ${name} | ${percent(scoreOf(counts))} | ${counts.killed} | ${counts.timeout} | ${counts.survived} | ${counts.noCoverage} | ${counts.invalid} |`;
+  return `| ${name} | ${percent(scoreOf(counts))} | ${counts.killed} | ${counts.timeout} | ${counts.survived} | ${counts.noCoverage} | ${counts.invalid} | ${counts.static} |`;
 };
 
 const oneLine = (text: string | undefined) =>
@@ -117,8 +125,8 @@ export const scoreTables = (report: MutationReport): string[] => {
     byModule.set(module, [...(byModule.get(module) ?? []), file]);
   }
   const header = [
-    '| | score | killed | timeout | survived | no coverage | compile/runtime error |',
-    '|---|---|---|---|---|---|---|',
+    '| | score | killed | timeout | survived | no coverage | compile/runtime error | static (not measured) |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   return [
     '#### Per module',
@@ -165,7 +173,8 @@ export const summaryOf = (report: MutationReport): string => {
     '',
     'Written by `npm run mutation` from reports/mutation/stryker-incremental.json (each file as of',
     'its last run; see docs/benchmarks.md, "Mutation testing"). Score: killed and timed-out mutants',
-    'of all valid ones (compile errors, found by the type checker, do not count).',
+    'of all valid ones (compile errors, found by the type checker, do not count). Static mutants',
+    '(module-level values) are not measured: see docs/decisions.md, "Mutation testing".',
     '',
     ...scoreTables(report),
     '',
@@ -174,7 +183,10 @@ export const summaryOf = (report: MutationReport): string => {
   ];
   for (const [file, { mutants }] of Object.entries(report.files).sort(([a], [b]) => (a < b ? -1 : 1))) {
     for (const mutant of mutants
-      .filter((candidate) => candidate.status === 'Survived' || candidate.status === 'NoCoverage')
+      .filter(
+        (candidate) =>
+          candidate.static !== true && (candidate.status === 'Survived' || candidate.status === 'NoCoverage'),
+      )
       .sort((a, b) => a.location.start.line - b.location.start.line)) {
       lines.push(
         `- ${file}:${mutant.location.start.line}:${mutant.location.start.column} ${mutant.status} ${mutant.mutatorName}: \`${oneLine(mutant.replacement)}\``,
