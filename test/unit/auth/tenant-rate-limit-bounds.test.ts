@@ -1,8 +1,12 @@
-import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FileTenantRateLimits, watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
+import {
+  FileTenantRateLimits,
+  readTenantRateLimits,
+  watchedTenantRateLimits,
+} from '#adapters/access/tenant-rate-limit-file';
 import { apiStageOf, InvalidTenantRateLimitError, tenantRateLimit } from '#domain/access/tenant-rate-limit';
 import { TenantRateLimiter } from '#local/api-gateway';
 
@@ -159,5 +163,39 @@ describe('the limits file as the local gateway watches it', () => {
     await rm(path);
     now = 4000;
     expect(read().size).toBe(0);
+  });
+});
+
+describe('the limits file as `npm run clients -- set-limit` keeps it', () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'tenant-limits-file-'));
+  });
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('is written readable by its owner only, tenants in order, and lists them in order', async () => {
+    const path = join(folder, 'limits.json');
+    const limits = new FileTenantRateLimits(path);
+    for (const tenant of ['zeta', 'acme', 'globex']) await limits.set(tenant, { ratePerSecond: 1, burst: 2 });
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(Object.keys(JSON.parse(await readFile(path, 'utf8')).tenants)).toEqual(['acme', 'globex', 'zeta']);
+    expect((await limits.list()).map(({ tenant }) => tenant)).toEqual(['acme', 'globex', 'zeta']);
+  });
+
+  it('says whether a tenant had a limit to clear', async () => {
+    const limits = new FileTenantRateLimits(join(folder, 'clear.json'));
+    await limits.set('acme', { ratePerSecond: 1, burst: 2 });
+    expect(await limits.clear('acme')).toBe(true);
+    expect(await limits.clear('acme')).toBe(false);
+    expect(await limits.get('acme')).toBeUndefined();
+  });
+
+  it('is no limit at all when absent, and an error when it cannot be read', async () => {
+    expect(readTenantRateLimits(join(folder, 'absent.json')).size).toBe(0);
+    const folderInstead = join(folder, 'a-folder.json');
+    await mkdir(folderInstead);
+    expect(() => readTenantRateLimits(folderInstead)).toThrow(/EISDIR/);
   });
 });
