@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpWebhookSender, MAX_ANSWER_BYTES } from '#adapters/webhooks/webhook-sender';
 import { countOpenSockets } from '../../support/open-sockets.ts';
@@ -92,4 +92,31 @@ describe("the webhook sender's socket places", () => {
       expect(sender.openSockets).toBe(0);
     },
   );
+});
+
+describe("the webhook sender's reading of a status line", () => {
+  const tcpServers: TcpServer[] = [];
+  afterEach(async () => {
+    for (const server of tcpServers.splice(0)) await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** A receiver that answers with this status line, whatever Node's own server would allow. */
+  const answering = async (status: string) => {
+    const server = createTcpServer((socket) =>
+      socket.once('data', () => socket.end(`HTTP/1.1 ${status} Odd\r\ncontent-length: 0\r\n\r\n`)),
+    );
+    tcpServers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  };
+
+  it('takes a status from 100 to 599 as the answer, and fails any other with the status', async () => {
+    const sender = new HttpWebhookSender({ timeoutMs: 5000 });
+    expect(await sender.send(request(await answering('599')))).toMatchObject({ httpStatus: 599 });
+    for (const status of ['600', '099']) {
+      const answer = await sender.send(request(await answering(status)));
+      expect(answer.httpStatus).toBeUndefined();
+      expect(answer.error).toBe(`answered with status ${Number(status)}`);
+    }
+  });
 });
