@@ -184,6 +184,18 @@ describe('the limits file as `npm run clients -- set-limit` keeps it', () => {
     expect((await limits.list()).map(({ tenant }) => tenant)).toEqual(['acme', 'globex', 'zeta']);
   });
 
+  it('lists a file written by hand in tenant order too', async () => {
+    const path = join(folder, 'by-hand.json');
+    const limit = { ratePerSecond: 1, burst: 2 };
+    await writeFile(path, JSON.stringify({ tenants: { zeta: limit, acme: limit, mid: limit, beta: limit } }));
+    expect((await new FileTenantRateLimits(path).list()).map(({ tenant }) => tenant)).toEqual([
+      'acme',
+      'beta',
+      'mid',
+      'zeta',
+    ]);
+  });
+
   it('says whether a tenant had a limit to clear', async () => {
     const limits = new FileTenantRateLimits(join(folder, 'clear.json'));
     await limits.set('acme', { ratePerSecond: 1, burst: 2 });
