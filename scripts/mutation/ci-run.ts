@@ -15,8 +15,22 @@ const { report, seconds } = runStryker(
 if (report === undefined) {
   console.log(`Mutation testing (CI): module ${module}: no report (Stryker failed), ${seconds} s`);
 } else {
-  console.log(`Mutation testing (CI): module ${module}: ${scoreLine(report.files)}, ${seconds} s`);
-  for (const [file, { mutants }] of Object.entries(report.files)) {
+  // Only the changed lines' mutants: the report also carries earlier results for the rest of each file.
+  const ranges = patterns.map((pattern) => {
+    const [, file = pattern, start = '0', end = String(Number.MAX_SAFE_INTEGER)] =
+      /^(.+):(\d+)-(\d+)$/.exec(pattern) ?? [];
+    return { file, start: Number(start), end: Number(end) };
+  });
+  const inChanges = (file: string, line: number) =>
+    ranges.some((range) => range.file === file && line >= range.start && line <= range.end);
+  const files = Object.fromEntries(
+    Object.entries(report.files).map(([file, entry]) => [
+      file,
+      { ...entry, mutants: entry.mutants.filter((mutant) => inChanges(file, mutant.location.start.line)) },
+    ]),
+  );
+  console.log(`Mutation testing (CI): module ${module}: ${scoreLine(files)}, ${seconds} s`);
+  for (const [file, { mutants }] of Object.entries(files)) {
     for (const mutant of mutants.filter(
       (candidate) => candidate.status === 'Survived' || candidate.status === 'NoCoverage',
     )) {
