@@ -67,10 +67,13 @@ export const mergeRun = (
   project: MutationReport | undefined,
   run: MutationReport,
   ranFiles: readonly string[],
+  mutated: readonly string[] = ranFiles,
 ): MutationReport => {
   const files = { ...(project?.files ?? {}) };
   for (const file of ranFiles) delete files[file];
-  Object.assign(files, run.files);
+  // Only the files this run mutated: Stryker carries the other files' earlier results in its
+  // report too, rewritten (without their static marks), which must not replace ours.
+  for (const [file, entry] of Object.entries(run.files)) if (mutated.includes(file)) files[file] = entry;
   for (const file of Object.keys(files)) if (!existsSync(file)) delete files[file];
   return { ...run, files, testFiles: { ...(project?.testFiles ?? {}), ...(run.testFiles ?? {}) } };
 };

@@ -81,7 +81,8 @@ export const runStryker = (
   const report = readReport(incremental);
   if (report !== undefined && options.keep !== false) {
     const wholeFiles = run.patterns.filter((pattern) => fileOfPattern(pattern) === pattern);
-    writeReport(INCREMENTAL_FILE, mergeRun(readReport(INCREMENTAL_FILE), report, wholeFiles));
+    const mutated = [...new Set(run.patterns.map(fileOfPattern))];
+    writeReport(INCREMENTAL_FILE, mergeRun(readReport(INCREMENTAL_FILE), report, wholeFiles, mutated));
   }
   return { status: stryker.status ?? 1, report, seconds };
 };
