@@ -529,7 +529,8 @@ export interface components {
      *       "description": "ERP payment status updates",
      *       "eventTypes": [
      *         "credit-transfer.status-changed",
-     *         "webhook-endpoint.disabled"
+     *         "webhook-endpoint.disabled",
+     *         "credit-transfer-batch.completed"
      *       ],
      *       "status": "enabled",
      *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -544,7 +545,11 @@ export interface components {
       /** @description What the endpoint is for. */
       description?: string;
       /** @description The event types it receives. */
-      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
        * @enum {string}
@@ -1010,11 +1015,21 @@ export interface components {
     /**
      * @example {
      *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
-     *       "status": "Accepted",
+     *       "status": "Completed",
      *       "count": 2,
      *       "createdAt": "2026-11-26T09:30:01.118Z",
      *       "messageId": "PAYROLL-2026-12-A",
      *       "messageName": "pain.001.001.09",
+     *       "groupStatus": "PART",
+     *       "open": 0,
+     *       "countsByStatus": {
+     *         "AcceptedSettlementCompleted": 1,
+     *         "Rejected": 1
+     *       },
+     *       "countsByReasonCode": {
+     *         "AM04": 1
+     *       },
+     *       "completedAt": "2026-12-01T00:00:03.511Z",
      *       "creditTransfers": [
      *         {
      *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
@@ -1035,10 +1050,10 @@ export interface components {
       /** @description Identification of the batch (a UUID). */
       batchId: string;
       /**
-       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).
        * @enum {string}
        */
-      status: 'Accepted' | 'Incomplete';
+      status: 'Accepted' | 'Incomplete' | 'Completed';
       /**
        * Format: int32
        * @description How many credit transfers the batch holds.
@@ -1050,6 +1065,26 @@ export interface components {
       messageId: string;
       /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
       messageName: string;
+      /**
+       * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).
+       * @enum {string}
+       */
+      groupStatus?: 'ACCP' | 'ACSC' | 'PART' | 'RJCT';
+      /**
+       * Format: int32
+       * @description How many transfers are not final yet.
+       */
+      open?: number;
+      /** @description How many transfers reached each final status. */
+      countsByStatus?: {
+        [key: string]: number;
+      };
+      /** @description How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones). */
+      countsByReasonCode?: {
+        [key: string]: number;
+      };
+      /** @description When the last transfer became final (ISO 8601, UTC). */
+      completedAt?: string;
       /** @description Up to 100 transfers with their current statuses, in message order. */
       creditTransfers: {
         paymentId: string;
@@ -1360,10 +1395,10 @@ export interface components {
       /** @description Identification of the batch (a UUID). */
       batchId: string;
       /**
-       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).
        * @enum {string}
        */
-      status: 'Accepted' | 'Incomplete';
+      status: 'Accepted' | 'Incomplete' | 'Completed';
       /**
        * Format: int32
        * @description How many credit transfers the batch holds.
@@ -1375,10 +1410,94 @@ export interface components {
       messageId: string;
       /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
       messageName: string;
+      /**
+       * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).
+       * @enum {string}
+       */
+      groupStatus?: 'ACCP' | 'ACSC' | 'PART' | 'RJCT';
+      /**
+       * Format: int32
+       * @description How many transfers are not final yet.
+       */
+      open?: number;
+      /** @description How many transfers reached each final status. */
+      countsByStatus?: {
+        [key: string]: number;
+      };
+      /** @description How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones). */
+      countsByReasonCode?: {
+        [key: string]: number;
+      };
+      /** @description When the last transfer became final (ISO 8601, UTC). */
+      completedAt?: string;
       /** @description Each transfer's paymentId, in message order. */
       creditTransfers: {
         paymentId: string;
       }[];
+    };
+    /**
+     * @example {
+     *       "id": "8d1f7c2e-4b9a-8e3d-a1c5-7f2e9b4d6a10",
+     *       "type": "credit-transfer-batch.completed",
+     *       "createdAt": "2026-12-01T00:00:03.530Z",
+     *       "data": {
+     *         "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+     *         "messageId": "PAYROLL-2026-12-A",
+     *         "count": 2,
+     *         "groupStatus": "PART",
+     *         "countsByStatus": {
+     *           "AcceptedSettlementCompleted": 1,
+     *           "Rejected": 1
+     *         },
+     *         "countsByReasonCode": {
+     *           "AM04": 1
+     *         },
+     *         "completedAt": "2026-12-01T00:00:03.511Z"
+     *       }
+     *     }
+     */
+    CreditTransferBatchCompletedEvent: {
+      /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit-transfer-batch.completed';
+      /**
+       * Format: date-time
+       * @description When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.
+       */
+      createdAt: string;
+      data: {
+        /** @description The batch whose every transfer is final. */
+        batchId: string;
+        /** @description The batch message's GrpHdr/MsgId (for JSON, the batchId without hyphens). */
+        messageId: string;
+        /**
+         * Format: int64
+         * @description How many transfers the batch holds.
+         */
+        count: number;
+        /**
+         * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACSC` every transfer settled, `PART` some settled and some rejected or cancelled, `RJCT` none settled.
+         * @enum {string}
+         */
+        groupStatus: 'ACSC' | 'PART' | 'RJCT';
+        /** @description How many transfers ended in each status. */
+        countsByStatus: {
+          [key: string]: number;
+        };
+        /** @description How many transfers ended with each ISO 20022 status reason code (rejected and cancelled ones). */
+        countsByReasonCode: {
+          [key: string]: number;
+        };
+        /**
+         * Format: date-time
+         * @description When the last transfer of the batch became final.
+         */
+        completedAt: string;
+      };
     };
     /**
      * @example {
@@ -1724,7 +1843,8 @@ export interface components {
      */
     Event:
       | components['schemas']['CreditTransferStatusChangedEvent']
-      | components['schemas']['WebhookEndpointDisabledEvent'];
+      | components['schemas']['WebhookEndpointDisabledEvent']
+      | components['schemas']['CreditTransferBatchCompletedEvent'];
     /**
      * @example {
      *       "codeType": "ISO20022",
@@ -2122,7 +2242,8 @@ export interface components {
      *       "description": "ERP payment status updates",
      *       "eventTypes": [
      *         "credit-transfer.status-changed",
-     *         "webhook-endpoint.disabled"
+     *         "webhook-endpoint.disabled",
+     *         "credit-transfer-batch.completed"
      *       ],
      *       "status": "enabled",
      *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -2138,7 +2259,11 @@ export interface components {
       /** @description What the endpoint is for. */
       description?: string;
       /** @description The event types it receives. */
-      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
        * @enum {string}
@@ -2264,7 +2389,8 @@ export interface components {
      *       "description": "ERP payment status updates",
      *       "eventTypes": [
      *         "credit-transfer.status-changed",
-     *         "webhook-endpoint.disabled"
+     *         "webhook-endpoint.disabled",
+     *         "credit-transfer-batch.completed"
      *       ],
      *       "status": "enabled",
      *       "createdAt": "2026-11-24T09:15:02.118Z"
@@ -2278,7 +2404,11 @@ export interface components {
       /** @description What the endpoint is for. */
       description?: string;
       /** @description The event types it receives. */
-      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
        * @enum {string}
@@ -2358,7 +2488,11 @@ export interface components {
       /** @description What the endpoint is for, for people. */
       description?: string;
       /** @description The event types it receives; every type when absent. */
-      eventTypes?: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes?: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
     };
     /**
      * @example {
@@ -5348,11 +5482,21 @@ export interface operations {
           /**
            * @example {
            *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
-           *       "status": "Accepted",
+           *       "status": "Completed",
            *       "count": 2,
            *       "createdAt": "2026-11-26T09:30:01.118Z",
            *       "messageId": "PAYROLL-2026-12-A",
            *       "messageName": "pain.001.001.09",
+           *       "groupStatus": "PART",
+           *       "open": 0,
+           *       "countsByStatus": {
+           *         "AcceptedSettlementCompleted": 1,
+           *         "Rejected": 1
+           *       },
+           *       "countsByReasonCode": {
+           *         "AM04": 1
+           *       },
+           *       "completedAt": "2026-12-01T00:00:03.511Z",
            *       "creditTransfers": [
            *         {
            *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
@@ -5633,7 +5777,8 @@ export interface operations {
            *         "description": "ERP payment status updates",
            *         "eventTypes": [
            *           "credit-transfer.status-changed",
-           *           "webhook-endpoint.disabled"
+           *           "webhook-endpoint.disabled",
+           *           "credit-transfer-batch.completed"
            *         ],
            *         "status": "enabled",
            *         "createdAt": "2026-11-24T09:15:02.118Z"
@@ -5885,7 +6030,8 @@ export interface operations {
            *       "description": "ERP payment status updates",
            *       "eventTypes": [
            *         "credit-transfer.status-changed",
-           *         "webhook-endpoint.disabled"
+           *         "webhook-endpoint.disabled",
+           *         "credit-transfer-batch.completed"
            *       ],
            *       "status": "enabled",
            *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -6183,7 +6329,8 @@ export interface operations {
            *       "description": "ERP payment status updates",
            *       "eventTypes": [
            *         "credit-transfer.status-changed",
-           *         "webhook-endpoint.disabled"
+           *         "webhook-endpoint.disabled",
+           *         "credit-transfer-batch.completed"
            *       ],
            *       "status": "enabled",
            *       "createdAt": "2026-11-24T09:15:02.118Z"
@@ -6692,7 +6839,8 @@ export interface operations {
            *       "description": "ERP payment status updates",
            *       "eventTypes": [
            *         "credit-transfer.status-changed",
-           *         "webhook-endpoint.disabled"
+           *         "webhook-endpoint.disabled",
+           *         "credit-transfer-batch.completed"
            *       ],
            *       "status": "enabled",
            *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -7549,7 +7697,10 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only events of this type. */
-        type?: 'credit-transfer.status-changed' | 'webhook-endpoint.disabled';
+        type?:
+          | 'credit-transfer.status-changed'
+          | 'webhook-endpoint.disabled'
+          | 'credit-transfer-batch.completed';
         /** @description Only events about the credit transfer with this paymentId. */
         'paymentId.eq'?: string;
         /** @description Only events recorded at or after this time (ISO 8601, UTC). */

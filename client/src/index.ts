@@ -51,6 +51,7 @@ export type {
   CreatedWebhookEndpoint,
   CreditTransfer,
   CreditTransferAnswer,
+  CreditTransferBatchCompletedEvent,
   CreditTransferRequest,
   CreditTransferStatusChangedEvent,
   ErrorCode,

@@ -121,8 +121,13 @@ export interface WebhookRedeliveryResult extends Fields<'WebhookRedeliveryResult
 export interface CreditTransferStatusChangedEvent extends Fields<'CreditTransferStatusChangedEvent'> {}
 /** One of the client's webhook endpoints was disabled (`webhook-endpoint.disabled`). */
 export interface WebhookEndpointDisabledEvent extends Fields<'WebhookEndpointDisabledEvent'> {}
+/** Every transfer of a batch is final (`credit-transfer-batch.completed`): its group status and counts. */
+export interface CreditTransferBatchCompletedEvent extends Fields<'CreditTransferBatchCompletedEvent'> {}
 /** Every event the service sends and lists: narrow it by `type`. */
-export type WebhookEvent = CreditTransferStatusChangedEvent | WebhookEndpointDisabledEvent;
+export type WebhookEvent =
+  | CreditTransferStatusChangedEvent
+  | WebhookEndpointDisabledEvent
+  | CreditTransferBatchCompletedEvent;
 /** Every event type. */
 export type WebhookEventType = WebhookEvent['type'];
 

@@ -356,6 +356,7 @@ export const submitBatch = async (
         servicer,
         transfer,
         origin: originOf(batch.message, place),
+        batch: { batchId, position: index },
         history: [{ status: 'Received', date, actor: clientId }],
         nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
       };
