@@ -109,6 +109,14 @@ export const ROUTES: readonly Route[] = [
     maxBodyBytes: MAX_BATCH_BODY_BYTES,
   },
   {
+    operationId: 'listCreditTransferBatches',
+    method: 'GET',
+    path: '/v1/payments/credit-transfer-batches',
+    entry: 'lambdas/api/list-credit-transfer-batches.ts',
+    scope: 'transactions:read',
+    summary: "List the tenant's credit transfer batches",
+  },
+  {
     operationId: 'getCreditTransferBatch',
     method: 'GET',
     path: '/v1/payments/credit-transfer-batches/{batchId}',

@@ -78,6 +78,8 @@ export const KEY_PREFIXES = {
   batches: 'BATCH#',
   /** The pain.001 message ids each tenant has used. */
   batchMessages: 'BATCH_MESSAGE#',
+  /** A tenant's batches in the list index (listByTenant, overloaded). */
+  batchLists: 'BATCH_LIST#',
 } as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
 
@@ -330,6 +332,12 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   // The batch, then its transfers a hundred at a time.
   getCreditTransferBatch: (r) => [
     tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches]),
+  ],
+  // The list index's batch partition, the page's batch items by key, a message id's claim.
+  listCreditTransferBatches: (r) => [
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.batchLists], [LIST_INDEXES.all.indexName]),
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages]),
+    cursorKeyAccess(r.cursorKey),
   ],
   // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).
   // The tenant's endpoint allocation (Get, Update; see keys.ts) holds the limit of endpoints.

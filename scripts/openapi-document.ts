@@ -37,7 +37,13 @@ import {
   listCreditTransfersQuerySchema,
   MAX_LIMIT,
 } from '#domain/credit-transfers/list-filters';
-import { batchAcceptedSchema, batchPageSchema, batchRequestSchema } from '#domain/iso20022/batch-schemas';
+import {
+  batchAcceptedSchema,
+  batchPageSchema,
+  batchRequestSchema,
+  batchSummarySchema,
+} from '#domain/iso20022/batch-schemas';
+import { listBatchesQuerySchema } from '#domain/iso20022/list-batches';
 import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
 import { listEventsQuerySchema } from '#domain/webhooks/list-events';
 import {
@@ -933,6 +939,25 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
         },
       },
       ...errors([400, 401, 403, 413, 415, 422]),
+    },
+  },
+  listCreditTransferBatches: {
+    tags: ['Credit transfers'],
+    description:
+      "The client's batches (its tenant's), newest first, a page at a time: each with its status, group status " +
+      'and counts as `GET /v1/payments/credit-transfer-batches/{batchId}` shows them, without the transfers. ' +
+      '`messageId.eq` finds the batch of a message; `createdAt.gte` and `createdAt.lte` bound the acceptance ' +
+      'time. Pass the `Pagination-Cursor` of a page as `cursor`, with the same filters, to read the next one.',
+    requestParams: { query: listBatchesQuerySchema, header: z.strictObject(servicerHeaders) },
+    responses: {
+      '200': {
+        description: 'A page of batches (possibly empty).',
+        content: json(z.array(batchSummarySchema).check(z.maxLength(MAX_LIMIT)), [
+          COMPONENT_EXAMPLES.CreditTransferBatchSummary,
+        ]),
+        headers: paginationCursorHeader,
+      },
+      ...errors([400, 401, 403]),
     },
   },
   getCreditTransferBatch: {

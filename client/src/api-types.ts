@@ -174,7 +174,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * List the tenant's credit transfer batches
+     * @description The client's batches (its tenant's), newest first, a page at a time: each with its status, group status and counts as `GET /v1/payments/credit-transfer-batches/{batchId}` shows them, without the transfers. `messageId.eq` finds the batch of a message; `createdAt.gte` and `createdAt.lte` bound the acceptance time. Pass the `Pagination-Cursor` of a page as `cursor`, with the same filters, to read the next one.
+     *
+     *     Requires scope `transactions:read`.
+     */
+    get: operations['listCreditTransferBatches'];
     put?: never;
     /**
      * Credit transfer batch: JSON, or a pain.001 (.001.09 or .001.03)
@@ -1594,6 +1600,66 @@ export interface components {
     CreditTransferBatchRequest: {
       /** @description The credit transfers, each exactly the body of a single initiation; 1 to 2000. */
       creditTransfers: components['schemas']['CreditTransferRequest'][];
+    };
+    /**
+     * @example {
+     *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+     *       "status": "Completed",
+     *       "count": 2,
+     *       "createdAt": "2026-11-26T09:30:01.118Z",
+     *       "messageId": "PAYROLL-2026-12-A",
+     *       "messageName": "pain.001.001.09",
+     *       "groupStatus": "PART",
+     *       "open": 0,
+     *       "countsByStatus": {
+     *         "AcceptedSettlementCompleted": 1,
+     *         "Rejected": 1
+     *       },
+     *       "countsByReasonCode": {
+     *         "AM04": 1
+     *       },
+     *       "completedAt": "2026-12-01T00:00:03.511Z"
+     *     }
+     */
+    CreditTransferBatchSummary: {
+      /** @description Identification of the batch (a UUID). */
+      batchId: string;
+      /**
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).
+       * @enum {string}
+       */
+      status: 'Accepted' | 'Incomplete' | 'Completed';
+      /**
+       * Format: int32
+       * @description How many credit transfers the batch holds.
+       */
+      count: number;
+      /** @description When the batch was accepted (ISO 8601, UTC). */
+      createdAt: string;
+      /** @description The message's GrpHdr/MsgId (for JSON, the batchId without hyphens). */
+      messageId: string;
+      /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
+      messageName: string;
+      /**
+       * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).
+       * @enum {string}
+       */
+      groupStatus?: 'ACCP' | 'ACSC' | 'PART' | 'RJCT';
+      /**
+       * Format: int32
+       * @description How many transfers are not final yet.
+       */
+      open?: number;
+      /** @description How many transfers reached each final status. */
+      countsByStatus?: {
+        [key: string]: number;
+      };
+      /** @description How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones). */
+      countsByReasonCode?: {
+        [key: string]: number;
+      };
+      /** @description When the last transfer became final (ISO 8601, UTC). */
+      completedAt?: string;
     };
     /**
      * @example {
@@ -3397,6 +3463,12 @@ export interface operations {
         'checkNumber.lte'?: string;
         /** @description Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order. */
         'checkNumber.gte'?: string;
+        /** @description Only transfers with this end-to-end id: a pain.001's `PmtId/EndToEndId`, or the identifier of scheme `EndToEndId`. */
+        'endToEndId.eq'?: string;
+        /** @description Only transfers with this instruction id: a pain.001's `PmtId/InstrId`, or the identifier of scheme `InstrId`. */
+        'instructionId.eq'?: string;
+        /** @description Only the transfers of this batch. */
+        'batchId.eq'?: string;
         /** @description Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters. */
         cursor?: string;
         /** @description Number of transfers per page, an integer from 1 to 100 (default 25). */
@@ -4909,6 +4981,270 @@ export interface operations {
            *       "detail": "This idempotency key was used with a different request",
            *       "error": "idempotency_key_reused",
            *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listCreditTransferBatches: {
+    parameters: {
+      query?: {
+        /** @description Only the batch of this message: a pain.001's `GrpHdr/MsgId`, or a JSON batch's `messageId`. */
+        'messageId.eq'?: string;
+        /** @description Only batches accepted at or after this time (ISO 8601). */
+        'createdAt.gte'?: string;
+        /** @description Only batches accepted at or before this time (ISO 8601). */
+        'createdAt.lte'?: string;
+        /** @description Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters. */
+        cursor?: string;
+        /** @description Number of batches per page, an integer from 1 to 100 (default 25). */
+        limit?: string;
+      };
+      header?: {
+        /** @description Account servicer identification: the bank. */
+        servicerId?: string;
+        /** @description Account servicer at branch or centre level. */
+        servicerBranchId?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of batches (possibly empty). */
+      200: {
+        headers: {
+          /** @description Position of the next page: send it as `cursor`. Empty on the last page. */
+          'Pagination-Cursor': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+           *         "status": "Completed",
+           *         "count": 2,
+           *         "createdAt": "2026-11-26T09:30:01.118Z",
+           *         "messageId": "PAYROLL-2026-12-A",
+           *         "messageName": "pain.001.001.09",
+           *         "groupStatus": "PART",
+           *         "open": 0,
+           *         "countsByStatus": {
+           *           "AcceptedSettlementCompleted": 1,
+           *           "Rejected": 1
+           *         },
+           *         "countsByReasonCode": {
+           *           "AM04": 1
+           *         },
+           *         "completedAt": "2026-12-01T00:00:03.511Z"
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['CreditTransferBatchSummary'][];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
            *     }
            */
           'application/problem+json': components['schemas']['Problem'];

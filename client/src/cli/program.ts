@@ -48,6 +48,9 @@ const LIST_FILTERS = [
   'amount.gte',
   'checkDate.lte',
   'checkDate.gte',
+  'endToEndId.eq',
+  'instructionId.eq',
+  'batchId.eq',
 ] as const satisfies readonly (keyof ListFilters)[];
 type MissingFilter = Exclude<keyof ListFilters, (typeof LIST_FILTERS)[number]>;
 const everyFilterListed: [MissingFilter] extends [never] ? true : MissingFilter = true;

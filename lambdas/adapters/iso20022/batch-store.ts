@@ -8,7 +8,8 @@ import type {
 } from '#domain/iso20022/ports';
 import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
 import { fromCreditTransferItem, holdsCreditTransfer } from '../credit-transfers/credit-transfer-store.ts';
-import { batchKey, batchMessageKey, creditTransferKey } from '../table/keys.ts';
+import { batchKey, batchListValues, batchMessageKey, creditTransferKey } from '../table/keys.ts';
+import { LIST_INDEXES } from '../table/table-definition.ts';
 
 /** DynamoDB's limit of keys in one BatchGetItem. */
 const BATCH_GET_KEYS = 100;
@@ -17,8 +18,17 @@ const UNPROCESSED_RETRIES = 8;
 /** The positions of the transfers a batch has counted (a number set on its item): each is counted once. */
 const COUNTED_ATTRIBUTE = 'countedPositions';
 
-const batchOf = (item: Record<string, unknown>): BatchRecord => {
-  const { pk: _pk, sk: _sk, type: _type, [COUNTED_ATTRIBUTE]: _counted, ...batch } = item;
+/** The batch an item holds, without its keys, list values and counted positions. */
+export const batchOf = (item: Record<string, unknown>): BatchRecord => {
+  const {
+    pk: _pk,
+    sk: _sk,
+    type: _type,
+    [COUNTED_ATTRIBUTE]: _counted,
+    [LIST_INDEXES.all.partitionKey]: _list,
+    [LIST_INDEXES.all.sortKey]: _order,
+    ...batch
+  } = item;
   return batch as unknown as BatchRecord;
 };
 
@@ -64,6 +74,7 @@ export class DynamoDbBatchStore implements BatchStore, BatchOutcomeStore {
           open: batch.count,
           countsByStatus: {},
           countsByReasonCode: {},
+          ...batchListValues(batch.tenant, batch.createdAt, batch.batchId),
           ...batch,
         },
         ConditionExpression: 'attribute_not_exists(pk)',

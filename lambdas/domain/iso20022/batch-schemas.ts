@@ -70,6 +70,9 @@ export const batchAcceptedSchema = named(
   'CreditTransferBatchAccepted',
 );
 
+/** A batch as the list of batches shows it: without its transfers. */
+export const batchSummarySchema = named(z.strictObject(batchFields), 'CreditTransferBatchSummary');
+
 export const batchPageSchema = named(
   z.strictObject({
     ...batchFields,
