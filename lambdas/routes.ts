@@ -124,6 +124,22 @@ export const ROUTES: readonly Route[] = [
     scope: 'transactions:read',
     summary: "A batch's transfers and their statuses, or its pain.002",
   },
+  {
+    operationId: 'getCreditTransferBatchNotification',
+    method: 'GET',
+    path: '/v1/payments/credit-transfer-batches/{batchId}/notification',
+    entry: 'lambdas/api/get-credit-transfer-batch-notification.ts',
+    scope: 'transactions:read',
+    summary: "A batch's debit notification (camt.054.001.08) of what settled",
+  },
+  {
+    operationId: 'getCreditTransferNotification',
+    method: 'GET',
+    path: '/v1/payments/credit-transfers/{paymentId}/notification',
+    entry: 'lambdas/api/get-credit-transfer-notification.ts',
+    scope: 'transactions:read',
+    summary: "A credit transfer's debit notification (camt.054.001.08) once settled",
+  },
   ...webhookRoutes(),
   {
     operationId: 'getOpenApiDocument',

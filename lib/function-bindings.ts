@@ -339,6 +339,11 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages]),
     cursorKeyAccess(r.cursorKey),
   ],
+  // The transfer, or the batch and its transfers (as the batch's pain.002 reads them).
+  getCreditTransferNotification: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
+  getCreditTransferBatchNotification: (r) => [
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches]),
+  ],
   // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).
   // The tenant's endpoint allocation (Get, Update; see keys.ts) holds the limit of endpoints.
   createWebhookEndpoint: (r) => [

@@ -987,6 +987,46 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       ...errors([400, 401, 403, 404]),
     },
   },
+  getCreditTransferNotification: {
+    tags: ['Credit transfers'],
+    description:
+      "A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of the transfer, valid against ISO's schema: " +
+      'once it settled, one booked debit entry (`Ntry`) of its debtor account with the amount, booking and value ' +
+      'dates, `AcctSvcrRef` (the paymentId without hyphens), `BkTxCd` PMNT/ICDT (ESCT under the SEPA service ' +
+      'level, else OTHR) and, in `Refs`, the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`. Before ' +
+      "it settles (and when it ends rejected or cancelled) the notification holds the account and no entry. Another tenant's " +
+      'paymentId answers 404, exactly as an unknown one.',
+    requestParams: { path: paymentIdPath, header: z.strictObject(servicerHeaders) },
+    responses: {
+      '200': {
+        description: 'The debit notification.',
+        content: xml('A camt.054.001.08 BkToCstmrDbtCdtNtfctn: one Ntry once the transfer settled.'),
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
+  getCreditTransferBatchNotification: {
+    tags: ['Credit transfers'],
+    description:
+      'A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one ' +
+      '`Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer ' +
+      '(amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, ' +
+      "`PmtInfId`, `InstrId` and `EndToEndId`). Nothing settled yet: the accounts with no entry. Another tenant's " +
+      'batch answers 404, exactly as an unknown one.',
+    requestParams: {
+      path: z.strictObject({
+        batchId: described(z.string().check(z.maxLength(36)), 'The batchId the submission answered.'),
+      }),
+      header: z.strictObject(servicerHeaders),
+    },
+    responses: {
+      '200': {
+        description: 'The debit notification.',
+        content: xml('A camt.054.001.08 BkToCstmrDbtCdtNtfctn: one Ntry per settled transfer.'),
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
   getCreditTransferStatus: {
     tags: ['Credit transfers'],
     description:
