@@ -154,3 +154,15 @@ export type CreditTransferBatchRequest = Schemas['CreditTransferBatchRequest'];
 export type CreditTransferBatchAccepted = Schemas['CreditTransferBatchAccepted'];
 /** A page of a batch's transfers with their current statuses and reason codes. */
 export type CreditTransferBatch = Schemas['CreditTransferBatch'];
+/** A batch as the list of batches shows it: status, group status and counts, without its transfers. */
+export type CreditTransferBatchSummary = Schemas['CreditTransferBatchSummary'];
+/** The batches list filters, named as the API's query parameters (`messageId.eq`, `createdAt.gte`, `createdAt.lte`). */
+export interface BatchFilters extends Filters<'listCreditTransferBatches'> {}
+/** One page of batches, newest first. */
+export interface BatchPage extends ResponseInfo {
+  items: CreditTransferBatchSummary[];
+  /** `Pagination-Cursor`: give it back (with the same filters) for the next page; empty on the last page. */
+  cursor: string;
+}
+/** A batch's 202, and whether it answered a submission made before (`Idempotent-Replayed`). */
+export type CreditTransferBatchAnswer = CreditTransferBatchAccepted & ResponseInfo;
