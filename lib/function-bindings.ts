@@ -336,7 +336,8 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   // The list index's batch partition, the page's batch items by key, a message id's claim.
   listCreditTransferBatches: (r) => [
     tableAccess(r.table, ['Query'], [KEY_PREFIXES.batchLists], [LIST_INDEXES.all.indexName]),
-    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages]),
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.batches]),
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.batchMessages]),
     cursorKeyAccess(r.cursorKey),
   ],
   // The transfer, or the batch and its transfers (as the batch's pain.002 reads them).
