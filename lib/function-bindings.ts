@@ -81,6 +81,8 @@ export const KEY_PREFIXES = {
   batchMessages: 'BATCH_MESSAGE#',
   /** Each tenant's payment controls, one item per version. */
   paymentControls: 'PAYMENT_CONTROLS#',
+  /** A tenant's batches in the list index (listByTenant, overloaded). */
+  batchLists: 'BATCH_LIST#',
 } as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
 
@@ -390,6 +392,18 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   ],
   // The batch, then its transfers a hundred at a time.
   getCreditTransferBatch: (r) => [
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches]),
+  ],
+  // The list index's batch partition, the page's batch items by key, a message id's claim.
+  listCreditTransferBatches: (r) => [
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.batchLists], [LIST_INDEXES.all.indexName]),
+    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.batches]),
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.batchMessages]),
+    cursorKeyAccess(r.cursorKey),
+  ],
+  // The transfer, or the batch and its transfers (as the batch's pain.002 reads them).
+  getCreditTransferNotification: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
+  getCreditTransferBatchNotification: (r) => [
     tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches]),
   ],
   // Webhook endpoints (one partition per tenant) and the events API (WEBHOOK_INDEX, per tenant).

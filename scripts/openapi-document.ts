@@ -37,7 +37,13 @@ import {
   listCreditTransfersQuerySchema,
   MAX_LIMIT,
 } from '#domain/credit-transfers/list-filters';
-import { batchAcceptedSchema, batchPageSchema, batchRequestSchema } from '#domain/iso20022/batch-schemas';
+import {
+  batchAcceptedSchema,
+  batchPageSchema,
+  batchRequestSchema,
+  batchSummarySchema,
+} from '#domain/iso20022/batch-schemas';
+import { listBatchesQuerySchema } from '#domain/iso20022/list-batches';
 import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
 import { approvalDecisionRequestSchema } from '#domain/payment-controls/decide-approval';
 import { listVersionsQuerySchema, MAX_VERSIONS_PAGE } from '#domain/payment-controls/manage-payment-controls';
@@ -1064,6 +1070,25 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       ...errors([400, 401, 403, 413, 415, 422]),
     },
   },
+  listCreditTransferBatches: {
+    tags: ['Credit transfers'],
+    description:
+      "The client's batches (its tenant's), newest first, a page at a time: each with its status, group status " +
+      'and counts as `GET /v1/payments/credit-transfer-batches/{batchId}` shows them, without the transfers. ' +
+      '`messageId.eq` finds the batch of a message; `createdAt.gte` and `createdAt.lte` bound the acceptance ' +
+      'time. Pass the `Pagination-Cursor` of a page as `cursor`, with the same filters, to read the next one.',
+    requestParams: { query: listBatchesQuerySchema, header: z.strictObject(servicerHeaders) },
+    responses: {
+      '200': {
+        description: 'A page of batches (possibly empty).',
+        content: json(z.array(batchSummarySchema).check(z.maxLength(MAX_LIMIT)), [
+          COMPONENT_EXAMPLES.CreditTransferBatchSummary,
+        ]),
+        headers: paginationCursorHeader,
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
   getCreditTransferBatch: {
     tags: ['Credit transfers'],
     description:
@@ -1087,6 +1112,46 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
           ...json(batchPageSchema, COMPONENT_EXAMPLES.CreditTransferBatch),
           ...xml('A pain.002.001.10 with one TxInfAndSts per transfer.'),
         },
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
+  getCreditTransferNotification: {
+    tags: ['Credit transfers'],
+    description:
+      "A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of the transfer, valid against ISO's schema: " +
+      'once it settled, one booked debit entry (`Ntry`) of its debtor account with the amount, booking and value ' +
+      'dates, `AcctSvcrRef` (the paymentId without hyphens), `BkTxCd` PMNT/ICDT (ESCT under the SEPA service ' +
+      'level, else OTHR) and, in `Refs`, the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`. Before ' +
+      "it settles (and when it ends rejected or cancelled) the notification holds the account and no entry. Another tenant's " +
+      'paymentId answers 404, exactly as an unknown one.',
+    requestParams: { path: paymentIdPath, header: z.strictObject(servicerHeaders) },
+    responses: {
+      '200': {
+        description: 'The debit notification.',
+        content: xml('A camt.054.001.08 BkToCstmrDbtCdtNtfctn: one Ntry once the transfer settled.'),
+      },
+      ...errors([400, 401, 403, 404]),
+    },
+  },
+  getCreditTransferBatchNotification: {
+    tags: ['Credit transfers'],
+    description:
+      'A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one ' +
+      '`Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer ' +
+      '(amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, ' +
+      "`PmtInfId`, `InstrId` and `EndToEndId`). Nothing settled yet: the accounts with no entry. Another tenant's " +
+      'batch answers 404, exactly as an unknown one.',
+    requestParams: {
+      path: z.strictObject({
+        batchId: described(z.string().check(z.maxLength(36)), 'The batchId the submission answered.'),
+      }),
+      header: z.strictObject(servicerHeaders),
+    },
+    responses: {
+      '200': {
+        description: 'The debit notification.',
+        content: xml('A camt.054.001.08 BkToCstmrDbtCdtNtfctn: one Ntry per settled transfer.'),
       },
       ...errors([400, 401, 403, 404]),
     },

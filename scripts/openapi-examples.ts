@@ -287,7 +287,11 @@ const WEBHOOK_ENDPOINT_EXAMPLE = {
   id: WEBHOOK_ENDPOINT_ID,
   url: 'https://erp.acme.example/hooks/payments',
   description: 'ERP payment status updates',
-  eventTypes: ['credit-transfer.status-changed', 'webhook-endpoint.disabled'],
+  eventTypes: [
+    'credit-transfer.status-changed',
+    'webhook-endpoint.disabled',
+    'credit-transfer-batch.completed',
+  ],
   status: 'enabled',
   createdAt: '2026-11-24T09:15:02.118Z',
 };
@@ -317,6 +321,21 @@ const ENDPOINT_DISABLED_EVENT_EXAMPLE = {
   },
 };
 
+const BATCH_COMPLETED_EVENT_EXAMPLE = {
+  id: '8d1f7c2e-4b9a-8e3d-a1c5-7f2e9b4d6a10',
+  type: 'credit-transfer-batch.completed',
+  createdAt: '2026-12-01T00:00:03.530Z',
+  data: {
+    batchId: '0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f',
+    messageId: 'PAYROLL-2026-12-A',
+    count: 2,
+    groupStatus: 'PART',
+    countsByStatus: { AcceptedSettlementCompleted: 1, Rejected: 1 },
+    countsByReasonCode: { AM04: 1 },
+    completedAt: '2026-12-01T00:00:03.511Z',
+  },
+};
+
 export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   Account: ACCOUNT_EXAMPLE,
   Agent: AGENT_EXAMPLE,
@@ -337,13 +356,31 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
       { paymentId: 'c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21' },
     ],
   },
-  CreditTransferBatch: {
+  CreditTransferBatchSummary: {
     batchId: '0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f',
-    status: 'Accepted',
+    status: 'Completed',
     count: 2,
     createdAt: '2026-11-26T09:30:01.118Z',
     messageId: 'PAYROLL-2026-12-A',
     messageName: 'pain.001.001.09',
+    groupStatus: 'PART',
+    open: 0,
+    countsByStatus: { AcceptedSettlementCompleted: 1, Rejected: 1 },
+    countsByReasonCode: { AM04: 1 },
+    completedAt: '2026-12-01T00:00:03.511Z',
+  },
+  CreditTransferBatch: {
+    batchId: '0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f',
+    status: 'Completed',
+    count: 2,
+    createdAt: '2026-11-26T09:30:01.118Z',
+    messageId: 'PAYROLL-2026-12-A',
+    messageName: 'pain.001.001.09',
+    groupStatus: 'PART',
+    open: 0,
+    countsByStatus: { AcceptedSettlementCompleted: 1, Rejected: 1 },
+    countsByReasonCode: { AM04: 1 },
+    completedAt: '2026-12-01T00:00:03.511Z',
     creditTransfers: [
       {
         paymentId: '5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20',
@@ -395,6 +432,7 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   WebhookRedeliveryResult: { queued: 42 },
   CreditTransferStatusChangedEvent: STATUS_CHANGED_EVENT_EXAMPLE,
   WebhookEndpointDisabledEvent: ENDPOINT_DISABLED_EVENT_EXAMPLE,
+  CreditTransferBatchCompletedEvent: BATCH_COMPLETED_EVENT_EXAMPLE,
   Event: STATUS_CHANGED_EVENT_EXAMPLE,
 };
 

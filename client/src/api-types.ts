@@ -202,7 +202,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * List the tenant's credit transfer batches
+     * @description The client's batches (its tenant's), newest first, a page at a time: each with its status, group status and counts as `GET /v1/payments/credit-transfer-batches/{batchId}` shows them, without the transfers. `messageId.eq` finds the batch of a message; `createdAt.gte` and `createdAt.lte` bound the acceptance time. Pass the `Pagination-Cursor` of a page as `cursor`, with the same filters, to read the next one.
+     *
+     *     Requires scope `transactions:read`.
+     */
+    get: operations['listCreditTransferBatches'];
     put?: never;
     /**
      * Credit transfer batch: JSON, or a pain.001 (.001.09 or .001.03)
@@ -235,6 +241,50 @@ export interface paths {
      *     Requires scope `transactions:read`.
      */
     get: operations['getCreditTransferBatch'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/payments/credit-transfer-batches/{batchId}/notification': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A batch's debit notification (camt.054.001.08) of what settled
+     * @description A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one `Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer (amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`). Nothing settled yet: the accounts with no entry. Another tenant's batch answers 404, exactly as an unknown one.
+     *
+     *     Requires scope `transactions:read`.
+     */
+    get: operations['getCreditTransferBatchNotification'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/payments/credit-transfers/{paymentId}/notification': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A credit transfer's debit notification (camt.054.001.08) once settled
+     * @description A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of the transfer, valid against ISO's schema: once it settled, one booked debit entry (`Ntry`) of its debtor account with the amount, booking and value dates, `AcctSvcrRef` (the paymentId without hyphens), `BkTxCd` PMNT/ICDT (ESCT under the SEPA service level, else OTHR) and, in `Refs`, the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`. Before it settles (and when it ends rejected or cancelled) the notification holds the account and no entry. Another tenant's paymentId answers 404, exactly as an unknown one.
+     *
+     *     Requires scope `transactions:read`.
+     */
+    get: operations['getCreditTransferNotification'];
     put?: never;
     post?: never;
     delete?: never;
@@ -607,7 +657,8 @@ export interface components {
      *       "description": "ERP payment status updates",
      *       "eventTypes": [
      *         "credit-transfer.status-changed",
-     *         "webhook-endpoint.disabled"
+     *         "webhook-endpoint.disabled",
+     *         "credit-transfer-batch.completed"
      *       ],
      *       "status": "enabled",
      *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -622,7 +673,11 @@ export interface components {
       /** @description What the endpoint is for. */
       description?: string;
       /** @description The event types it receives. */
-      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
        * @enum {string}
@@ -1109,11 +1164,21 @@ export interface components {
     /**
      * @example {
      *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
-     *       "status": "Accepted",
+     *       "status": "Completed",
      *       "count": 2,
      *       "createdAt": "2026-11-26T09:30:01.118Z",
      *       "messageId": "PAYROLL-2026-12-A",
      *       "messageName": "pain.001.001.09",
+     *       "groupStatus": "PART",
+     *       "open": 0,
+     *       "countsByStatus": {
+     *         "AcceptedSettlementCompleted": 1,
+     *         "Rejected": 1
+     *       },
+     *       "countsByReasonCode": {
+     *         "AM04": 1
+     *       },
+     *       "completedAt": "2026-12-01T00:00:03.511Z",
      *       "creditTransfers": [
      *         {
      *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
@@ -1134,10 +1199,10 @@ export interface components {
       /** @description Identification of the batch (a UUID). */
       batchId: string;
       /**
-       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).
        * @enum {string}
        */
-      status: 'Accepted' | 'Incomplete';
+      status: 'Accepted' | 'Incomplete' | 'Completed';
       /**
        * Format: int32
        * @description How many credit transfers the batch holds.
@@ -1165,6 +1230,26 @@ export interface components {
          */
         transactions: number;
       }[];
+      /**
+       * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).
+       * @enum {string}
+       */
+      groupStatus?: 'ACCP' | 'ACSC' | 'PART' | 'RJCT';
+      /**
+       * Format: int32
+       * @description How many transfers are not final yet.
+       */
+      open?: number;
+      /** @description How many transfers reached each final status. */
+      countsByStatus?: {
+        [key: string]: number;
+      };
+      /** @description How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones). */
+      countsByReasonCode?: {
+        [key: string]: number;
+      };
+      /** @description When the last transfer became final (ISO 8601, UTC). */
+      completedAt?: string;
       /** @description Up to 100 transfers with their current statuses, in message order. */
       creditTransfers: {
         paymentId: string;
@@ -1475,10 +1560,10 @@ export interface components {
       /** @description Identification of the batch (a UUID). */
       batchId: string;
       /**
-       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).
        * @enum {string}
        */
-      status: 'Accepted' | 'Incomplete';
+      status: 'Accepted' | 'Incomplete' | 'Completed';
       /**
        * Format: int32
        * @description How many credit transfers the batch holds.
@@ -1506,10 +1591,94 @@ export interface components {
          */
         transactions: number;
       }[];
+      /**
+       * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).
+       * @enum {string}
+       */
+      groupStatus?: 'ACCP' | 'ACSC' | 'PART' | 'RJCT';
+      /**
+       * Format: int32
+       * @description How many transfers are not final yet.
+       */
+      open?: number;
+      /** @description How many transfers reached each final status. */
+      countsByStatus?: {
+        [key: string]: number;
+      };
+      /** @description How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones). */
+      countsByReasonCode?: {
+        [key: string]: number;
+      };
+      /** @description When the last transfer became final (ISO 8601, UTC). */
+      completedAt?: string;
       /** @description Each transfer's paymentId, in message order. */
       creditTransfers: {
         paymentId: string;
       }[];
+    };
+    /**
+     * @example {
+     *       "id": "8d1f7c2e-4b9a-8e3d-a1c5-7f2e9b4d6a10",
+     *       "type": "credit-transfer-batch.completed",
+     *       "createdAt": "2026-12-01T00:00:03.530Z",
+     *       "data": {
+     *         "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+     *         "messageId": "PAYROLL-2026-12-A",
+     *         "count": 2,
+     *         "groupStatus": "PART",
+     *         "countsByStatus": {
+     *           "AcceptedSettlementCompleted": 1,
+     *           "Rejected": 1
+     *         },
+     *         "countsByReasonCode": {
+     *           "AM04": 1
+     *         },
+     *         "completedAt": "2026-12-01T00:00:03.511Z"
+     *       }
+     *     }
+     */
+    CreditTransferBatchCompletedEvent: {
+      /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit-transfer-batch.completed';
+      /**
+       * Format: date-time
+       * @description When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.
+       */
+      createdAt: string;
+      data: {
+        /** @description The batch whose every transfer is final. */
+        batchId: string;
+        /** @description The batch message's GrpHdr/MsgId (for JSON, the batchId without hyphens). */
+        messageId: string;
+        /**
+         * Format: int64
+         * @description How many transfers the batch holds.
+         */
+        count: number;
+        /**
+         * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACSC` every transfer settled, `PART` some settled and some rejected or cancelled, `RJCT` none settled.
+         * @enum {string}
+         */
+        groupStatus: 'ACSC' | 'PART' | 'RJCT';
+        /** @description How many transfers ended in each status. */
+        countsByStatus: {
+          [key: string]: number;
+        };
+        /** @description How many transfers ended with each ISO 20022 status reason code (rejected and cancelled ones). */
+        countsByReasonCode: {
+          [key: string]: number;
+        };
+        /**
+         * Format: date-time
+         * @description When the last transfer of the batch became final.
+         */
+        completedAt: string;
+      };
     };
     /**
      * @example {
@@ -1606,6 +1775,82 @@ export interface components {
     CreditTransferBatchRequest: {
       /** @description The credit transfers, each exactly the body of a single initiation; 1 to 2000. */
       creditTransfers: components['schemas']['CreditTransferRequest'][];
+    };
+    /**
+     * @example {
+     *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+     *       "status": "Completed",
+     *       "count": 2,
+     *       "createdAt": "2026-11-26T09:30:01.118Z",
+     *       "messageId": "PAYROLL-2026-12-A",
+     *       "messageName": "pain.001.001.09",
+     *       "groupStatus": "PART",
+     *       "open": 0,
+     *       "countsByStatus": {
+     *         "AcceptedSettlementCompleted": 1,
+     *         "Rejected": 1
+     *       },
+     *       "countsByReasonCode": {
+     *         "AM04": 1
+     *       },
+     *       "completedAt": "2026-12-01T00:00:03.511Z"
+     *     }
+     */
+    CreditTransferBatchSummary: {
+      /** @description Identification of the batch (a UUID). */
+      batchId: string;
+      /**
+       * @description `Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).
+       * @enum {string}
+       */
+      status: 'Accepted' | 'Incomplete' | 'Completed';
+      /**
+       * Format: int32
+       * @description How many credit transfers the batch holds.
+       */
+      count: number;
+      /** @description When the batch was accepted (ISO 8601, UTC). */
+      createdAt: string;
+      /** @description The message's GrpHdr/MsgId (for JSON, the batchId without hyphens). */
+      messageId: string;
+      /** @description `pain.001.001.09`, `pain.001.001.03`, or `CreditTransferBatchJSON` for a JSON batch. */
+      messageName: string;
+      /** @description A pain.001's payment groups rejected whole while the rest was taken (a ReqdExctnDt more than 30 days past); absent when none was. */
+      rejectedPaymentGroups?: {
+        /** @description The group's PmtInfId. */
+        paymentInformationId: string;
+        /** @description The reason's ISO ExternalStatusReason1Code (`DT01`). */
+        statusReasonCode: string;
+        /** @description The reason's ISO name (`InvalidDate`). */
+        statusReason: string;
+        /** @description Why, in words. */
+        reason: string;
+        /**
+         * Format: int32
+         * @description How many CdtTrfTxInf the group held; none was stored.
+         */
+        transactions: number;
+      }[];
+      /**
+       * @description The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).
+       * @enum {string}
+       */
+      groupStatus?: 'ACCP' | 'ACSC' | 'PART' | 'RJCT';
+      /**
+       * Format: int32
+       * @description How many transfers are not final yet.
+       */
+      open?: number;
+      /** @description How many transfers reached each final status. */
+      countsByStatus?: {
+        [key: string]: number;
+      };
+      /** @description How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones). */
+      countsByReasonCode?: {
+        [key: string]: number;
+      };
+      /** @description When the last transfer became final (ISO 8601, UTC). */
+      completedAt?: string;
     };
     /**
      * @example {
@@ -1858,7 +2103,8 @@ export interface components {
      */
     Event:
       | components['schemas']['CreditTransferStatusChangedEvent']
-      | components['schemas']['WebhookEndpointDisabledEvent'];
+      | components['schemas']['WebhookEndpointDisabledEvent']
+      | components['schemas']['CreditTransferBatchCompletedEvent'];
     /**
      * @example {
      *       "codeType": "ISO20022",
@@ -2260,7 +2506,8 @@ export interface components {
      *       "description": "ERP payment status updates",
      *       "eventTypes": [
      *         "credit-transfer.status-changed",
-     *         "webhook-endpoint.disabled"
+     *         "webhook-endpoint.disabled",
+     *         "credit-transfer-batch.completed"
      *       ],
      *       "status": "enabled",
      *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -2276,7 +2523,11 @@ export interface components {
       /** @description What the endpoint is for. */
       description?: string;
       /** @description The event types it receives. */
-      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
        * @enum {string}
@@ -2402,7 +2653,8 @@ export interface components {
      *       "description": "ERP payment status updates",
      *       "eventTypes": [
      *         "credit-transfer.status-changed",
-     *         "webhook-endpoint.disabled"
+     *         "webhook-endpoint.disabled",
+     *         "credit-transfer-batch.completed"
      *       ],
      *       "status": "enabled",
      *       "createdAt": "2026-11-24T09:15:02.118Z"
@@ -2416,7 +2668,11 @@ export interface components {
       /** @description What the endpoint is for. */
       description?: string;
       /** @description The event types it receives. */
-      eventTypes: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
        * @enum {string}
@@ -2496,7 +2752,11 @@ export interface components {
       /** @description What the endpoint is for, for people. */
       description?: string;
       /** @description The event types it receives; every type when absent. */
-      eventTypes?: ('credit-transfer.status-changed' | 'webhook-endpoint.disabled')[];
+      eventTypes?: (
+        | 'credit-transfer.status-changed'
+        | 'webhook-endpoint.disabled'
+        | 'credit-transfer-batch.completed'
+      )[];
     };
     /**
      * @example {
@@ -3401,6 +3661,12 @@ export interface operations {
         'checkNumber.lte'?: string;
         /** @description Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order. */
         'checkNumber.gte'?: string;
+        /** @description Only transfers with this end-to-end id: a pain.001's `PmtId/EndToEndId`, or the identifier of scheme `EndToEndId`. */
+        'endToEndId.eq'?: string;
+        /** @description Only transfers with this instruction id: a pain.001's `PmtId/InstrId`, or the identifier of scheme `InstrId`. */
+        'instructionId.eq'?: string;
+        /** @description Only the transfers of this batch. */
+        'batchId.eq'?: string;
         /** @description Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters. */
         cursor?: string;
         /** @description Number of transfers per page, an integer from 1 to 100 (default 25). */
@@ -5753,6 +6019,270 @@ export interface operations {
       };
     };
   };
+  listCreditTransferBatches: {
+    parameters: {
+      query?: {
+        /** @description Only the batch of this message: a pain.001's `GrpHdr/MsgId`, or a JSON batch's `messageId`. */
+        'messageId.eq'?: string;
+        /** @description Only batches accepted at or after this time (ISO 8601). */
+        'createdAt.gte'?: string;
+        /** @description Only batches accepted at or before this time (ISO 8601). */
+        'createdAt.lte'?: string;
+        /** @description Opaque position to continue from: the `Pagination-Cursor` of the previous page, sent with the same filters. */
+        cursor?: string;
+        /** @description Number of batches per page, an integer from 1 to 100 (default 25). */
+        limit?: string;
+      };
+      header?: {
+        /** @description Account servicer identification: the bank. */
+        servicerId?: string;
+        /** @description Account servicer at branch or centre level. */
+        servicerBranchId?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of batches (possibly empty). */
+      200: {
+        headers: {
+          /** @description Position of the next page: send it as `cursor`. Empty on the last page. */
+          'Pagination-Cursor': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
+           *         "status": "Completed",
+           *         "count": 2,
+           *         "createdAt": "2026-11-26T09:30:01.118Z",
+           *         "messageId": "PAYROLL-2026-12-A",
+           *         "messageName": "pain.001.001.09",
+           *         "groupStatus": "PART",
+           *         "open": 0,
+           *         "countsByStatus": {
+           *           "AcceptedSettlementCompleted": 1,
+           *           "Rejected": 1
+           *         },
+           *         "countsByReasonCode": {
+           *           "AM04": 1
+           *         },
+           *         "completedAt": "2026-12-01T00:00:03.511Z"
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['CreditTransferBatchSummary'][];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   submitCreditTransferBatch: {
     parameters: {
       query?: never;
@@ -6201,11 +6731,21 @@ export interface operations {
           /**
            * @example {
            *       "batchId": "0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f",
-           *       "status": "Accepted",
+           *       "status": "Completed",
            *       "count": 2,
            *       "createdAt": "2026-11-26T09:30:01.118Z",
            *       "messageId": "PAYROLL-2026-12-A",
            *       "messageName": "pain.001.001.09",
+           *       "groupStatus": "PART",
+           *       "open": 0,
+           *       "countsByStatus": {
+           *         "AcceptedSettlementCompleted": 1,
+           *         "Rejected": 1
+           *       },
+           *       "countsByReasonCode": {
+           *         "AM04": 1
+           *       },
+           *       "completedAt": "2026-12-01T00:00:03.511Z",
            *       "creditTransfers": [
            *         {
            *           "paymentId": "5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20",
@@ -6223,6 +6763,521 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['CreditTransferBatch'];
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
+          'application/xml': string;
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getCreditTransferBatchNotification: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Account servicer identification: the bank. */
+        servicerId?: string;
+        /** @description Account servicer at branch or centre level. */
+        servicerBranchId?: string;
+      };
+      path: {
+        /** @description The batchId the submission answered. */
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The debit notification. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <?xml version="1.0" encoding="UTF-8"?>
+           *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
+           *     </Document>
+           */
+          'application/xml': string;
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getCreditTransferNotification: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Account servicer identification: the bank. */
+        servicerId?: string;
+        /** @description Account servicer at branch or centre level. */
+        servicerBranchId?: string;
+      };
+      path: {
+        /**
+         * @description The paymentId the initiation answered.
+         * @example 5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40
+         */
+        paymentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The debit notification. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           /**
            * @example <?xml version="1.0" encoding="UTF-8"?>
            *     <Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"><CstmrPmtStsRpt><GrpHdr><MsgId>5f0c2e9a41b7d8e4fa3c26d9b8a7f1e2071</MsgId><CreDtTm>2026-12-01T00:00:01.977Z</CreDtTm></GrpHdr><OrgnlGrpInfAndSts><OrgnlMsgId>PAYROLL-2026-12-A</OrgnlMsgId><OrgnlMsgNmId>pain.001.001.09</OrgnlMsgNmId></OrgnlGrpInfAndSts><OrgnlPmtInfAndSts><OrgnlPmtInfId>SUPPLIERS-DEC</OrgnlPmtInfId><TxInfAndSts><OrgnlEndToEndId>INV-2026-0457</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf></StsRsnInf><AccptncDtTm>2026-12-01T00:00:01.977Z</AccptncDtTm></TxInfAndSts></OrgnlPmtInfAndSts></CstmrPmtStsRpt>
@@ -6486,7 +7541,8 @@ export interface operations {
            *         "description": "ERP payment status updates",
            *         "eventTypes": [
            *           "credit-transfer.status-changed",
-           *           "webhook-endpoint.disabled"
+           *           "webhook-endpoint.disabled",
+           *           "credit-transfer-batch.completed"
            *         ],
            *         "status": "enabled",
            *         "createdAt": "2026-11-24T09:15:02.118Z"
@@ -6738,7 +7794,8 @@ export interface operations {
            *       "description": "ERP payment status updates",
            *       "eventTypes": [
            *         "credit-transfer.status-changed",
-           *         "webhook-endpoint.disabled"
+           *         "webhook-endpoint.disabled",
+           *         "credit-transfer-batch.completed"
            *       ],
            *       "status": "enabled",
            *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -7036,7 +8093,8 @@ export interface operations {
            *       "description": "ERP payment status updates",
            *       "eventTypes": [
            *         "credit-transfer.status-changed",
-           *         "webhook-endpoint.disabled"
+           *         "webhook-endpoint.disabled",
+           *         "credit-transfer-batch.completed"
            *       ],
            *       "status": "enabled",
            *       "createdAt": "2026-11-24T09:15:02.118Z"
@@ -7545,7 +8603,8 @@ export interface operations {
            *       "description": "ERP payment status updates",
            *       "eventTypes": [
            *         "credit-transfer.status-changed",
-           *         "webhook-endpoint.disabled"
+           *         "webhook-endpoint.disabled",
+           *         "credit-transfer-batch.completed"
            *       ],
            *       "status": "enabled",
            *       "createdAt": "2026-11-24T09:15:02.118Z",
@@ -8402,7 +9461,10 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only events of this type. */
-        type?: 'credit-transfer.status-changed' | 'webhook-endpoint.disabled';
+        type?:
+          | 'credit-transfer.status-changed'
+          | 'webhook-endpoint.disabled'
+          | 'credit-transfer-batch.completed';
         /** @description Only events about the credit transfer with this paymentId. */
         'paymentId.eq'?: string;
         /** @description Only events recorded at or after this time (ISO 8601, UTC). */

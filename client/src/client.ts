@@ -20,12 +20,16 @@ import {
 } from './retry.ts';
 import { TokenManager } from './token-manager.ts';
 import type {
+  BatchFilters,
+  BatchPage,
   CancellationRequest,
   CreditTransfer,
   CreditTransferAnswer,
   CreditTransferBatch,
   CreditTransferBatchAccepted,
+  CreditTransferBatchAnswer,
   CreditTransferBatchRequest,
+  CreditTransferBatchSummary,
   CreditTransferRequest,
   FinalStatusReport,
   ListFilters,
@@ -265,7 +269,7 @@ export class CreditTransfersClient {
   async submitBatch(
     batch: CreditTransferBatchRequest | Uint8Array | string,
     options: IdempotentCallOptions = {},
-  ): Promise<CreditTransferBatchAccepted> {
+  ): Promise<CreditTransferBatchAnswer> {
     const xml = typeof batch === 'string' || batch instanceof Uint8Array;
     const result = await this.#api.POST('/v1/payments/credit-transfer-batches', {
       ...this.#init(options),
@@ -278,7 +282,73 @@ export class CreditTransfersClient {
         headers: { 'Content-Type': 'application/xml' },
       }),
     });
-    return this.#unwrap(result) as CreditTransferBatchAccepted;
+    const accepted = this.#unwrap(result) as CreditTransferBatchAccepted;
+    const info = responseInfo(result.response);
+    // Not enumerable: the body prints as the service sent it.
+    return Object.defineProperties(accepted, {
+      requestId: { value: info.requestId, enumerable: false },
+      replayed: { value: info.replayed, enumerable: false },
+    }) as CreditTransferBatchAnswer;
+  }
+
+  /** One page of the client's batches, newest first. */
+  async batchesPage(filters: BatchFilters = {}, options: ListPageOptions = {}): Promise<BatchPage> {
+    const result = await this.#api.GET('/v1/payments/credit-transfer-batches', {
+      ...this.#init(options),
+      params: {
+        query: {
+          ...filters,
+          ...(options.cursor !== undefined && { cursor: options.cursor }),
+          ...(options.limit !== undefined && { limit: String(options.limit) }),
+        },
+        header: servicerHeaders(options),
+      },
+    });
+    return {
+      items: this.#unwrap(result) as CreditTransferBatchSummary[],
+      cursor: result.response.headers.get('Pagination-Cursor') ?? '',
+      ...responseInfo(result.response),
+    };
+  }
+
+  /** Every batch matching the filters, newest first, across all pages. */
+  async *batches(
+    filters: BatchFilters = {},
+    options: ListOptions = {},
+  ): AsyncGenerator<CreditTransferBatchSummary> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.batchesPage(filters, { ...options, ...(cursor !== undefined && { cursor }) });
+      yield* page.items;
+      cursor = page.cursor;
+    } while (cursor !== '');
+  }
+
+  /** The transfers with this end-to-end id (a pain.001's `PmtId/EndToEndId`, or the identifier of that scheme). */
+  async findByEndToEndId(endToEndId: string, options: ListOptions = {}): Promise<CreditTransfer[]> {
+    const found: CreditTransfer[] = [];
+    for await (const transfer of this.list({ 'endToEndId.eq': endToEndId }, options)) found.push(transfer);
+    return found;
+  }
+
+  /** The camt.054.001.08 debit notification of a transfer (XML text): its entry once settled. */
+  async notification(paymentId: string, options: CallOptions = {}): Promise<string> {
+    const result = await this.#api.GET('/v1/payments/credit-transfers/{paymentId}/notification', {
+      ...this.#init(options),
+      params: { path: { paymentId }, header: servicerHeaders(options) },
+      parseAs: 'text',
+    });
+    return this.#unwrap(result) as unknown as string;
+  }
+
+  /** The camt.054.001.08 debit notification of a batch (XML text): an entry per settled transfer. */
+  async batchNotification(batchId: string, options: CallOptions = {}): Promise<string> {
+    const result = await this.#api.GET('/v1/payments/credit-transfer-batches/{batchId}/notification', {
+      ...this.#init(options),
+      params: { path: { batchId }, header: servicerHeaders(options) },
+      parseAs: 'text',
+    });
+    return this.#unwrap(result) as unknown as string;
   }
 
   /** A page of a batch's transfers with their statuses (`next` names the following page). */

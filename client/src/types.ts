@@ -121,8 +121,13 @@ export interface WebhookRedeliveryResult extends Fields<'WebhookRedeliveryResult
 export interface CreditTransferStatusChangedEvent extends Fields<'CreditTransferStatusChangedEvent'> {}
 /** One of the client's webhook endpoints was disabled (`webhook-endpoint.disabled`). */
 export interface WebhookEndpointDisabledEvent extends Fields<'WebhookEndpointDisabledEvent'> {}
+/** Every transfer of a batch is final (`credit-transfer-batch.completed`): its group status and counts. */
+export interface CreditTransferBatchCompletedEvent extends Fields<'CreditTransferBatchCompletedEvent'> {}
 /** Every event the service sends and lists: narrow it by `type`. */
-export type WebhookEvent = CreditTransferStatusChangedEvent | WebhookEndpointDisabledEvent;
+export type WebhookEvent =
+  | CreditTransferStatusChangedEvent
+  | WebhookEndpointDisabledEvent
+  | CreditTransferBatchCompletedEvent;
 /** Every event type. */
 export type WebhookEventType = WebhookEvent['type'];
 
@@ -149,3 +154,15 @@ export type CreditTransferBatchRequest = Schemas['CreditTransferBatchRequest'];
 export type CreditTransferBatchAccepted = Schemas['CreditTransferBatchAccepted'];
 /** A page of a batch's transfers with their current statuses and reason codes. */
 export type CreditTransferBatch = Schemas['CreditTransferBatch'];
+/** A batch as the list of batches shows it: status, group status and counts, without its transfers. */
+export type CreditTransferBatchSummary = Schemas['CreditTransferBatchSummary'];
+/** The batches list filters, named as the API's query parameters (`messageId.eq`, `createdAt.gte`, `createdAt.lte`). */
+export interface BatchFilters extends Filters<'listCreditTransferBatches'> {}
+/** One page of batches, newest first. */
+export interface BatchPage extends ResponseInfo {
+  items: CreditTransferBatchSummary[];
+  /** `Pagination-Cursor`: give it back (with the same filters) for the next page; empty on the last page. */
+  cursor: string;
+}
+/** A batch's 202, and whether it answered a submission made before (`Idempotent-Replayed`). */
+export type CreditTransferBatchAnswer = CreditTransferBatchAccepted & ResponseInfo;

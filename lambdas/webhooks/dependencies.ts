@@ -1,4 +1,5 @@
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbCompletedBatches } from '#adapters/webhooks/completed-batches';
 import { SqsDeliveryWaker } from '#adapters/webhooks/delivery-waker';
 import { DynamoDbTransferHistories } from '#adapters/webhooks/transfer-histories';
 import { webhookSecrets } from '#adapters/webhooks/webhook-secrets';
@@ -7,7 +8,7 @@ import { webhookRetryPolicy, webhookUrlPolicy } from '#adapters/webhooks/webhook
 import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
 import { systemClock } from '#domain/commons/ports';
 import type { TransferHistories } from '#domain/webhooks/status-event-check';
-import type { DeliveryDependencies } from '#domain/webhooks/webhook-delivery';
+import type { CompletedBatches, DeliveryDependencies } from '#domain/webhooks/webhook-delivery';
 import { optionalEnv } from '#shared/config';
 
 let wired: DeliveryDependencies | undefined;
@@ -17,6 +18,14 @@ let histories: TransferHistories | undefined;
 export const transferHistories = (): TransferHistories => {
   histories ??= new DynamoDbTransferHistories(documentClient(), tableName());
   return histories;
+};
+
+let batches: CompletedBatches | undefined;
+
+/** The completed batches, which every batch completion from the bus is checked against. */
+export const completedBatches = (): CompletedBatches => {
+  batches ??= new DynamoDbCompletedBatches(documentClient(), tableName());
+  return batches;
 };
 
 /** The real adapters of webhook delivery, built once per container (or local process) on first use. */

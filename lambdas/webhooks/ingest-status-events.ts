@@ -1,20 +1,23 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { BATCH_COMPLETED_EVENT } from '#adapters/credit-transfers/event-publisher';
 import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
 import {
   endpointsOncePerBatch,
   makeFirstDeliveries,
   type RecordedEvent,
+  recordBatchCompletedFromBus,
   recordStatusEventFromBus,
 } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { logger } from '#shared/logger';
 import { countStatusEventForged, countWebhookEndpointDisabled } from '#shared/metrics';
 import { observed } from '#shared/observability';
-import { deliveryDependencies, transferHistories } from './dependencies.ts';
+import { completedBatches, deliveryDependencies, transferHistories } from './dependencies.ts';
 
 /** The EventBridge event as the rule puts it in the queue. */
 interface StatusEventMessage {
   id: string;
+  'detail-type'?: string;
   /** Checked against the table before anything is done with it: the bus carries what anyone put there. */
   detail: unknown;
 }
@@ -36,6 +39,7 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
     ...deps,
     endpoints: endpointsOncePerBatch(deps.endpoints),
     histories: historiesOncePerBatch(transferHistories()),
+    batches: completedBatches(),
     onForged: forgedStatusEvent,
   };
   const failures: SQSBatchResponse['batchItemFailures'] = [];
@@ -43,7 +47,10 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
   for (const record of event.Records) {
     try {
       const message = JSON.parse(record.body) as StatusEventMessage;
-      const kept = await recordStatusEventFromBus(recording, message.detail);
+      const kept =
+        message['detail-type'] === BATCH_COMPLETED_EVENT
+          ? await recordBatchCompletedFromBus(recording, message.detail)
+          : await recordStatusEventFromBus(recording, message.detail);
       if (kept !== undefined) recorded.push({ messageId: record.messageId, event: kept });
     } catch (error) {
       logger.error('A status event could not be recorded for webhooks; it is retried', {

@@ -1,9 +1,27 @@
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbBatchStore } from '#adapters/iso20022/batch-store';
 import { publishStatusEvents } from '#domain/credit-transfers/lifecycle-steps';
+import { batchOutcomeListener } from '#domain/iso20022/batch-outcome';
 import { workflowDependencies } from './dependencies.ts';
-import { statusEventPublisher } from './status-events.ts';
+import { batchEventPublisher, statusEventPublisher } from './status-events.ts';
 import { lifecycleTask } from './task.ts';
 
-/** Task state: publishes the status changes the state carries; its output is the state, noted as published. */
-export const handler = lifecycleTask('publishStatusEvents', (state) =>
-  publishStatusEvents({ ...workflowDependencies(), publisher: statusEventPublisher() }, state),
-);
+/**
+ * Task state: publishes the status changes the state carries; its output is the state, noted as
+ * published. A final transfer of a batch is counted toward the batch's outcome first.
+ */
+export const handler = lifecycleTask('publishStatusEvents', (state) => {
+  const deps = workflowDependencies();
+  return publishStatusEvents(
+    {
+      ...deps,
+      publisher: statusEventPublisher(),
+      finalTransfers: batchOutcomeListener({
+        batches: new DynamoDbBatchStore(documentClient(), tableName()),
+        publisher: batchEventPublisher(),
+        clock: deps.clock,
+      }),
+    },
+    state,
+  );
+});

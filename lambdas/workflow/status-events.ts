@@ -8,10 +8,25 @@ import {
   JsonLinesOperationsEventPublisher,
 } from '#adapters/credit-transfers/operations-event-publisher';
 import type { OperationsEventPublisher, StatusEventPublisher } from '#domain/credit-transfers/ports';
+import type { BatchEventPublisher } from '#domain/iso20022/ports';
 import { optionalEnv, requiredEnv } from '#shared/config';
 import { countingStatusEvents } from '#shared/metrics';
 
+let bus: (StatusEventPublisher & BatchEventPublisher) | undefined;
 let publisher: StatusEventPublisher | undefined;
+
+/** The bus itself, one per container: the status and the batch events share it (and locally its file's append chain). */
+const statusBus = (): StatusEventPublisher & BatchEventPublisher => {
+  const eventsFile = optionalEnv('EVENTS_FILE');
+  bus ??=
+    eventsFile !== undefined
+      ? new JsonLinesStatusEventPublisher(eventsFile)
+      : new EventBridgeStatusEventPublisher(eventBridgeClient(), requiredEnv('EVENT_BUS_NAME'));
+  return bus;
+};
+
+/** Batch completions, on the status events' bus. */
+export const batchEventPublisher = (): BatchEventPublisher => statusBus();
 
 /**
  * The status event publisher, built once per container on first use: the EventBridge bus
@@ -19,12 +34,7 @@ let publisher: StatusEventPublisher | undefined;
  * cancellations are counted as their events go out.
  */
 export const statusEventPublisher = (): StatusEventPublisher => {
-  const eventsFile = optionalEnv('EVENTS_FILE');
-  publisher ??= countingStatusEvents(
-    eventsFile !== undefined
-      ? new JsonLinesStatusEventPublisher(eventsFile)
-      : new EventBridgeStatusEventPublisher(eventBridgeClient(), requiredEnv('EVENT_BUS_NAME')),
-  );
+  publisher ??= countingStatusEvents(statusBus());
   return publisher;
 };
 

@@ -135,7 +135,12 @@ export class CreditTransferLifecycle extends Construct {
       environment: { EVENT_BUS_NAME: this.eventBus.eventBusName },
       grant: (grantee: IGrantable) => this.eventBus.grantPutEventsTo(grantee),
     };
-    bind(this.taskFunctions.publishStatusEvents.function, publishes);
+    bind(
+      this.taskFunctions.publishStatusEvents.function,
+      publishes,
+      // Counts a batch's final transfer on the batch item (a conditional update), reads it to finish its outcome.
+      tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.batches]),
+    );
     bind(this.taskFunctions.parkTransfer.function, publishes);
     // No one else in the account puts status events (source credit-transfers) on the bus, whatever
     // their IAM policies allow: such an event becomes a signed webhook. Other sources (the clients

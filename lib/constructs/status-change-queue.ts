@@ -3,7 +3,7 @@ import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { EVENT_SOURCE } from '#adapters/credit-transfers/event-publisher';
+import { BATCH_COMPLETED_EVENT, EVENT_SOURCE } from '#adapters/credit-transfers/event-publisher';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
 
 export interface StatusChangeQueueProps {
@@ -58,7 +58,7 @@ export const addStatusChangeQueue = (scope: Construct, props: StatusChangeQueueP
   const rule = new Rule(scope, 'StatusChanged', {
     eventBus: props.eventBus,
     description: `Every credit transfer status change, to ${props.readBy}`,
-    eventPattern: { source: [EVENT_SOURCE], detailType: [STATUS_CHANGED_EVENT] },
+    eventPattern: { source: [EVENT_SOURCE], detailType: [STATUS_CHANGED_EVENT, BATCH_COMPLETED_EVENT] },
   });
   rule.addTarget(
     new SqsQueue(queue, {

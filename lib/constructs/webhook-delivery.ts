@@ -104,6 +104,8 @@ export class WebhookDelivery extends Construct {
       // Whether a kept event's first deliveries were made: their first attempts, or queued deliveries.
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.deliveries]),
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.creditTransfers]),
+      // The batch each batch completion is checked against and described from.
+      tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.batches]),
       metricsEnvironment,
       signing,
     );

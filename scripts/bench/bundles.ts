@@ -374,6 +374,11 @@ const FIRST_EVENTS: Record<string, () => Promise<unknown>> = {
     httpEvent('GET', '/v1/payments/credit-transfers/{paymentId}/status', {
       pathParameters: { paymentId: await newTransfer() },
     }),
+  getCreditTransferNotification: async () =>
+    httpEvent('GET', '/v1/payments/credit-transfers/{paymentId}/notification', {
+      pathParameters: { paymentId: await newTransfer() },
+    }),
+  listCreditTransferBatches: async () => httpEvent('GET', '/v1/payments/credit-transfer-batches'),
   cancelCreditTransfer: async () =>
     httpEvent('POST', '/v1/payments/credit-transfers/{paymentId}/cancellation', {
       pathParameters: { paymentId: await newTransfer() },
@@ -440,6 +445,7 @@ export const NOT_MEASURED: Readonly<Record<string, string>> = {
   submitCreditTransferBatch:
     'it invokes the batch lifecycle starter through the Lambda API, for which the bench has no stand-in yet',
   getCreditTransferBatch: 'it reads a batch, which only submitCreditTransferBatch stores',
+  getCreditTransferBatchNotification: 'it reads a batch, which only submitCreditTransferBatch stores',
 };
 
 /** The functions measured: every function with a first event, none of NOT_MEASURED. */

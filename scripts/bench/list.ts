@@ -6,7 +6,8 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
 import { DynamoDbCreditTransferList } from '#adapters/credit-transfers/credit-transfer-list';
 import { toCreditTransferItem } from '#adapters/credit-transfers/credit-transfer-store';
-import { listDebtorAccountIdKey } from '#adapters/table/keys';
+import { DynamoDbBatchList } from '#adapters/iso20022/batch-list';
+import { batchKey, batchListValues, listDebtorAccountIdKey } from '#adapters/table/keys';
 import { createTableInput, LIST_ENTRY_ATTRIBUTE, LIST_INDEXES } from '#adapters/table/table-definition';
 import type { CreditTransferRequest } from '#domain/credit-transfers/credit-transfer';
 import type { ListFilters } from '#domain/credit-transfers/list-filters';
@@ -28,6 +29,12 @@ const COUNT_SIZES = [100, 1_000, 10_000] as const;
 const PAGE = 100;
 /** Status changes after Received in a transfer's life (to AcceptedSettlementCompleted). */
 const STATUS_UPDATES = 4;
+
+/** The transfers found by reference: one batch, each with its own end-to-end and instruction id. */
+const REFERENCED_BATCH = '0b0d5c1e-7d8a-4f3e-9c41-2a6b7e5d4c3f';
+const REFERENCED_TRANSFERS = 300;
+/** The tenant's batches (the list of batches), and other tenants' per table size. */
+const TENANT_BATCHES = 300;
 
 const recordOf = (
   tenant: string,
@@ -82,6 +89,102 @@ const background = (count: number, seed: number): Record<string, unknown>[] =>
 
 const percentile = (sorted: number[], fraction: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? 0;
+
+/** Batch items as the batch store writes them (with their list index values). */
+const batchItems = (tenant: string, count: number, newest: number): Record<string, unknown>[] =>
+  Array.from({ length: count }, (_, index) => {
+    const createdAt = new Date(newest - index * 1000).toISOString();
+    const batchId = randomUUID();
+    return {
+      ...batchKey(tenant, batchId),
+      type: 'Batch',
+      ...batchListValues(tenant, createdAt, batchId),
+      tenant,
+      batchId,
+      clientId: 'bench',
+      createdAt,
+      requestHash: 'f'.repeat(64),
+      state: 'Stored',
+      count: 1,
+      open: 0,
+      countsByStatus: { AcceptedSettlementCompleted: 1 },
+      countsByReasonCode: {},
+      message: { messageId: batchId.replaceAll('-', ''), messageName: 'CreditTransferBatchJSON', groups: [] },
+    };
+  });
+
+/** The transfers of one batch, each with an end-to-end and an instruction id of its own. */
+const referencedTransfers = (newest: number): Record<string, unknown>[] =>
+  Array.from({ length: REFERENCED_TRANSFERS }, (_, index) =>
+    toCreditTransferItem({
+      ...recordOf(
+        TENANT,
+        newest,
+        minimalCreditTransfer({
+          identifiers: [
+            { number: `BENCH-E2E-${index}`, schemeName: 'EndToEndId' },
+            { number: `BENCH-INS-${index}`, schemeName: 'InstrId' },
+          ],
+        }) as CreditTransferRequest,
+      ),
+      batch: { batchId: REFERENCED_BATCH, position: index },
+    }),
+  );
+
+interface ReferenceReads {
+  label: string;
+  /** Items the page's reads returned: index entries of the Query, items of the BatchGetItem. */
+  indexEntries: number;
+  items: number;
+  readUnits: number;
+}
+
+/** Counts what each Query and BatchGetItem returns and what it costs, for any adapter on this client. */
+const countingClient = (client: DocumentClient) => {
+  const reads = { indexEntries: 0, items: 0, readUnits: 0 };
+  const counted = new Proxy(client, {
+    get(target, name, receiver) {
+      if (name === 'query')
+        return async (input: Parameters<DocumentClient['query']>[0]) => {
+          const result = await target.query({ ...input, ReturnConsumedCapacity: 'TOTAL' });
+          reads.indexEntries += result.Items?.length ?? 0;
+          reads.readUnits += result.ConsumedCapacity?.CapacityUnits ?? 0;
+          return result;
+        };
+      if (name === 'batchGet')
+        return async (input: Parameters<DocumentClient['batchGet']>[0]) => {
+          const result = await target.batchGet({ ...input, ReturnConsumedCapacity: 'TOTAL' });
+          reads.items += Object.values(result.Responses ?? {}).reduce((sum, items) => sum + items.length, 0);
+          reads.readUnits += (result.ConsumedCapacity ?? []).reduce(
+            (sum, entry) => sum + (entry.CapacityUnits ?? 0),
+            0,
+          );
+          return result;
+        };
+      return Reflect.get(target, name, receiver);
+    },
+  });
+  return { client: counted, reads };
+};
+
+/** One page of each reference filter and of the batches list: what it reads. */
+const measureReferences = async (socket: string): Promise<ReferenceReads[]> => {
+  const rows: ReferenceReads[] = [];
+  const transfers = async (label: string, filters: ListFilters) => {
+    const { client, reads } = countingClient(createDocumentClient(undefined, socket));
+    const list = new DynamoDbCreditTransferList(client, TABLE);
+    const page = await list.page({ tenant: TENANT, filters, limit: PAGE, withTotal: false });
+    if (page.records.length === 0) throw new Error(`${label} found nothing`);
+    rows.push({ label: `${label} (${page.records.length} on the page)`, ...reads });
+  };
+  await transfers('endToEndId.eq', { 'endToEndId.eq': 'BENCH-E2E-7' });
+  await transfers('instructionId.eq', { 'instructionId.eq': 'BENCH-INS-7' });
+  await transfers('batchId.eq', { 'batchId.eq': REFERENCED_BATCH });
+  const { client, reads } = countingClient(createDocumentClient(undefined, socket));
+  const batches = await new DynamoDbBatchList(client, TABLE).page({ tenant: TENANT, limit: PAGE });
+  rows.push({ label: `batches, newest first (${batches.batches.length} on the page)`, ...reads });
+  return rows;
+};
 
 interface PageFigures {
   p50Ms: number;
@@ -286,6 +389,7 @@ export interface ListBenchReport {
   counts: Awaited<ReturnType<typeof measureCounts>>;
   projectionReads: ProjectionReads[];
   writes: ReturnType<typeof writeCosts>[];
+  references: { small: ReferenceReads[]; large: ReferenceReads[] };
 }
 
 /**
@@ -325,8 +429,14 @@ export const benchListCreditTransfers = async (
   );
 
   let began = performance.now();
-  await load(client, TABLE, [...measured, ...background(1_000 - MEASURED_TRANSFERS, 0)]);
+  await load(client, TABLE, [
+    ...measured,
+    ...referencedTransfers(start),
+    ...batchItems(TENANT, TENANT_BATCHES, start),
+    ...background(1_000 - MEASURED_TRANSFERS - REFERENCED_TRANSFERS, 0),
+  ]);
   const smallSeconds = (performance.now() - began) / 1000;
+  const smallReferences = await measureReferences(service.tableSocket);
   // Warm-up: the first requests pay for module loading and JIT, not for the table.
   await measurePage(service.tableSocket, api, { withCursor: false, runs });
   await measurePage(service.tableSocket, api, { withCursor: true, runs });
@@ -335,13 +445,23 @@ export const benchListCreditTransfers = async (
 
   began = performance.now();
   const rest = largeCount - 1_000 - countAccounts.length;
-  await load(client, TABLE, [...countAccounts, ...background(Math.max(0, rest), 1_000)]);
+  await load(client, TABLE, [
+    ...countAccounts,
+    ...background(Math.max(0, rest), 1_000),
+    // The tenant's older batches, and other tenants' batches, grow with the table.
+    ...batchItems(TENANT, Math.floor(largeCount / 100), start - TENANT_BATCHES * 1000),
+    ...Array.from({ length: 5 }, (_, n) =>
+      batchItems(`bench-${n}`, Math.floor(largeCount / 100), start),
+    ).flat(),
+  ]);
   const largeSeconds = (performance.now() - began) / 1000;
+  const largeReferences = await measureReferences(service.tableSocket);
   const largeFirst = await measurePage(service.tableSocket, api, { withCursor: false, runs });
   const largeNext = await measurePage(service.tableSocket, api, { withCursor: true, runs });
 
   return {
     loadSeconds: { small: smallSeconds, large: largeSeconds },
+    references: { small: smallReferences, large: largeReferences },
     stored: { small: 1_000, large: largeCount },
     firstPage: { small: smallFirst, large: largeFirst },
     nextPage: { small: smallNext, large: largeNext },
@@ -388,8 +508,17 @@ export const formatListBenchReport = (report: ListBenchReport): string[] => {
     pageLine(`${large} stored, next page (cursor)`, report.nextPage.large),
     `ratio ${large}/${small}, next page: latency p50 ${fixed(report.nextPage.large.p50Ms / report.nextPage.small.p50Ms, 2)}, read units ${fixed(units(report.nextPage.large) / units(report.nextPage.small), 2)}  (target <= 1.2)`,
     `ratio ${large}/${small}, first page: latency p50 ${fixed(report.firstPage.large.p50Ms / report.firstPage.small.p50Ms, 2)}, read units ${fixed(units(report.firstPage.large) / units(report.firstPage.small), 2)}  (target <= 1.2)`,
-    '\n## List: cost of Pagination-Total (first page only; later pages carry it in the cursor)',
   ];
+  lines.push(
+    `\n## List by reference, and the list of batches: one page (limit ${PAGE}, first page, no Pagination-Total), ${small} vs ${large} stored`,
+  );
+  report.references.small.forEach((row, index) => {
+    const larger = report.references.large[index];
+    const line = (figures: ReferenceReads) =>
+      `index entries ${String(figures.indexEntries).padStart(4)}, items ${String(figures.items).padStart(4)}, ${fixed(figures.readUnits).padStart(6)} RCU`;
+    lines.push(`${row.label.padEnd(42)} ${small}: ${line(row)}   ${large}: ${larger ? line(larger) : '-'}`);
+  });
+  lines.push('\n## List: cost of Pagination-Total (first page only; later pages carry it in the cursor)');
   for (const row of report.counts) {
     lines.push(
       `${String(row.matching).padStart(6)} matching${row.refined ? ', + amount.gte (read and matched here)' : ', COUNT query                        '}  total ${String(row.total).padStart(6)}  count ${String(row.countUnits).padStart(6)} RCU  first page ${fixed(row.pageMs).padStart(7)} ms`,

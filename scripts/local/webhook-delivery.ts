@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { checkStandInCall } from '#adapters/aws/stand-ins';
+import { BATCH_COMPLETED_EVENT } from '#adapters/credit-transfers/event-publisher';
 import { localEventBusOffsetKey } from '#adapters/table/keys';
 import { SqsDeliveryWaker } from '#adapters/webhooks/delivery-waker';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
@@ -11,11 +12,16 @@ import { historiesOncePerBatch } from '#domain/webhooks/status-event-check';
 import {
   endpointsOncePerBatch,
   makeFirstDeliveries,
+  recordBatchCompletedFromBus,
   recordStatusEventFromBus,
 } from '#domain/webhooks/webhook-delivery';
 import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/webhook-dispatcher';
 import { countStatusEventForged, flushMetrics } from '#shared/metrics';
-import { deliveryDependencies, transferHistories } from '../../lambdas/webhooks/dependencies.ts';
+import {
+  completedBatches,
+  deliveryDependencies,
+  transferHistories,
+} from '../../lambdas/webhooks/dependencies.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './iam-policies.ts';
 import { addBilledDuration } from './invocation-meter.ts';
 import { inOwnContext } from './invocations.ts';
@@ -112,16 +118,17 @@ const readLines = async (file: string, offset: number): Promise<{ lines: string[
   }
 };
 
-/** The detail of a status event line, as written: checked against the table before it counts. */
-const statusEventOf = (line: string): { detail: unknown } | undefined => {
+/** The detail of a line of `detailType`, as written: checked against the table before it counts. */
+const busEventOf = (line: string, detailType: string): { detail: unknown } | undefined => {
   try {
     const envelope = JSON.parse(line) as { 'detail-type'?: string; detail?: unknown };
-    return envelope['detail-type'] === STATUS_CHANGED_EVENT ? { detail: envelope.detail } : undefined;
+    return envelope['detail-type'] === detailType ? { detail: envelope.detail } : undefined;
   } catch {
     // A line torn by a crash is set aside at start; anything else unreadable is not an event.
     return undefined;
   }
 };
+const statusEventOf = (line: string) => busEventOf(line, STATUS_CHANGED_EVENT);
 
 /**
  * The status changes of a slice of the bus, grouped per transfer (one transfer's changes in
@@ -185,7 +192,9 @@ export const startLocalWebhookDelivery = async (options: {
       // One transfer's changes are recorded in order (so the events list has them in order),
       // different transfers' side by side, the tenants in turns.
       const transfers = inTenantTurns(lines.flatMap((line) => statusEventOf(line)?.detail ?? []));
-      if (transfers.length > 0) {
+      // Batch completions after the slice's status changes: a batch completes after its transfers.
+      const completions = lines.flatMap((line) => busEventOf(line, BATCH_COMPLETED_EVENT)?.detail ?? []);
+      if (transfers.length > 0 || completions.length > 0) {
         // EventBridge's rule sends them to the queue first (the queue's policy must allow it): refused,
         // they stay on the bus, retried as EventBridge retries a target.
         await checkServiceCall({ kind: 'bus-to-queue', functionName: 'WebhookIngest' });
@@ -195,6 +204,7 @@ export const startLocalWebhookDelivery = async (options: {
         ...deps,
         endpoints: endpointsOncePerBatch(deps.endpoints),
         histories: historiesOncePerBatch(transferHistories()),
+        batches: completedBatches(),
         onForged,
       };
       // First deliveries go on while the next changes are recorded; the offset moves past the
@@ -240,11 +250,29 @@ export const startLocalWebhookDelivery = async (options: {
           }),
         );
       }
+      for (const completion of completions) {
+        const requestId = randomUUID();
+        const recorded = await inOwnContext(
+          'WebhookIngest',
+          requestId,
+          () => recordBatchCompletedFromBus(recording, completion).finally(flushMetrics),
+          INGEST_ENTRY,
+        );
+        if (recorded === undefined) continue;
+        firstDeliveries.push(
+          inOwnContext('WebhookIngest', requestId, async () => {
+            await makeFirstDeliveries(deps, dispatcher, recorded);
+            dispatcher.offer(recorded.queued);
+          }).catch((error: unknown) => {
+            firstFailure ??= error;
+          }),
+        );
+      }
       await Promise.all(firstDeliveries);
       // Read again from the same offset: recording the changes again queues each delivery that has
       // neither a first attempt recorded nor a queued delivery.
       if (firstFailure !== undefined) throw firstFailure;
-      if (transfers.length > 0) await queueRead('sqs:DeleteMessage');
+      if (transfers.length > 0 || completions.length > 0) await queueRead('sqs:DeleteMessage');
       offset = next;
       await writeOffset(offset);
     }

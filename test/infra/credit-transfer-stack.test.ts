@@ -495,7 +495,12 @@ describe('CreditTransfers stack, default stage', () => {
     const [cursorKeyId, cursorKey] = hmacKeys[0] ?? [];
     expect(cursorKey?.Properties.KeyUsage).toBe('GENERATE_VERIFY_MAC');
 
-    const listFunctions = ['listCreditTransfers', 'listWebhookEndpoints', 'listEvents'].map(functionOfRoute);
+    const listFunctions = [
+      'listCreditTransfers',
+      'listCreditTransferBatches',
+      'listWebhookEndpoints',
+      'listEvents',
+    ].map(functionOfRoute);
     for (const listFunction of listFunctions) {
       expect(environmentOf(listFunction).LIST_CURSOR_KEY_ID).toEqual({ Ref: cursorKeyId });
       const kmsActions = [...allowedActions(statementsOfFunction(template(), listFunction))].filter(

@@ -28,7 +28,7 @@ const alarmsOn = (predicate: (alarm: Resource) => boolean) =>
   [...resourcesOf(template, 'AWS::CloudWatch::Alarm').values()].filter(predicate);
 
 describe('webhook delivery on AWS', () => {
-  it('copies every status change from the bus into a queue, with dead-letter queues for the rule and the queue', () => {
+  it('copies every status change and batch completion from the bus into a queue, with dead-letter queues for the rule and the queue', () => {
     const [ingestId] = functionByEntry('records status events');
     const mapping = [...resourcesOf(template, 'AWS::Lambda::EventSourceMapping').values()].find(
       (m) => refOf(m.Properties.FunctionName) === ingestId,
@@ -52,7 +52,7 @@ describe('webhook delivery on AWS', () => {
     );
     expect(rule?.Properties.EventPattern).toEqual({
       source: ['credit-transfers'],
-      'detail-type': ['CreditTransferStatusChanged'],
+      'detail-type': ['CreditTransferStatusChanged', 'CreditTransferBatchCompleted'],
     });
     const target = ((rule?.Properties.Targets ?? []) as { DeadLetterConfig?: { Arn: unknown } }[])[0];
     const [ruleDlq] = getAttTargets(target?.DeadLetterConfig?.Arn);

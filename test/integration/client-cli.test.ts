@@ -340,7 +340,7 @@ describe('CLI commands', () => {
 
     const unknown = await runCli(['list', '--status', 'Settled'], env);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('Allowed choices are Received');
+    expect(unknown.stderr).toContain('Allowed choices are Pending, Received');
     const refused = await runCli(['list', '--status.eq', 'Settled'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/Refused \(400\) by the API .*invalid_request.*status\.eq/);

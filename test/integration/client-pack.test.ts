@@ -320,7 +320,7 @@ describe('the packed SDK in a new strict TypeScript project', () => {
       notModified: true,
       final: 'AcceptedSettlementCompleted',
       isFinal: true,
-      statuses: 7,
+      statuses: 8,
       cancelled: [true, 'Cancelled'],
       page: [1, 1, ''],
       pages: [1],

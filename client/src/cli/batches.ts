@@ -4,8 +4,9 @@ import type { Command } from 'commander';
 import { type CreditTransfersClient, isFinal } from '../client.ts';
 import { CreditTransfersError } from '../errors.ts';
 import type {
+  BatchFilters,
   CreditTransferBatch,
-  CreditTransferBatchAccepted,
+  CreditTransferBatchAnswer,
   CreditTransferBatchRequest,
 } from '../types.ts';
 import { formatRecords } from './output.ts';
@@ -94,24 +95,48 @@ export const countByStatus = (transfers: readonly BatchTransfer[]): StatusCount[
   );
 };
 
-/** Reads the batch until every transfer is final, or the timeout passes (an error: exit 1). */
+/** The batch's outcome once complete: its first page says so (a batch from before outcomes: every transfer final). */
+const completed = async (
+  client: CreditTransfersClient,
+  batchId: string,
+): Promise<{ batch: CreditTransferBatch; open: number; transfers?: BatchTransfer[] }> => {
+  const batch = await client.batch(batchId);
+  if (batch.open !== undefined)
+    return { batch, open: batch.status === 'Completed' ? 0 : Math.max(batch.open, 1) };
+  const transfers = await allTransfers(client, batchId);
+  return { batch, open: transfers.filter((transfer) => !isFinal(transfer.status)).length, transfers };
+};
+
+/** Reads the batch until it is completed, or the timeout passes (an error: exit 1); then every transfer. */
 const untilFinal = async (
   client: CreditTransfersClient,
   batchId: string,
   timeoutMs: number | undefined,
-): Promise<BatchTransfer[]> => {
+): Promise<{ batch: CreditTransferBatch; transfers: BatchTransfer[] }> => {
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
   for (;;) {
-    const transfers = await allTransfers(client, batchId);
-    const open = transfers.filter((transfer) => !isFinal(transfer.status)).length;
-    if (open === 0) return transfers;
+    const { batch, open, transfers } = await completed(client, batchId);
+    if (open === 0) return { batch, transfers: transfers ?? (await allTransfers(client, batchId)) };
     if (Date.now() + WAIT_INTERVAL_MS > deadline)
       throw new CreditTransfersError(
-        `Batch ${batchId}: ${open} of ${transfers.length} transfers still not final when the timeout passed`,
+        `Batch ${batchId}: ${open} of ${batch.count} transfers still not final when the timeout passed`,
       );
     await new Promise((resolve) => setTimeout(resolve, WAIT_INTERVAL_MS));
   }
 };
+
+const BATCH_FIELDS = [
+  'batchId',
+  'status',
+  'groupStatus',
+  'count',
+  'open',
+  'createdAt',
+  'completedAt',
+  'messageId',
+  'messageName',
+];
+const BATCH_FILTERS = ['messageId.eq', 'createdAt.gte', 'createdAt.lte'] as const;
 
 export const addBatchCommands = (program: Command, context: CommandContext): void => {
   const { out } = context;
@@ -143,27 +168,50 @@ export const addBatchCommands = (program: Command, context: CommandContext): voi
       ) => {
         const { body, bytes } = await readBatchFile(file, context.usageError);
         const client = context.client();
-        const accepted: CreditTransferBatchAccepted = await client.submitBatch(body, {
+        const accepted: CreditTransferBatchAnswer = await client.submitBatch(body, {
           idempotencyId: options.idempotencyId ?? fileIdempotencyKey(bytes),
         });
+        if (accepted.replayed)
+          process.stderr.write(
+            `Batch ${accepted.batchId} was submitted before: this answer is a replay, and nothing was sent again\n`,
+          );
         const format = context.format();
         if (!options.wait) {
           // JSON: the answer as the service sent it, each transfer's paymentId in message order.
           out(
             format === 'json'
               ? `${JSON.stringify(accepted, null, 2)}\n`
-              : formatRecords(format, [accepted], ACCEPTED_FIELDS),
+              : formatRecords(
+                  format,
+                  [{ ...accepted, replayed: accepted.replayed }],
+                  [...ACCEPTED_FIELDS, 'replayed'],
+                ),
           );
           return;
         }
         process.stderr.write(
           `Batch ${accepted.batchId}: ${accepted.count} transfers, waiting for each to be final\n`,
         );
-        const transfers = await untilFinal(client, accepted.batchId, options.timeout);
+        const { batch: outcome, transfers } = await untilFinal(client, accepted.batchId, options.timeout);
         const counts = countByStatus(transfers);
+        const summary = `Batch ${accepted.batchId} ${outcome.status}${outcome.groupStatus ? ` ${outcome.groupStatus}` : ''}${accepted.replayed ? ' (replayed submission)' : ''}`;
+        // Beside the counts, which stay one table (or CSV) a script can read.
+        if (format !== 'json') process.stderr.write(`${summary}\n`);
         out(
           format === 'json'
-            ? `${JSON.stringify({ batchId: accepted.batchId, count: transfers.length, statuses: counts }, null, 2)}\n`
+            ? `${JSON.stringify(
+                {
+                  batchId: accepted.batchId,
+                  status: outcome.status,
+                  ...(outcome.groupStatus !== undefined && { groupStatus: outcome.groupStatus }),
+                  ...(outcome.completedAt !== undefined && { completedAt: outcome.completedAt }),
+                  replayed: accepted.replayed,
+                  count: transfers.length,
+                  statuses: counts,
+                },
+                null,
+                2,
+              )}\n`
             : formatRecords(format, counts, COUNT_FIELDS),
         );
         if (
@@ -176,4 +224,48 @@ export const addBatchCommands = (program: Command, context: CommandContext): voi
         }
       },
     );
+
+  const list = batch
+    .command('list')
+    .description(
+      'list batches, newest first, with their status, group status and counts (scope transactions:read)',
+    )
+    .option('--limit <n>', 'page size (1..100)', context.limitArgument)
+    .option('--cursor <cursor>', 'start at this page (Pagination-Cursor of the previous one)')
+    .option('--all', 'follow every cursor to the last page');
+  for (const filter of BATCH_FILTERS) list.option(`--${filter} <value>`, `filter ${filter}`);
+  list.action(async (options: Record<string, string | number | boolean | undefined>) => {
+    const filters = Object.fromEntries(
+      BATCH_FILTERS.filter((name) => options[name] !== undefined).map((name) => [
+        name,
+        String(options[name]),
+      ]),
+    ) as BatchFilters;
+    const client = context.client();
+    const paging = { ...(typeof options.limit === 'number' && { limit: options.limit }) };
+    if (options.all) {
+      const batches = [];
+      for await (const found of client.batches(filters, paging)) batches.push(found);
+      out(formatRecords(context.format(), batches, BATCH_FIELDS));
+      return;
+    }
+    const page = await client.batchesPage(filters, {
+      ...paging,
+      ...(typeof options.cursor === 'string' && { cursor: options.cursor }),
+    });
+    out(formatRecords(context.format(), page.items, BATCH_FIELDS));
+    if (page.cursor !== '') process.stderr.write(`More batches: --cursor ${page.cursor} (or --all)\n`);
+  });
+
+  batch
+    .command('notification')
+    .description("the batch's camt.054.001.08 debit notification (XML): an entry per settled transfer")
+    .argument('<batchId>')
+    .action(async (batchId: string) => out(await context.client().batchNotification(batchId)));
+
+  program
+    .command('notification')
+    .description("a transfer's camt.054.001.08 debit notification (XML): its entry once settled")
+    .argument('<paymentId>')
+    .action(async (paymentId: string) => out(await context.client().notification(paymentId)));
 };

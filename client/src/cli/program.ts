@@ -1,6 +1,7 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CreditTransfersClient, isFinal, PAYMENT_STATUSES } from '../client.ts';
 import { parseDuration } from '../duration.ts';
@@ -32,6 +33,9 @@ export const EXIT = { ok: 0, error: 1, stuck: 3, notSettled: 4 } as const;
 /** A mistake of the person running the command: one line, no stack. */
 class UsageError extends Error {}
 
+/** The package's version, from its package.json (beside src/ and dist/ alike). */
+const CLIENT_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
 /** The list filters, spelled exactly as the API's query parameters. */
 const LIST_FILTERS = [
   'paymentId.eq',
@@ -48,6 +52,9 @@ const LIST_FILTERS = [
   'amount.gte',
   'checkDate.lte',
   'checkDate.gte',
+  'endToEndId.eq',
+  'instructionId.eq',
+  'batchId.eq',
 ] as const satisfies readonly (keyof ListFilters)[];
 type MissingFilter = Exclude<keyof ListFilters, (typeof LIST_FILTERS)[number]>;
 const everyFilterListed: [MissingFilter] extends [never] ? true : MissingFilter = true;
@@ -236,6 +243,7 @@ const settledOrExit = (report: StatusReport | undefined, failUnlessSettled: bool
 export const buildProgram = () => {
   const program = new Command('credit-transfers')
     .description('Credit transfer API from the command line')
+    .version(CLIENT_VERSION, '--version', "the client's version")
     .addOption(new Option('--api-url <url>', 'API base URL').env('CREDIT_TRANSFERS_API_URL'))
     .addOption(
       new Option('--token-url <url>', 'token endpoint (default: <api-url>/oauth/token)').env(

@@ -27,6 +27,7 @@ export interface CommandContext {
 export const EVENT_TYPES = [
   'credit-transfer.status-changed',
   'webhook-endpoint.disabled',
+  'credit-transfer-batch.completed',
 ] as const satisfies readonly WebhookEventType[];
 type MissingType = Exclude<WebhookEventType, (typeof EVENT_TYPES)[number]>;
 const everyTypeListed: [MissingType] extends [never] ? true : MissingType = true;
@@ -79,6 +80,11 @@ const summaryOf = (event: WebhookEvent): string => {
     const { paymentId, previousStatus, status, statusReason, statusReasonCode, sequence } = event.data;
     const reason = statusReason ? ` (${statusReason}${statusReasonCode ? ` ${statusReasonCode}` : ''})` : '';
     return `${paymentId} ${previousStatus ?? '-'} -> ${status}${reason} #${sequence}`;
+  }
+  if (event.type === 'credit-transfer-batch.completed') {
+    const { batchId, groupStatus, count, countsByStatus } = event.data;
+    const counts = Object.entries(countsByStatus).map(([status, n]) => `${status} ${n}`);
+    return `batch ${batchId} completed ${groupStatus}: ${count} transfers (${counts.join(', ')})`;
   }
   return `endpoint ${event.data.endpointId} disabled (${event.data.reason})`;
 };

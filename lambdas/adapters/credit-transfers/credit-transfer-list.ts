@@ -17,9 +17,12 @@ import type { DocumentClient } from '../aws/dynamodb-client.ts';
 import {
   creditTransferKey,
   creditTransferListValues,
+  listBatchKey,
   listCreditorAccountIdKey,
   listCreditorAccountNumberKey,
   listDebtorAccountIdKey,
+  listEndToEndIdKey,
+  listInstructionIdKey,
   listOrderKey,
   listPositionOf,
   listStatusKey,
@@ -66,7 +69,8 @@ interface IndexChoice {
 }
 
 /**
- * A status or account filter narrows to one index partition; without one, the tenant's partition.
+ * A status, reference (end-to-end id, instruction id, batch) or account filter narrows to one
+ * index partition; without one, the tenant's partition.
  * Status comes first: only the status index knows the current status (the account indexes carry
  * the fixed filter fields alone, so a status change writes none of them).
  */
@@ -75,6 +79,15 @@ const chooseIndex = (tenant: string, filters: ListFilters): IndexChoice => {
   const status = filters['status.eq'];
   if (status !== undefined) {
     return { index: LIST_INDEXES.status, partition: listStatusKey(tenant, status), refines: given > 1 };
+  }
+  // A reference names a few transfers: its partition is narrower than an account's.
+  const references = [
+    [filters['endToEndId.eq'], LIST_INDEXES.endToEndId, listEndToEndIdKey],
+    [filters['instructionId.eq'], LIST_INDEXES.instructionId, listInstructionIdKey],
+    [filters['batchId.eq'], LIST_INDEXES.batchId, listBatchKey],
+  ] as const;
+  for (const [value, index, key] of references) {
+    if (value !== undefined) return { index, partition: key(tenant, value), refines: given > 1 };
   }
   const debtor = filters['debtorAccountId.eq'];
   if (debtor !== undefined) {

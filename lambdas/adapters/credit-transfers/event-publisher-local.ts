@@ -2,8 +2,9 @@ import { appendFileSync, closeSync, fstatSync, fsyncSync, ftruncateSync, openSyn
 import { appendFile } from 'node:fs/promises';
 import { STATUS_CHANGED_EVENT } from '#domain/credit-transfers/lifecycle';
 import type { StatusChangedEvent, StatusEventPublisher } from '#domain/credit-transfers/ports';
+import type { BatchCompletedEvent, BatchEventPublisher } from '#domain/iso20022/ports';
 import { checkStandInCall } from '../aws/stand-ins.ts';
-import { EVENT_SOURCE } from './event-publisher.ts';
+import { BATCH_COMPLETED_EVENT, EVENT_SOURCE } from './event-publisher.ts';
 
 /** The longest last line looked at for tearing; an event line is a few hundred bytes. */
 const TAIL_BYTES = 1 << 20;
@@ -61,7 +62,7 @@ export const setAsideTornTail = (file: string): number => {
  * detail) appended to a file under DATA_DIR. Appends are chained, so lines never interleave, and
  * each batch is one write of whole lines; a line torn by a crash is set aside at the next start.
  */
-export class JsonLinesStatusEventPublisher implements StatusEventPublisher {
+export class JsonLinesStatusEventPublisher implements StatusEventPublisher, BatchEventPublisher {
   private tail: Promise<void> = Promise.resolve();
   /** A write failed: it may have left part of a line behind, set aside before the next append. */
   private mayBeTorn = false;
@@ -69,14 +70,30 @@ export class JsonLinesStatusEventPublisher implements StatusEventPublisher {
   constructor(private readonly file: string) {}
 
   publish(events: readonly StatusChangedEvent[]): Promise<void> {
+    return this.append(
+      STATUS_CHANGED_EVENT,
+      events.map((event) => ({ id: event.eventId, time: event.date, detail: event })),
+    );
+  }
+
+  publishBatchCompleted(event: BatchCompletedEvent): Promise<void> {
+    return this.append(BATCH_COMPLETED_EVENT, [
+      { id: event.eventId, time: event.completedAt, detail: event },
+    ]);
+  }
+
+  private append(
+    detailType: string,
+    events: readonly { id: string; time: string; detail: unknown }[],
+  ): Promise<void> {
     const lines = events
       .map((event) =>
         JSON.stringify({
-          id: event.eventId,
+          id: event.id,
           source: EVENT_SOURCE,
-          'detail-type': STATUS_CHANGED_EVENT,
-          time: event.date,
-          detail: event,
+          'detail-type': detailType,
+          time: event.time,
+          detail: event.detail,
         }),
       )
       .join('\n');
@@ -88,7 +105,7 @@ export class JsonLinesStatusEventPublisher implements StatusEventPublisher {
       await checkStandInCall({
         action: 'events:PutEvents',
         resource: 'EVENT_BUS_NAME',
-        context: { 'events:source': EVENT_SOURCE, 'events:detail-type': STATUS_CHANGED_EVENT },
+        context: { 'events:source': EVENT_SOURCE, 'events:detail-type': detailType },
       });
       if (this.mayBeTorn) setAsideTornTail(this.file);
       this.mayBeTorn = false;

@@ -1,14 +1,38 @@
 import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
-import type { BatchRecord, BatchStore, ClaimResult } from '#domain/iso20022/ports';
+import type {
+  BatchOutcomeStore,
+  BatchRecord,
+  BatchStore,
+  ClaimResult,
+  FinalTransfer,
+} from '#domain/iso20022/ports';
 import { type DocumentClient, isConditionFailure } from '../aws/dynamodb-client.ts';
 import { fromCreditTransferItem, holdsCreditTransfer } from '../credit-transfers/credit-transfer-store.ts';
-import { batchKey, batchMessageKey, creditTransferKey } from '../table/keys.ts';
+import { batchKey, batchListValues, batchMessageKey, creditTransferKey } from '../table/keys.ts';
+import { LIST_INDEXES } from '../table/table-definition.ts';
 
 /** DynamoDB's limit of keys in one BatchGetItem. */
 const BATCH_GET_KEYS = 100;
 const UNPROCESSED_RETRIES = 8;
 
-export class DynamoDbBatchStore implements BatchStore {
+/** The positions of the transfers a batch has counted (a number set on its item): each is counted once. */
+const COUNTED_ATTRIBUTE = 'countedPositions';
+
+/** The batch an item holds, without its keys, list values and counted positions. */
+export const batchOf = (item: Record<string, unknown>): BatchRecord => {
+  const {
+    pk: _pk,
+    sk: _sk,
+    type: _type,
+    [COUNTED_ATTRIBUTE]: _counted,
+    [LIST_INDEXES.all.partitionKey]: _list,
+    [LIST_INDEXES.all.sortKey]: _order,
+    ...batch
+  } = item;
+  return batch as unknown as BatchRecord;
+};
+
+export class DynamoDbBatchStore implements BatchStore, BatchOutcomeStore {
   constructor(
     private readonly client: DocumentClient,
     private readonly tableName: string,
@@ -43,7 +67,16 @@ export class DynamoDbBatchStore implements BatchStore {
     try {
       await this.client.put({
         TableName: this.tableName,
-        Item: { ...batchKey(batch.tenant, batch.batchId), type: 'Batch', ...batch },
+        // Every transfer open, none counted yet: each final one counts down once (countFinal).
+        Item: {
+          ...batchKey(batch.tenant, batch.batchId),
+          type: 'Batch',
+          open: batch.count,
+          countsByStatus: {},
+          countsByReasonCode: {},
+          ...batchListValues(batch.tenant, batch.createdAt, batch.batchId),
+          ...batch,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       });
       return true;
@@ -74,9 +107,71 @@ export class DynamoDbBatchStore implements BatchStore {
       Key: batchKey(tenant, batchId),
       ConsistentRead: true,
     });
-    if (Item === undefined) return undefined;
-    const { pk: _pk, sk: _sk, type: _type, ...batch } = Item;
-    return batch as BatchRecord;
+    return Item === undefined ? undefined : batchOf(Item);
+  }
+
+  async countFinal(transfer: FinalTransfer): Promise<BatchRecord | undefined> {
+    const code = transfer.statusReasonCode;
+    try {
+      const { Attributes } = await this.client.update({
+        TableName: this.tableName,
+        Key: batchKey(transfer.tenant, transfer.batchId),
+        UpdateExpression: [
+          'SET #open = #open - :one',
+          '#byStatus.#status = if_not_exists(#byStatus.#status, :zero) + :one',
+          ...(code !== undefined ? ['#byCode.#code = if_not_exists(#byCode.#code, :zero) + :one'] : []),
+        ]
+          .join(', ')
+          .concat(' ADD #counted :position'),
+        ConditionExpression: 'attribute_exists(#open) AND NOT contains(#counted, :at)',
+        ExpressionAttributeNames: {
+          '#open': 'open',
+          '#byStatus': 'countsByStatus',
+          '#status': transfer.status,
+          '#counted': COUNTED_ATTRIBUTE,
+          ...(code !== undefined && { '#byCode': 'countsByReasonCode', '#code': code }),
+        },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':zero': 0,
+          ':position': new Set([transfer.position]),
+          ':at': transfer.position,
+        },
+        ReturnValues: 'ALL_NEW',
+      });
+      return Attributes === undefined ? undefined : batchOf(Attributes);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async complete(tenant: string, batchId: string, at: string): Promise<BatchRecord | undefined> {
+    try {
+      const { Attributes } = await this.client.update({
+        TableName: this.tableName,
+        Key: batchKey(tenant, batchId),
+        UpdateExpression: 'SET completedAt = :at',
+        ConditionExpression: '#open = :zero AND attribute_not_exists(completedAt)',
+        ExpressionAttributeNames: { '#open': 'open' },
+        ExpressionAttributeValues: { ':at': at, ':zero': 0 },
+        ReturnValues: 'ALL_NEW',
+      });
+      return Attributes === undefined ? undefined : batchOf(Attributes);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async markCompletionPublished(tenant: string, batchId: string): Promise<void> {
+    await this.client.update({
+      TableName: this.tableName,
+      Key: batchKey(tenant, batchId),
+      UpdateExpression: 'SET completionPublished = :yes',
+      ConditionExpression: 'attribute_exists(completedAt)',
+      ExpressionAttributeValues: { ':yes': true },
+    });
   }
 
   async markStored(tenant: string, batchId: string): Promise<boolean> {

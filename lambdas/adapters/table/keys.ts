@@ -34,6 +34,20 @@ export const batchMessageKey = (tenant: string, messageId: string): TableKey => 
   sk: 'BATCH_MESSAGE',
 });
 
+/**
+ * A tenant's batches in the list index (the transfers' `listByTenant`, overloaded under a prefix
+ * of its own): newest first by `<createdAt>#<batchId>`.
+ */
+export const batchListKey = (tenant: string): string => `BATCH_LIST#${tenant}`;
+export const batchListValues = (
+  tenant: string,
+  createdAt: string,
+  batchId: string,
+): Record<string, string> => ({
+  [LIST_INDEXES.all.partitionKey]: batchListKey(tenant),
+  [LIST_INDEXES.all.sortKey]: `${createdAt}#${batchId}`,
+});
+
 export const clientKey = (clientId: string): TableKey => ({
   pk: `CLIENT#${clientId}`,
   sk: 'CLIENT',
@@ -51,6 +65,12 @@ export const listCreditorAccountIdKey = (tenant: string, accountId: string): str
   `PAYMENT_LIST#${tenant}#CREDITOR_ACCOUNT_ID#${accountId}`;
 export const listCreditorAccountNumberKey = (tenant: string, accountNumber: string): string =>
   `PAYMENT_LIST#${tenant}#CREDITOR_ACCOUNT_NUMBER#${accountNumber}`;
+export const listEndToEndIdKey = (tenant: string, endToEndId: string): string =>
+  `PAYMENT_LIST#${tenant}#END_TO_END_ID#${endToEndId}`;
+export const listInstructionIdKey = (tenant: string, instructionId: string): string =>
+  `PAYMENT_LIST#${tenant}#INSTRUCTION_ID#${instructionId}`;
+export const listBatchKey = (tenant: string, batchId: string): string =>
+  `PAYMENT_LIST#${tenant}#BATCH#${batchId}`;
 /** The status index's partition: one per tenant and status, moved by every status change. */
 export const listStatusKey = (tenant: string, status: CreditTransferStatus): string =>
   `PAYMENT_LIST#${tenant}#STATUS#${status}`;
@@ -96,6 +116,15 @@ export const creditTransferListValues = (
         tenant,
         entry.creditorAccountNumber,
       ),
+    }),
+    ...(entry.endToEndId !== undefined && {
+      [LIST_INDEXES.endToEndId.partitionKey]: listEndToEndIdKey(tenant, entry.endToEndId),
+    }),
+    ...(entry.instructionId !== undefined && {
+      [LIST_INDEXES.instructionId.partitionKey]: listInstructionIdKey(tenant, entry.instructionId),
+    }),
+    ...(entry.batchId !== undefined && {
+      [LIST_INDEXES.batchId.partitionKey]: listBatchKey(tenant, entry.batchId),
     }),
     [LIST_ENTRY_ATTRIBUTE]: entry,
   };

@@ -43,6 +43,18 @@ export const LIST_INDEXES = {
    * changes `status` sets this partition key in the same conditional write (keys.ts listStatusKey).
    */
   status: { indexName: 'listByStatus', partitionKey: 'listStatus', sortKey: LIST_ORDER_ATTRIBUTE },
+  /** By the references an ERP reconciles on (sparse: only transfers that have them). */
+  endToEndId: {
+    indexName: 'listByEndToEndId',
+    partitionKey: 'listEndToEndId',
+    sortKey: LIST_ORDER_ATTRIBUTE,
+  },
+  instructionId: {
+    indexName: 'listByInstructionId',
+    partitionKey: 'listInstructionId',
+    sortKey: LIST_ORDER_ATTRIBUTE,
+  },
+  batchId: { indexName: 'listByBatch', partitionKey: 'listBatch', sortKey: LIST_ORDER_ATTRIBUTE },
 } as const satisfies Record<string, IndexDefinition>;
 
 const LIST_INDEX_DEFINITIONS: readonly IndexDefinition[] = Object.values(LIST_INDEXES).map((index) => ({

@@ -24,6 +24,7 @@ import {
 } from './lifecycle-settings.ts';
 import type {
   CreditTransferRecord,
+  FinalTransferListener,
   LifecycleStore,
   Rail,
   RailPayment,
@@ -77,6 +78,8 @@ export const lifecycleStateSchema = z.object({
   pollAttempt: z.optional(z.int().check(z.gte(0))),
   published: z.optional(z.int().check(z.gte(0))),
   unpublished: z.optional(z.array(statusEventSchema)),
+  /** The transfer belongs to a batch: its final status is counted toward the batch's outcome. */
+  inBatch: z.optional(z.boolean()),
 });
 export type LifecycleState = z.infer<typeof lifecycleStateSchema>;
 /**
@@ -184,6 +187,7 @@ function output(
     status: record.status,
     next,
     ...extra,
+    ...(record.batch !== undefined && { inBatch: true }),
     published,
     unpublished: record.history
       .slice(published)
@@ -568,6 +572,8 @@ export const pollClearing = (deps: StepDependencies, state: LifecycleState): Pro
 export interface PublishDependencies {
   store: LifecycleStore;
   publisher: StatusEventPublisher;
+  /** Told of a final transfer before it leaves the recovery index (a batch counts it toward its outcome). */
+  finalTransfers?: FinalTransferListener;
 }
 
 /** Publishes from the stored history: every entry not yet noted as published, then notes how far it got. */
@@ -586,6 +592,7 @@ const publishFromHistory = async (
   }
   const final = isFinal(record.status);
   if (pending.length > 0 || (final && record.nextCheckAt !== undefined)) {
+    if (final) await deps.finalTransfers?.transferFinal(record);
     await deps.store.markPublished(state.tenant, state.paymentId, record.history.length, final);
   }
   return record.history.length;
@@ -612,6 +619,12 @@ export const publishStatusEvents = async (
   const published = (state.published ?? 0) + unpublished.length;
   if (state.next !== 'poll' && state.next !== 'wait') {
     const final = isFinal(status);
+    // Before the transfer leaves the recovery index: a crash in between leaves it to be counted again.
+    if (final && state.inBatch === true && deps.finalTransfers !== undefined) {
+      const record = await deps.store.get(state.tenant, state.paymentId);
+      if (record === undefined) throw new CreditTransferMissingError(state.paymentId);
+      await deps.finalTransfers.transferFinal(record);
+    }
     const noted = await deps.store.markPublished(state.tenant, state.paymentId, published, final);
     // A final transfer not as this execution saw it: the stored history says what is left.
     if (!noted && final)

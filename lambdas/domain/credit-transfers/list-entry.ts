@@ -11,6 +11,11 @@ export interface ListEntry {
   checkNumber?: string;
   /** `check.availabilityDate` as a UTC date (YYYY-MM-DD). */
   checkDate?: string;
+  /** The pain.001's `PmtId/EndToEndId` and `InstrId`, or the identifiers of those schemes. */
+  endToEndId?: string;
+  instructionId?: string;
+  /** The batch it came in. */
+  batchId?: string;
 }
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
@@ -39,8 +44,17 @@ export const utcDateOf = (dateTime: string): string | undefined => {
 };
 
 /** The fields the list filters look at. Absent fields stay absent: a filter on them never matches. */
-export const listEntryOf = (record: Pick<CreditTransferRecord, 'transfer'>): ListEntry => {
+/** An identifier of the transfer under `schemeName` (the JSON API's place for InstrId and EndToEndId). */
+const identifierOf = (record: Pick<CreditTransferRecord, 'transfer'>, schemeName: string) =>
+  record.transfer.identifiers?.find((identifier) => identifier.schemeName === schemeName)?.number;
+
+export const listEntryOf = (
+  record: Pick<CreditTransferRecord, 'transfer'> & Partial<Pick<CreditTransferRecord, 'origin' | 'batch'>>,
+): ListEntry => {
   const { paymentMethod, amount, debtorAccountId, creditorAccountId, creditor, check } = record.transfer;
+  // As the transfer's reports name them (transfer-report.ts): the message's own, else the identifiers.
+  const endToEndId = record.origin?.endToEndId ?? identifierOf(record, 'EndToEndId');
+  const instructionId = record.origin?.instructionId ?? identifierOf(record, 'InstrId');
   const creditorAccountNumber = creditor?.account?.accountNumber;
   const checkDate = check?.availabilityDate === undefined ? undefined : utcDateOf(check.availabilityDate);
   return {
@@ -52,5 +66,8 @@ export const listEntryOf = (record: Pick<CreditTransferRecord, 'transfer'>): Lis
     ...(check?.checkType !== undefined && { checkType: check.checkType }),
     ...(check?.checkNumber !== undefined && { checkNumber: check.checkNumber }),
     ...(checkDate !== undefined && { checkDate }),
+    ...(endToEndId !== undefined && { endToEndId }),
+    ...(instructionId !== undefined && { instructionId }),
+    ...(record.batch !== undefined && { batchId: record.batch.batchId }),
   };
 };

@@ -64,6 +64,18 @@ export const listCreditTransfersQuerySchema = z.strictObject({
     checkTextSchema,
     'Only check numbers from this one: by value when both are digit strings, otherwise in ordinal string order.',
   ),
+  'endToEndId.eq': optionalField(
+    boundedText(1, 140),
+    "Only transfers with this end-to-end id: a pain.001's `PmtId/EndToEndId`, or the identifier of scheme `EndToEndId`.",
+  ),
+  'instructionId.eq': optionalField(
+    boundedText(1, 140),
+    "Only transfers with this instruction id: a pain.001's `PmtId/InstrId`, or the identifier of scheme `InstrId`.",
+  ),
+  'batchId.eq': optionalField(
+    z.string().check(z.regex(/^[0-9a-f-]{36}$/), z.length(36)),
+    'Only the transfers of this batch.',
+  ),
   ...pagingParameters('transfers'),
 });
 
@@ -120,7 +132,10 @@ export const matchesListFilters = (entry: ListEntry, filters: ListFilters): bool
   within(entry.checkNumber, filters['checkNumber.eq'], filters['checkNumber.eq'], compareCheckNumbers) &&
   within(entry.checkNumber, filters['checkNumber.gte'], filters['checkNumber.lte'], compareCheckNumbers) &&
   within(entry.amount, filters['amount.gte'], filters['amount.lte'], compareDecimals) &&
-  within(entry.checkDate, filters['checkDate.gte'], filters['checkDate.lte'], compareDates);
+  within(entry.checkDate, filters['checkDate.gte'], filters['checkDate.lte'], compareDates) &&
+  equalTo(filters['endToEndId.eq'], entry.endToEndId) &&
+  equalTo(filters['instructionId.eq'], entry.instructionId) &&
+  equalTo(filters['batchId.eq'], entry.batchId);
 
 /**
  * `status.eq`, checked against a transfer's status as read from the table. Status is not part of

@@ -60,6 +60,8 @@ export interface CreditTransferRecord {
    * pain.001 group's past ReqdExctnDt, executed on receipt).
    */
   additionalInformation?: string;
+  /** The batch it belongs to and its position there (from 0): its final status counts once toward the batch's outcome. */
+  batch?: { batchId: string; position: number };
   history: StatusChange[];
   /** The cancellation the client asked for; kept once recorded, whatever the outcome. */
   cancellation?: CancellationRequest;
@@ -283,6 +285,14 @@ export interface StatusChangedEvent {
   statusReasonCode?: string;
   date: string;
   actor: string;
+}
+
+/**
+ * Told of each final transfer before it leaves the recovery index, as often as a publish step
+ * runs for it: a transfer of a batch is counted toward the batch's outcome once.
+ */
+export interface FinalTransferListener {
+  transferFinal(record: CreditTransferRecord): Promise<void>;
 }
 
 export interface StatusEventPublisher {

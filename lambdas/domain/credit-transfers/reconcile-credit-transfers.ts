@@ -165,7 +165,9 @@ export const reconcileCreditTransfers = async (
     if (!isFinal(record.status) && !exhausted && Date.parse(candidate.dueAt) <= now.getTime())
       report.stuck += 1;
     const published = (record.publishedCount ?? 0) >= record.history.length;
-    if (isFinal(record.status) && published) {
+    // A batch's transfer is counted toward its batch by the publish step (the one that puts the
+    // batch's completion on the bus), so its execution runs again rather than this shortcut.
+    if (isFinal(record.status) && published && record.batch === undefined) {
       await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);
       return 'skipped';
     }
@@ -191,7 +193,10 @@ export const reconcileCreditTransfers = async (
       }
     }
     // Its executions so far all ended without moving it on: an operator decides, not another start.
-    if (executionsWithoutProgress(record) >= deps.settings.maxAttempts) {
+    if (
+      !(isFinal(record.status) && published) &&
+      executionsWithoutProgress(record) >= deps.settings.maxAttempts
+    ) {
       return (await parkCreditTransfer(deps, record, NO_PROGRESS)) ? 'parked' : 'skipped';
     }
     // Long enough for the execution to run its whole course before the transfer is due again.

@@ -27,8 +27,8 @@ export const batchRequestSchema = named(
 const batchFields = {
   batchId: described(bounded(36), 'Identification of the batch (a UUID).'),
   status: described(
-    z.enum(['Accepted', 'Incomplete']),
-    '`Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again.',
+    z.enum(['Accepted', 'Incomplete', 'Completed']),
+    '`Accepted` once every transfer is stored; `Incomplete` if storing was interrupted, until the same request is sent again; `Completed` once every transfer is final (settled, rejected or cancelled).',
   ),
   count: described(
     z.int().check(z.gte(0), z.lte(MAX_BATCH_TRANSACTIONS)),
@@ -57,6 +57,23 @@ const batchFields = {
       .check(z.maxLength(MAX_BATCH_TRANSACTIONS)),
     "A pain.001's payment groups rejected whole while the rest was taken (a ReqdExctnDt more than 30 days past); absent when none was.",
   ),
+  groupStatus: optionalField(
+    z.enum(['ACCP', 'ACSC', 'PART', 'RJCT']),
+    "The batch's ISO 20022 group status (its pain.002's GrpSts): `ACCP` while any transfer is open, then `ACSC` (every one settled), `PART` (some settled, some rejected or cancelled) or `RJCT` (none settled).",
+  ),
+  open: optionalField(
+    z.int().check(z.gte(0), z.lte(MAX_BATCH_TRANSACTIONS)),
+    'How many transfers are not final yet.',
+  ),
+  countsByStatus: optionalField(
+    z.record(bounded(35), z.int().check(z.gte(0))),
+    'How many transfers reached each final status.',
+  ),
+  countsByReasonCode: optionalField(
+    z.record(bounded(4), z.int().check(z.gte(0))),
+    'How many final transfers carry each ISO 20022 status reason code (rejected and cancelled ones).',
+  ),
+  completedAt: optionalField(bounded(35), 'When the last transfer became final (ISO 8601, UTC).'),
 };
 
 export const batchAcceptedSchema = named(
@@ -69,6 +86,9 @@ export const batchAcceptedSchema = named(
   }),
   'CreditTransferBatchAccepted',
 );
+
+/** A batch as the list of batches shows it: without its transfers. */
+export const batchSummarySchema = named(z.strictObject(batchFields), 'CreditTransferBatchSummary');
 
 export const batchPageSchema = named(
   z.strictObject({

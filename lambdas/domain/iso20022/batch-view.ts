@@ -1,6 +1,7 @@
 import { InvalidRequestError, PaymentNotFoundError } from '../commons/errors.ts';
 import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-status.ts';
 import { toCreditTransfer } from '../credit-transfers/credit-transfer-view.ts';
+import { batchTallyOf, type GroupStatusCode, groupStatusOf, tallyOf } from './batch-outcome.ts';
 import type { StatusReport } from './pain002.ts';
 import type { BatchRecord, BatchStore } from './ports.ts';
 import { batchPaymentIds } from './submit-batch.ts';
@@ -20,13 +21,22 @@ export interface BatchTransferStatus {
 /** What the API shows of a batch. */
 export interface BatchView {
   batchId: string;
-  /** `Accepted` once every transfer is stored; `Incomplete` after a crash, until the same request is sent again. */
-  status: 'Accepted' | 'Incomplete';
+  /**
+   * `Accepted` once every transfer is stored; `Incomplete` after a crash, until the same request is
+   * sent again; `Completed` once every transfer is final.
+   */
+  status: 'Accepted' | 'Incomplete' | 'Completed';
   count: number;
   createdAt: string;
   messageId: string;
   messageName: string;
   rejectedPaymentGroups?: RejectedPaymentGroup[];
+  /** The outcome so far (absent on a batch stored before outcomes were kept). */
+  groupStatus?: GroupStatusCode;
+  open?: number;
+  countsByStatus?: Record<string, number>;
+  countsByReasonCode?: Record<string, number>;
+  completedAt?: string;
 }
 
 export interface RejectedPaymentGroup {
@@ -56,12 +66,20 @@ export const batchViewOf = (batch: BatchRecord): BatchView => {
   const rejected = rejectedGroupsOf(batch);
   return {
     batchId: batch.batchId,
-    status: batch.state === 'Stored' ? 'Accepted' : 'Incomplete',
+    status:
+      batch.completedAt !== undefined ? 'Completed' : batch.state === 'Stored' ? 'Accepted' : 'Incomplete',
     count: batch.count,
     createdAt: batch.createdAt,
     messageId: batch.message.messageId,
     messageName: batch.message.messageName,
     ...(rejected.length > 0 && { rejectedPaymentGroups: rejected }),
+    ...(batch.open !== undefined && {
+      groupStatus: groupStatusOf(batchTallyOf(batch)),
+      open: batchTallyOf(batch).open,
+      countsByStatus: batch.countsByStatus ?? {},
+      countsByReasonCode: batch.countsByReasonCode ?? {},
+    }),
+    ...(batch.completedAt !== undefined && { completedAt: batch.completedAt }),
   };
 };
 
@@ -127,11 +145,14 @@ export const batchStatusReport = async (
 ): Promise<StatusReport> => {
   const batch = await loadBatch(batches, query.tenant, query.batchId);
   const records = await batches.transfers(query.tenant, batchPaymentIds(batch));
-  const transactions = records.flatMap((record) =>
-    record === undefined ? [] : [reportedTransaction(toCreditTransfer(record), record.origin)],
+  // A transfer not (yet) stored is open: it counts against completion.
+  const transactions = records.map((record) =>
+    record === undefined ? undefined : reportedTransaction(toCreditTransfer(record), record.origin),
   );
+  const statusesOf = (slice: typeof transactions) =>
+    slice.map((transaction) => transaction?.status ?? 'Received');
   const latest = transactions.reduce(
-    (date, transaction) => (transaction.date > date ? transaction.date : date),
+    (date, transaction) => (transaction !== undefined && transaction.date > date ? transaction.date : date),
     batch.createdAt,
   );
   const groups =
@@ -140,7 +161,7 @@ export const batchStatusReport = async (
       : [{ paymentInformationId: batch.message.messageId, count: batch.count }];
   let offset = 0;
   return {
-    messageId: reportMessageId(batch.batchId, latest, String(transactions.length)),
+    messageId: reportMessageId(batch.batchId, latest, String(transactions.filter(Boolean).length)),
     createdAt: new Date(latest),
     original: {
       messageId: batch.message.messageId,
@@ -148,11 +169,16 @@ export const batchStatusReport = async (
       ...(batch.message.createdAt !== undefined && { createdAt: batch.message.createdAt }),
       numberOfTransactions: batch.count,
       ...(batch.message.controlSum !== undefined && { controlSum: batch.message.controlSum }),
+      groupStatus: groupStatusOf(tallyOf(statusesOf(transactions))),
     },
     paymentGroups: groups.map((group) => {
       const slice = transactions.slice(offset, offset + group.count);
       offset += group.count;
-      return { paymentInformationId: group.paymentInformationId, transactions: slice };
+      return {
+        paymentInformationId: group.paymentInformationId,
+        status: groupStatusOf(tallyOf(statusesOf(slice))),
+        transactions: slice.flatMap((transaction) => transaction ?? []),
+      };
     }),
   };
 };

@@ -1,4 +1,5 @@
 import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-status.ts';
+import type { GroupStatusCode } from './batch-outcome.ts';
 import { statusReasonCodeOf, transactionStatusCodeOf } from './status-codes.ts';
 import { leaf, node } from './xml-text.ts';
 
@@ -20,6 +21,8 @@ export interface ReportedTransaction {
 
 export interface ReportedPaymentGroup {
   paymentInformationId: string;
+  /** ISO's group status of the group's transfers (`PmtInfSts`); absent on a transfer's own report. */
+  status?: GroupStatusCode;
   transactions: readonly ReportedTransaction[];
 }
 
@@ -34,8 +37,8 @@ export interface StatusReport {
     createdAt?: string;
     numberOfTransactions?: number;
     controlSum?: string;
-    /** `ACCP` when the whole message was accepted; absent on a report of the transfers' own statuses. */
-    groupStatus?: 'ACCP' | 'RJCT';
+    /** The message's group status (`GrpSts`, see batch-outcome.ts); absent on a transfer's own report. */
+    groupStatus?: GroupStatusCode;
   };
   paymentGroups: readonly ReportedPaymentGroup[];
 }
@@ -85,6 +88,7 @@ export const pain002Document = (report: StatusReport): string => {
         node(
           'OrgnlPmtInfAndSts',
           leaf('OrgnlPmtInfId', group.paymentInformationId),
+          leaf('PmtInfSts', group.status),
           ...group.transactions.map(transactionOf),
         ),
       ),

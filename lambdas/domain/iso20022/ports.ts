@@ -36,6 +36,15 @@ export interface BatchRecord {
   state: 'Storing' | 'Stored';
   count: number;
   message: BatchMessageSummary;
+  /** Transfers not final yet (counted down once per transfer); absent on batches stored before outcomes were kept. */
+  open?: number;
+  /** Final transfers by status, and by ISO reason code (Rejected, Cancelled). */
+  countsByStatus?: Record<string, number>;
+  countsByReasonCode?: Record<string, number>;
+  /** When the last transfer became final: the batch is `Completed`. */
+  completedAt?: string;
+  /** Its `credit-transfer-batch.completed` event is on the bus. */
+  completionPublished?: boolean;
 }
 
 /** The original message, as reports name it. */
@@ -95,6 +104,38 @@ export interface BatchStore {
   markStored(tenant: string, batchId: string): Promise<boolean>;
   /** The transfers of the batch, by paymentId, in the order asked; a missing one is undefined. */
   transfers(tenant: string, paymentIds: readonly string[]): Promise<(CreditTransferRecord | undefined)[]>;
+}
+
+/** A final transfer as its batch counts it. */
+export interface FinalTransfer {
+  tenant: string;
+  batchId: string;
+  /** Its position in the batch: what makes counting it idempotent. */
+  position: number;
+  status: string;
+  statusReasonCode?: string;
+}
+
+/** The batch outcome's writes: each a single conditional update of the batch item. */
+export interface BatchOutcomeStore {
+  get(tenant: string, batchId: string): Promise<BatchRecord | undefined>;
+  /** Counts the transfer toward its batch once: the batch after counting, or undefined when it was counted before. */
+  countFinal(transfer: FinalTransfer): Promise<BatchRecord | undefined>;
+  /** Marks the batch completed at `at` when nothing is open and it is not yet: the batch so marked, or undefined. */
+  complete(tenant: string, batchId: string, at: string): Promise<BatchRecord | undefined>;
+  markCompletionPublished(tenant: string, batchId: string): Promise<void>;
+}
+
+/** What the bus carries of a completed batch: identifiers only; its reader takes the rest from the table. */
+export interface BatchCompletedEvent {
+  eventId: string;
+  tenant: string;
+  batchId: string;
+  completedAt: string;
+}
+
+export interface BatchEventPublisher {
+  publishBatchCompleted(event: BatchCompletedEvent): Promise<void>;
 }
 
 /** Which batch: what the asynchronous start of its lifecycles carries, identifiers only. */

@@ -466,6 +466,7 @@ export const submitBatch = async (
         servicer,
         transfer,
         origin: originOf(batch.message, place),
+        batch: { batchId, position: index },
         history: [{ status: 'Received', date, actor: clientId }],
         ...(read.candidates[index]?.additionalInformation !== undefined && {
           additionalInformation: read.candidates[index]?.additionalInformation,

@@ -1,5 +1,6 @@
 import type { Clock } from '../commons/ports.ts';
 import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
+import { batchCompletedEventId } from '../iso20022/batch-outcome.ts';
 import type {
   DeliveryWaker,
   PendingDelivery,
@@ -16,6 +17,9 @@ import {
   type WebhookEndpointRecord,
 } from './webhook-endpoint.ts';
 import {
+  BATCH_COMPLETED_TYPE,
+  batchCompletedEventRecord,
+  type CompletedBatch,
   endpointDisabledEventRecord,
   STATUS_CHANGED_TYPE,
   statusChangedEventRecord,
@@ -153,13 +157,24 @@ export interface RecordedEvent {
  * queued now (one may go out twice, with the same id: its attempt was cut short before it was
  * recorded; none is lost).
  */
-export const recordStatusChangeForFirstDeliveries = async (
+export const recordStatusChangeForFirstDeliveries = (
   deps: RecordingDependencies,
   change: StatusChangedEvent,
+): Promise<RecordedEvent> =>
+  recordForFirstDeliveries(deps, change.tenant, STATUS_CHANGED_TYPE, (now) =>
+    statusChangedEventRecord(change, now),
+  );
+
+/** Keeps an event of `type` for first deliveries made at once (see recordStatusChangeForFirstDeliveries). */
+const recordForFirstDeliveries = async (
+  deps: RecordingDependencies,
+  tenant: string,
+  type: WebhookEventRecord['type'],
+  eventAt: (now: Date) => WebhookEventRecord,
 ): Promise<RecordedEvent> => {
   // Read before the event is made: its createdAt is taken right before its write.
-  const endpoints = await endpointsFor(deps, change.tenant, STATUS_CHANGED_TYPE);
-  const event = statusChangedEventRecord(change, deps.clock.now());
+  const endpoints = await endpointsFor(deps, tenant, type);
+  const event = eventAt(deps.clock.now());
   const recorded = { tenant: event.tenant, eventId: event.id, first: [], queued: [] };
   if (await deps.events.putIfAbsent(event)) {
     return { ...recorded, first: endpoints.map((endpoint) => ({ endpoint, event })) };
@@ -219,6 +234,43 @@ export const recordStatusEventFromBus = async (
     return undefined;
   }
   return recordStatusChangeForFirstDeliveries(deps, check.event);
+};
+
+/** The completed batches, which every batch completion from the bus is checked against. */
+export interface CompletedBatches {
+  /** The tenant's batch if it is completed, else undefined (unknown, another tenant's, or still open). */
+  completed(tenant: string, batchId: string): Promise<CompletedBatch | undefined>;
+}
+
+/**
+ * A batch completion as it comes off the bus: recorded only when the table holds that tenant's
+ * batch completed at that time, described from the table (the bus carries identifiers only), under
+ * the id the publisher derived from the batch. Anything else is dropped and reported.
+ */
+export const recordBatchCompletedFromBus = async (
+  deps: RecordingDependencies & {
+    batches: CompletedBatches;
+    onForged: (event: unknown, reason: ForgedReason) => void;
+  },
+  event: unknown,
+): Promise<RecordedEvent | undefined> => {
+  const { eventId, tenant, batchId, completedAt } = (event ?? {}) as Record<string, unknown>;
+  if (typeof tenant !== 'string' || typeof batchId !== 'string' || typeof completedAt !== 'string') {
+    deps.onForged(event, 'malformed');
+    return undefined;
+  }
+  const batch = await deps.batches.completed(tenant, batchId);
+  if (
+    batch === undefined ||
+    batch.completedAt !== completedAt ||
+    eventId !== batchCompletedEventId(tenant, batchId)
+  ) {
+    deps.onForged(event, batch === undefined ? 'unknown-transfer' : 'not-in-history');
+    return undefined;
+  }
+  return recordForFirstDeliveries(deps, tenant, BATCH_COMPLETED_TYPE, (now) =>
+    batchCompletedEventRecord(eventId, batch, now),
+  );
 };
 
 /**

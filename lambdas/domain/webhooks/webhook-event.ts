@@ -10,7 +10,12 @@ import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
  */
 export const STATUS_CHANGED_TYPE = 'credit-transfer.status-changed';
 export const ENDPOINT_DISABLED_TYPE = 'webhook-endpoint.disabled';
-export const WEBHOOK_EVENT_TYPES = [STATUS_CHANGED_TYPE, ENDPOINT_DISABLED_TYPE] as const;
+export const BATCH_COMPLETED_TYPE = 'credit-transfer-batch.completed';
+export const WEBHOOK_EVENT_TYPES = [
+  STATUS_CHANGED_TYPE,
+  ENDPOINT_DISABLED_TYPE,
+  BATCH_COMPLETED_TYPE,
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** Events are kept (listed and redeliverable) at least this long. */
@@ -95,14 +100,66 @@ const endpointDisabledEventSchema = () =>
     'WebhookEndpointDisabledEvent',
   );
 
+const countsSchema = (description: string) =>
+  described(
+    z.record(z.string().check(z.minLength(1), z.maxLength(35)), z.int().check(z.gte(0))),
+    description,
+  );
+
+const batchCompletedEventSchema = () =>
+  named(
+    z.strictObject({
+      id: eventIdSchema(),
+      type: z.literal(BATCH_COMPLETED_TYPE),
+      createdAt: createdAtSchema(),
+      data: z.strictObject({
+        batchId: described(boundedText(36, 36), 'The batch whose every transfer is final.'),
+        messageId: described(
+          boundedText(1, 35),
+          "The batch message's GrpHdr/MsgId (for JSON, the batchId without hyphens).",
+        ),
+        count: described(z.int().check(z.gte(0)), 'How many transfers the batch holds.'),
+        groupStatus: described(
+          z.enum(['ACSC', 'PART', 'RJCT']),
+          "The batch's ISO 20022 group status (its pain.002's GrpSts): `ACSC` every transfer settled, `PART` some settled and some rejected or cancelled, `RJCT` none settled.",
+        ),
+        countsByStatus: countsSchema('How many transfers ended in each status.'),
+        countsByReasonCode: countsSchema(
+          'How many transfers ended with each ISO 20022 status reason code (rejected and cancelled ones).',
+        ),
+        completedAt: described(isoTimestamp(), 'When the last transfer of the batch became final.'),
+      }),
+    }),
+    'CreditTransferBatchCompletedEvent',
+  );
+
 /**
  * Built when the document describes it, not at import: no function parses an event, and building
  * zod schemas is a measured part of every cold start (docs/benchmarks.md).
  */
 export const webhookEventSchema = z.lazy(() =>
-  named(z.discriminatedUnion('type', [statusChangedEventSchema(), endpointDisabledEventSchema()]), 'Event'),
+  named(
+    z.discriminatedUnion('type', [
+      statusChangedEventSchema(),
+      endpointDisabledEventSchema(),
+      batchCompletedEventSchema(),
+    ]),
+    'Event',
+  ),
 );
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
+
+/** A completed batch as its event describes it. */
+export interface CompletedBatch {
+  tenant: string;
+  batchId: string;
+  messageId: string;
+  count: number;
+  groupStatus: 'ACSC' | 'PART' | 'RJCT';
+  countsByStatus: Record<string, number>;
+  countsByReasonCode: Record<string, number>;
+  completedAt: string;
+}
 
 /** An event as the service keeps it: the body exactly as delivered, and what lists and filters need. */
 export interface WebhookEventRecord {
@@ -177,6 +234,31 @@ export const endpointDisabledEventRecord = (
       type: ENDPOINT_DISABLED_TYPE,
       createdAt: now.toISOString(),
       data: { endpointId: endpoint.id, url: endpoint.url, reason, disabledAt: now.toISOString() },
+    },
+    undefined,
+  );
+
+/** The event saying every transfer of a batch is final; its id is fixed per batch (published once or more, kept once). */
+export const batchCompletedEventRecord = (
+  eventId: string,
+  batch: CompletedBatch,
+  now: Date,
+): WebhookEventRecord =>
+  recordOf(
+    batch.tenant,
+    {
+      id: eventId,
+      type: BATCH_COMPLETED_TYPE,
+      createdAt: now.toISOString(),
+      data: {
+        batchId: batch.batchId,
+        messageId: batch.messageId,
+        count: batch.count,
+        groupStatus: batch.groupStatus,
+        countsByStatus: batch.countsByStatus,
+        countsByReasonCode: batch.countsByReasonCode,
+        completedAt: batch.completedAt,
+      },
     },
     undefined,
   );

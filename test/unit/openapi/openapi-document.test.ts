@@ -519,7 +519,7 @@ describe('the operations', () => {
 });
 
 describe('the routes added later', () => {
-  it('list takes the spec filters as query parameters and answers a page with its headers', () => {
+  it('list takes the spec filters and the reference filters as query parameters and answers a page with its headers', () => {
     const id = LIST_ROUTE.operationId;
     const op = operation(fullDocument, id);
     const queries = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
@@ -538,6 +538,9 @@ describe('the routes added later', () => {
       'checkDate.gte',
       'checkNumber.lte',
       'checkNumber.gte',
+      'endToEndId.eq',
+      'instructionId.eq',
+      'batchId.eq',
       'cursor',
       'limit',
     ]);

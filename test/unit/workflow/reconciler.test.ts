@@ -198,3 +198,54 @@ describe('the reconciler', () => {
     expect(first.started + second.started).toBe(executions.length);
   });
 });
+
+describe('the reconciler and batch outcomes', () => {
+  /** A final transfer whose every change is published, still in the recovery index (its last write was cut short). */
+  const finalAndPublished = async (batch?: { batchId: string; position: number }) => {
+    const date = new Date(Date.now() - 600_000).toISOString();
+    const paymentId = crypto.randomUUID();
+    await lifecycleStore().create({
+      tenant: 'tenant-a',
+      paymentId,
+      clientId: 'client-a',
+      createdAt: date,
+      status: 'Rejected',
+      statusReason: 'InsufficientFunds',
+      statusReasonCode: 'AM04',
+      statusDate: date,
+      requestHash: 'hash',
+      servicer: {},
+      transfer: { paymentMethod: 'CreditTransfer', amount: '1.00', debtorAccountId: 'acc-nofunds' },
+      history: [
+        { status: 'Received', date, actor: 'client-a' },
+        {
+          status: 'Rejected',
+          statusReason: 'InsufficientFunds',
+          statusReasonCode: 'AM04',
+          date,
+          actor: 'rail',
+        },
+      ],
+      publishedCount: 2,
+      nextCheckAt: date,
+      ...(batch !== undefined && { batch }),
+    });
+    return paymentId;
+  };
+
+  it("starts a batch's final, published transfer again (its publish step counts it toward the batch), and only marks a lone one published", async () => {
+    const lone = await finalAndPublished();
+    const ofBatch = await finalAndPublished({ batchId: crypto.randomUUID(), position: 0 });
+    const started: string[] = [];
+    const recorder: WorkflowStarter = {
+      start: async (start) => {
+        started.push(start.paymentId);
+      },
+    };
+    await reconcileAt(at(later(0)), recorder);
+    expect(started).toContain(ofBatch);
+    expect(started).not.toContain(lone);
+    expect((await stored(lone)).nextCheckAt).toBeUndefined();
+    expect((await stored(ofBatch)).nextCheckAt).toBeDefined();
+  });
+});
