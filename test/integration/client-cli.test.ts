@@ -394,7 +394,7 @@ describe('CLI commands', () => {
     expect(chosenRows[0]).toEqual(['purpose', 'paymentId']);
     expect(chosenRows.slice(1)).toEqual(newestFirst.map((id, i) => [`Invoice ${4 - i}, "quoted"`, id]));
     const every = await runCli([...filters, '--format', 'csv', '--columns', 'all'], env);
-    expect(parseCsv(every.stdout)[0]).toHaveLength(28);
+    expect(parseCsv(every.stdout)[0]).toHaveLength(29);
 
     // An unknown column is a usage error: named, with the columns there are, and nothing printed.
     const unknown = await runCli([...filters, '--format', 'csv', '--columns', 'paymentId,creditorName'], env);
