@@ -31,7 +31,7 @@ export const getCreditTransferStatus =
       ifNoneMatch: ifNoneMatchOf(event),
       // A pain.002 of the same status, tagged by its own bytes.
       ...(xml && {
-        render: (transfer, record) => pain002Document(transferStatusReport(transfer, record.origin)),
+        render: (transfer, record) => pain002Document(transferStatusReport(transfer, record)),
       }),
     });
     const headers: Record<string, string> = {

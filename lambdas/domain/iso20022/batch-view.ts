@@ -3,7 +3,7 @@ import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-s
 import { toCreditTransfer } from '../credit-transfers/credit-transfer-view.ts';
 import { batchTallyOf, type GroupStatusCode, groupStatusOf, tallyOf } from './batch-outcome.ts';
 import type { StatusReport } from './pain002.ts';
-import type { BatchRecord, BatchStore } from './ports.ts';
+import type { BatchRecord, BatchStore, PaymentGroupRejection } from './ports.ts';
 import { batchPaymentIds } from './submit-batch.ts';
 import { reportedTransaction, reportMessageId } from './transfer-report.ts';
 
@@ -147,7 +147,7 @@ export const batchStatusReport = async (
   const records = await batches.transfers(query.tenant, batchPaymentIds(batch));
   // A transfer not (yet) stored is open: it counts against completion.
   const transactions = records.map((record) =>
-    record === undefined ? undefined : reportedTransaction(toCreditTransfer(record), record.origin),
+    record === undefined ? undefined : reportedTransaction(toCreditTransfer(record), record),
   );
   const statusesOf = (slice: typeof transactions) =>
     slice.map((transaction) => transaction?.status ?? 'Received');
@@ -174,6 +174,15 @@ export const batchStatusReport = async (
     paymentGroups: groups.map((group) => {
       const slice = transactions.slice(offset, offset + group.count);
       offset += group.count;
+      const { rejection } = group as { rejection?: PaymentGroupRejection };
+      // Rejected whole at submission: none of its transfers was stored, its reason is the group's.
+      if (rejection !== undefined)
+        return {
+          paymentInformationId: group.paymentInformationId,
+          status: 'RJCT' as const,
+          rejection,
+          transactions: [],
+        };
       return {
         paymentInformationId: group.paymentInformationId,
         status: groupStatusOf(tallyOf(statusesOf(slice))),

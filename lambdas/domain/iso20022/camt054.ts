@@ -97,7 +97,7 @@ const bankTransactionCode = (record: CreditTransferRecord): string =>
 
 const entryOf = ({ record, settledAt }: NotifiedEntry): string => {
   const reference = compactId(record.paymentId);
-  const ids = reportedTransaction(toCreditTransfer(record), record.origin);
+  const ids = reportedTransaction(toCreditTransfer(record), record);
   const origin = record.origin;
   return node(
     'Ntry',

@@ -15,14 +15,25 @@ export interface ReportedTransaction {
   status: CreditTransferStatus;
   statusReason?: string;
   statusReasonCode?: string;
+  /** What the service says of the transfer beside its status (a past ReqdExctnDt executed on receipt). */
+  additionalInformation?: string;
   /** When the status was reached (ISO 8601). */
   date: string;
+}
+
+/** Why a payment group was rejected whole (`PmtInfSts` RJCT with its `StsRsnInf`). */
+export interface GroupRejection {
+  statusReason: string;
+  statusReasonCode: string;
+  additionalInformation: string;
 }
 
 export interface ReportedPaymentGroup {
   paymentInformationId: string;
   /** ISO's group status of the group's transfers (`PmtInfSts`); absent on a transfer's own report. */
   status?: GroupStatusCode;
+  /** Set when the group was rejected whole at submission: none of its transfers was stored. */
+  rejection?: GroupRejection;
   transactions: readonly ReportedTransaction[];
 }
 
@@ -46,13 +57,32 @@ export interface StatusReport {
 /** ISO DateTime without fractions beyond milliseconds, in UTC: what the schema's ISODateTime takes. */
 const isoDateTime = (date: Date | string): string => new Date(date).toISOString();
 
+/** ISO's Max105Text, which each AddtlInf is. */
+const max105 = (text: string): string => text.slice(0, 105);
+
 const reasonOf = (transaction: ReportedTransaction): string =>
-  transaction.statusReason === undefined
+  transaction.statusReason === undefined && transaction.additionalInformation === undefined
     ? ''
     : node(
         'StsRsnInf',
-        node('Rsn', leaf('Cd', statusReasonCodeOf(transaction.statusReason, transaction.statusReasonCode))),
+        transaction.statusReason === undefined
+          ? ''
+          : node(
+              'Rsn',
+              leaf('Cd', statusReasonCodeOf(transaction.statusReason, transaction.statusReasonCode)),
+            ),
         leaf('AddtlInf', transaction.statusReason),
+        leaf('AddtlInf', transaction.additionalInformation && max105(transaction.additionalInformation)),
+      );
+
+const groupReasonOf = (rejection: GroupRejection | undefined): string =>
+  rejection === undefined
+    ? ''
+    : node(
+        'StsRsnInf',
+        node('Rsn', leaf('Cd', rejection.statusReasonCode)),
+        leaf('AddtlInf', rejection.statusReason),
+        leaf('AddtlInf', max105(rejection.additionalInformation)),
       );
 
 const transactionOf = (transaction: ReportedTransaction): string =>
@@ -89,6 +119,7 @@ export const pain002Document = (report: StatusReport): string => {
           'OrgnlPmtInfAndSts',
           leaf('OrgnlPmtInfId', group.paymentInformationId),
           leaf('PmtInfSts', group.status),
+          groupReasonOf(group.rejection),
           ...group.transactions.map(transactionOf),
         ),
       ),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CreditTransfer } from '../credit-transfers/credit-transfer.ts';
-import type { OriginalMessage } from '../credit-transfers/ports.ts';
+import type { CreditTransferRecord } from '../credit-transfers/ports.ts';
 import type { ReportedTransaction, StatusReport } from './pain002.ts';
 
 /** The message name a report gives a transfer initiated alone by the JSON API (no pain.001 behind it). */
@@ -27,13 +27,16 @@ const UETR_PATTERN = /^[a-f0-9]{8}-[a-f0-9]{4}-4[a-f0-9]{3}-[89ab][a-f0-9]{3}-[a
 export const reportMessageId = (...parts: string[]): string =>
   createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 35);
 
+/** What a report reads of the stored transfer beyond its view: its original message, the service's note. */
+export type StoredReportFields = Partial<Pick<CreditTransferRecord, 'origin' | 'additionalInformation'>>;
+
 /**
  * One transfer as a report shows it: the ids its original message gave (`PmtId`), else those its
  * JSON identifiers carry under the schemes InstrId, EndToEndId and UETR.
  */
 export const reportedTransaction = (
   transfer: CreditTransfer,
-  origin?: OriginalMessage,
+  { origin, additionalInformation }: StoredReportFields = {},
 ): ReportedTransaction => {
   const instructionId = origin?.instructionId ?? identifierOf(transfer, INSTRUCTION_ID_SCHEME);
   const endToEndId = origin?.endToEndId ?? identifierOf(transfer, END_TO_END_ID_SCHEME);
@@ -45,6 +48,7 @@ export const reportedTransaction = (
     status: transfer.status,
     ...(transfer.statusReason !== undefined && { statusReason: transfer.statusReason }),
     ...(transfer.statusReasonCode !== undefined && { statusReasonCode: transfer.statusReasonCode }),
+    ...(additionalInformation !== undefined && { additionalInformation }),
     date: transfer.date,
   };
 };
@@ -55,21 +59,27 @@ export const reportedTransaction = (
  * alone by the JSON API says so: its original message is the transfer itself (its paymentId,
  * compacted to 35 characters) named `CreditTransferInitiationJSON`.
  */
-export const transferStatusReport = (transfer: CreditTransfer, origin?: OriginalMessage): StatusReport => ({
-  messageId: reportMessageId(transfer.paymentId, transfer.status, transfer.date),
-  createdAt: new Date(transfer.date),
-  original:
-    origin === undefined
-      ? { messageId: compactId(transfer.paymentId), messageName: JSON_MESSAGE_NAME }
-      : {
-          messageId: origin.messageId,
-          messageName: origin.messageName,
-          ...(origin.createdAt !== undefined && { createdAt: origin.createdAt }),
-        },
-  paymentGroups: [
-    {
-      paymentInformationId: origin?.paymentInformationId ?? compactId(transfer.paymentId),
-      transactions: [reportedTransaction(transfer, origin)],
-    },
-  ],
-});
+export const transferStatusReport = (
+  transfer: CreditTransfer,
+  stored: StoredReportFields = {},
+): StatusReport => {
+  const { origin } = stored;
+  return {
+    messageId: reportMessageId(transfer.paymentId, transfer.status, transfer.date),
+    createdAt: new Date(transfer.date),
+    original:
+      origin === undefined
+        ? { messageId: compactId(transfer.paymentId), messageName: JSON_MESSAGE_NAME }
+        : {
+            messageId: origin.messageId,
+            messageName: origin.messageName,
+            ...(origin.createdAt !== undefined && { createdAt: origin.createdAt }),
+          },
+    paymentGroups: [
+      {
+        paymentInformationId: origin?.paymentInformationId ?? compactId(transfer.paymentId),
+        transactions: [reportedTransaction(transfer, stored)],
+      },
+    ],
+  };
+};

@@ -77,13 +77,15 @@ describe('the pain.002 of one transfer', () => {
   it('names the pain.001 a batched transfer came in: MsgId, message name, CreDtTm, PmtInfId, InstrId, EndToEndId, UETR', async () => {
     const xml = pain002Document(
       transferStatusReport(transfer(), {
-        messageId: 'ISO-09-2026-12-0001',
-        messageName: 'pain.001.001.09',
-        createdAt: '2026-11-30T08:15:00+01:00',
-        paymentInformationId: 'AI-CHF-01',
-        instructionId: 'AI-INSTR-77',
-        endToEndId: 'AI-E2E-77',
-        uetr: '7a3f1c2e-9b4d-4e8a-a1f2-3c4d5e6f7a8b',
+        origin: {
+          messageId: 'ISO-09-2026-12-0001',
+          messageName: 'pain.001.001.09',
+          createdAt: '2026-11-30T08:15:00+01:00',
+          paymentInformationId: 'AI-CHF-01',
+          instructionId: 'AI-INSTR-77',
+          endToEndId: 'AI-E2E-77',
+          uetr: '7a3f1c2e-9b4d-4e8a-a1f2-3c4d5e6f7a8b',
+        },
       }),
     );
     await expectValidPain002(xml);
@@ -131,5 +133,47 @@ describe('the pain.002 of one transfer', () => {
     );
     await expectValidPain002(rejected);
     expect(rejected).toContain('<TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>AM14</Cd></Rsn>');
+  });
+
+  it('says a past execution date was executed on receipt (AddtlInf), beside or without a reason', async () => {
+    const note = 'ReqdExctnDt 2026-11-20 is past: executed on receipt, 2026-12-01';
+    const settled = pain002Document(transferStatusReport(transfer(), { additionalInformation: note }));
+    await expectValidPain002(settled);
+    expect(settled).toContain(`<TxSts>ACSC</TxSts><StsRsnInf><AddtlInf>${note}</AddtlInf></StsRsnInf>`);
+    const rejected = pain002Document(
+      transferStatusReport(
+        transfer({ status: 'Rejected', statusReason: 'InsufficientFunds', statusReasonCode: 'AM04' }),
+        { additionalInformation: note },
+      ),
+    );
+    await expectValidPain002(rejected);
+    expect(rejected).toContain(
+      `<StsRsnInf><Rsn><Cd>AM04</Cd></Rsn><AddtlInf>InsufficientFunds</AddtlInf><AddtlInf>${note}</AddtlInf></StsRsnInf>`,
+    );
+  });
+
+  it('reports a payment group rejected whole as PmtInfSts RJCT with its reason, and no transactions', async () => {
+    const xml = pain002Document({
+      messageId: 'REPORT-1',
+      createdAt: new Date('2026-12-01T09:00:00Z'),
+      original: { messageId: 'MSG-1', messageName: 'pain.001.001.09', groupStatus: 'PART' },
+      paymentGroups: [
+        {
+          paymentInformationId: 'OLD-GROUP',
+          status: 'RJCT',
+          rejection: {
+            statusReasonCode: 'DT01',
+            statusReason: 'InvalidDate',
+            additionalInformation:
+              'ReqdExctnDt 2026-09-01 is more than 30 days past: the payment group was not executed',
+          },
+          transactions: [],
+        },
+      ],
+    });
+    await expectValidPain002(xml);
+    expect(xml).toContain(
+      '<OrgnlPmtInfId>OLD-GROUP</OrgnlPmtInfId><PmtInfSts>RJCT</PmtInfSts><StsRsnInf><Rsn><Cd>DT01</Cd></Rsn><AddtlInf>InvalidDate</AddtlInf>',
+    );
   });
 });
