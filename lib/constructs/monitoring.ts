@@ -72,6 +72,9 @@ export interface MonitoringProps {
  */
 export type Severity = 'page' | 'ticket';
 
+/** Functions whose throttles one alarm sums: CloudWatch's bound on the metrics of a math alarm. */
+const THROTTLE_GROUP_SIZE = 10;
+
 /** Bounds of the alarms; each is a judgement to revisit with real traffic (docs/decisions.md). */
 export const ALARM_BOUNDS = {
   /** Percent of requests answered 5xx over five minutes. */
@@ -314,12 +317,25 @@ export class Monitoring extends Construct {
         quiet,
       );
     }
-    for (const [name, fn] of props.functions) {
+    // Throttles in groups of ten functions, one alarm a group (a metric math alarm takes ten
+    // metrics at most): the stack stays within CloudFormation's 500 resources, and the alarm's
+    // description names its functions.
+    const throttled = [...props.functions];
+    for (let group = 0; group * THROTTLE_GROUP_SIZE < throttled.length; group++) {
+      const members = throttled.slice(group * THROTTLE_GROUP_SIZE, (group + 1) * THROTTLE_GROUP_SIZE);
+      const usingMetrics = Object.fromEntries(
+        members.map(([, fn], index) => [`t${index}`, fn.metricThrottles({ period: fiveMinutes })]),
+      );
       alarm(
-        `${name}Throttles`,
+        `FunctionThrottles${group + 1}`,
         'ticket',
-        `Function ${name} was throttled`,
-        fn.metricThrottles({ period: fiveMinutes }),
+        `A function was throttled: ${members.map(([name]) => name).join(', ')}`,
+        new MathExpression({
+          expression: Object.keys(usingMetrics).join(' + '),
+          usingMetrics,
+          label: `Throttles of functions ${group * THROTTLE_GROUP_SIZE + 1}-${group * THROTTLE_GROUP_SIZE + members.length}`,
+          period: fiveMinutes,
+        }),
         1,
         quiet,
       );

@@ -631,8 +631,10 @@ describe('stages', () => {
           ),
           'rule on the bus',
         );
+        // Status changes and batch completions: the queue carries what the webhooks carry.
         expect((rule.Properties.EventPattern as Record<string, unknown>)['detail-type'], stage).toEqual([
           'CreditTransferStatusChanged',
+          'CreditTransferBatchCompleted',
         ]);
         const target = onlyOne(
           rule.Properties.Targets as { Arn: unknown; DeadLetterConfig?: { Arn: unknown } }[],
