@@ -4,7 +4,12 @@ import type { AddressInfo, Server } from 'node:net';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
-import { legacyWebhookDueShardKey, webhookDeliveryKey, webhookQueueMarkerKey } from '#adapters/table/keys';
+import {
+  legacyWebhookDueShardKey,
+  webhookDeliveryKey,
+  webhookDueKey,
+  webhookQueueMarkerKey,
+} from '#adapters/table/keys';
 import { createTableInput, WEBHOOK_INDEX } from '#adapters/table/table-definition';
 import { DynamoDbWebhookStore, QUEUES_PER_LOOK } from '#adapters/webhooks/webhook-store';
 import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
@@ -173,11 +178,11 @@ describe('delivery fairness between tenants', () => {
 
     // Two looks: A takes its tenant's limit of attempts, all hanging, and B's first goes out.
     for (let look = 0; look < 2 && claimedOfB().length === 0; look++) await dispatcher.pump();
+    expect(claimedOfB()).toHaveLength(1);
+    expect(claimedOfB()[0]?.attempts).toBe(0);
     expect(claimed.filter((delivery) => delivery.tenant === 'tenant-a')).toHaveLength(
       DEFAULT_DISPATCHER_LIMITS.perTenant,
     );
-    expect(claimedOfB()).toHaveLength(1);
-    expect(claimedOfB()[0]?.attempts).toBe(0);
     // Reads per look are bounded by the queues, not A's thousand deliveries.
     expect(queries.mock.calls.length).toBeLessThanOrEqual(2 * (1 + QUEUES_PER_LOOK) + 4);
 
@@ -188,8 +193,15 @@ describe('delivery fairness between tenants', () => {
     });
     expect(settledB).toEqual(['retrying']);
     clock.advance(2_000);
+    queries.mockClear();
     for (let look = 0; look < 2 && claimedOfB().length === 1; look++) await dispatcher.pump();
     expect(claimedOfB()).toHaveLength(2);
+    // A, at its limit, has its queues passed over unread.
+    const partitionsRead = queries.mock.calls.map(
+      ([input]) => (input.ExpressionAttributeValues as Record<string, unknown>)[':partition'],
+    );
+    expect(partitionsRead).toContain(webhookDueKey('tenant-b', endpointB.id));
+    expect(partitionsRead.filter((partition) => String(partition).includes('tenant-a'))).toEqual([]);
     expect(claimedOfB()[1]).toMatchObject({ eventId: eventB.id, attempts: 1 });
     await new Promise<void>((resolve) => {
       bSettled = resolve;
