@@ -69,7 +69,7 @@ const pendingOfItem = (item: Item): PendingDelivery => ({
  * The queues in turns: one of each tenant's, then the next of each, starting `turn` tenants on
  * (and `turn` endpoints on within each tenant), so successive looks start elsewhere.
  */
-export const inTenantTurns = <Q extends { tenant: string }>(queues: readonly Q[], turn: number): Q[] => {
+export const queuesInTurns = <Q extends { tenant: string }>(queues: readonly Q[], turn: number): Q[] => {
   const byTenant = new Map<string, Q[]>();
   for (const queue of queues) {
     const own = byTenant.get(queue.tenant);
@@ -671,7 +671,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
         !isFull(tenant, endpointId) &&
         (this.quietUntil.get(webhookQueueOrder(tenant, endpointId)) ?? 0) <= nowMs,
     );
-    const chosen = inTenantTurns(open, this.turn++).slice(0, QUEUES_PER_LOOK);
+    const chosen = queuesInTurns(open, this.turn++).slice(0, QUEUES_PER_LOOK);
     const perQueue = await Promise.all(
       chosen.map((queue) =>
         this.dueOfQueue(queue.tenant, queue.endpointId, now, Math.min(limit, QUEUE_READ)),
