@@ -52,7 +52,7 @@ export const ROUND_PER_TENANT = 256;
  * Lines of the file read ahead of the recorded offset at most (each held as its position, tenant
  * and transfer): a tenant's changes behind a backlog this long are found at once.
  */
-const MAX_LINES_AHEAD = 500_000;
+const MAX_LINES_AHEAD = 200_000;
 /** Status events recorded at once. */
 const RECORD_CONCURRENCY = 8;
 /**
