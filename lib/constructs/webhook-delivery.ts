@@ -123,8 +123,6 @@ export class WebhookDelivery extends Construct {
       ...attempts,
       // The queue of due deliveries, through its index.
       tableAccess(props.table, ['Query'], [KEY_PREFIXES.webhookDue], [WEBHOOK_INDEX.indexName]),
-      // Removes the marker of an endpoint queue seen empty (read first, consistently).
-      tableAccess(props.table, ['GetItem', 'DeleteItem'], [KEY_PREFIXES.deliveries]),
       tableAccess(props.table, ['GetItem'], [KEY_PREFIXES.events]),
       metricsEnvironment,
       signing,

@@ -54,6 +54,8 @@ const MAX_MARKER_PAGES = 4;
 const MARK_REFRESH_MS = 60_000;
 /** How long a marker stands after its last write, whatever its queue holds (see sweepMarker). */
 const MARKER_IDLE_MS = 5 * 60_000;
+/** A marker out of the index is kept this long (a queue often fills again), then TTL removes it. */
+const MARKER_RETENTION_SECONDS = 86_400;
 /** How long a queue seen with nothing due is passed over at most. */
 const QUIET_MAX_MS = 5_000;
 
@@ -738,21 +740,28 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
   }
 
   /**
-   * Removes the marker of an endpoint whose queue was just read empty, unless it was written in
-   * the last MARKER_IDLE_MS: a delivery queued since its last write (a process skips rewriting a
-   * marker for MARK_REFRESH_MS) is in the index by then, so the queue was not read empty.
+   * Takes the marker of an endpoint whose queue was just read empty out of the index (and lets
+   * TTL remove it), unless it was written in the last MARKER_IDLE_MS: a delivery queued since its
+   * last write (a process skips rewriting a marker for MARK_REFRESH_MS) is in the index by then,
+   * so the queue was not read empty. One conditional write, no read; the next delivery queued
+   * writes the marker whole again.
    */
   private async sweepMarker(tenant: string, endpointId: string): Promise<void> {
-    const Key = webhookQueueMarkerKey(tenant, endpointId);
-    const { Item } = await this.client.get({ TableName: this.tableName, Key, ConsistentRead: true });
-    const queuedAt = Item?.queuedAt as string | undefined;
-    if (queuedAt === undefined || Date.parse(queuedAt) > Date.now() - MARKER_IDLE_MS) return;
     try {
-      await this.client.delete({
+      await this.client.update({
         TableName: this.tableName,
-        Key,
-        ConditionExpression: 'queuedAt = :seen',
-        ExpressionAttributeValues: { ':seen': queuedAt },
+        Key: webhookQueueMarkerKey(tenant, endpointId),
+        UpdateExpression: 'REMOVE #partition, #order SET #expiresAt = :expires',
+        ConditionExpression: 'attribute_exists(#partition) AND queuedAt < :idleSince',
+        ExpressionAttributeNames: {
+          '#partition': WEBHOOK_INDEX.partitionKey,
+          '#order': WEBHOOK_INDEX.sortKey,
+          '#expiresAt': TIME_TO_LIVE_ATTRIBUTE,
+        },
+        ExpressionAttributeValues: {
+          ':idleSince': new Date(Date.now() - MARKER_IDLE_MS).toISOString(),
+          ':expires': epochSeconds(new Date()) + MARKER_RETENTION_SECONDS,
+        },
       });
       this.markedAt.delete(webhookQueueOrder(tenant, endpointId));
     } catch (error) {
