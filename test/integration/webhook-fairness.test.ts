@@ -92,6 +92,7 @@ it("delivers tenant B's retries while tenant A's thousand queued deliveries wait
       WAIT_MS,
     );
 
+    const backlogQueuedAt = Date.now();
     receiver.answer('/b', (_received, seenBefore) => (seenBefore === 0 ? 500 : 204));
     const endpointB = await callApi(service.baseUrl, '/v1/webhook-endpoints', {
       token: service.token,
@@ -122,6 +123,14 @@ it("delivers tenant B's retries while tenant A's thousand queued deliveries wait
       WAIT_MS,
     );
     expect(retried).toBeGreaterThanOrEqual(5);
+    const ofB = receiver.about('/b', paymentId);
+    const lateness = [...new Set(ofB.map((received) => received.headers['webhook-id']))].map((id) => {
+      const [first, retry] = ofB.filter((received) => received.headers['webhook-id'] === id);
+      return (retry?.at ?? 0) - (first?.at ?? 0) - 1_000;
+    });
+    console.log(
+      `B's webhooks all retried ${Date.now() - backlogQueuedAt} ms after A's backlog was queued; each retry's lateness (ms): ${lateness.join(', ')}`,
+    );
 
     // All the while, A's backlog waited: not even one attempt each yet, most of it still queued.
     const attemptsOfA = receiver.received.filter((received) => received.path.startsWith('/a/')).length;
