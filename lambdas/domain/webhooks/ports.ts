@@ -145,6 +145,8 @@ export interface WebhookRequest {
   body: string;
   /** The local runtime's own receiver: a loopback address is the one allowed then. */
   allowLoopback: boolean;
+  /** Whose endpoint it is: attempts waiting for a connection are let through in tenant turns. */
+  tenant?: string;
 }
 
 /** An answer (its status), or why there was none; never throws. */
