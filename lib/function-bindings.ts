@@ -73,7 +73,7 @@ export const KEY_PREFIXES = {
   dpopJtis: 'DPOP_JTI#',
   /** The signing key schedule (one item, SIGNING_KEYS / SCHEDULE). */
   signingKeys: 'SIGNING_KEYS',
-  /** The webhook deliveries waiting for an attempt, by due time (WEBHOOK_INDEX's shards). */
+  /** WEBHOOK_INDEX's partitions of the webhook deliveries waiting for an attempt: each endpoint's queue, and the queue markers. */
   webhookDue: 'WEBHOOK_DUE#',
   /** Credit transfer batches (pain.001 or JSON), per tenant. */
   batches: 'BATCH#',

@@ -5,6 +5,7 @@ import { benchBatchLifecycles } from './batch.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
 import { benchCliStart } from './cli-start.ts';
+import { benchFirstWebhookFairness, benchRetryFairness, type Delays } from './delivery-fairness.ts';
 import { benchDpopReplay } from './dpop-replay.ts';
 import { benchFairness } from './fairness.ts';
 import { benchHostileUploads, hostileUploadRows } from './hostile-uploads.ts';
@@ -52,7 +53,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, batch, table-calls, authorizer,
- * upload-memory, hostile-uploads, iam-check, bundles, memory, cli, list-scale, webhooks, token-flood, fairness, dpop-replay; comma-separated), or the same names as arguments
+ * upload-memory, hostile-uploads, iam-check, bundles, memory, cli, list-scale, webhooks, token-flood, fairness, delivery-fairness, dpop-replay; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -306,6 +307,56 @@ if (runs('fairness')) {
         `The flood made ${figures.floodInitiations} initiations in ${fixed(figures.floodSeconds)} s. Webhook delay is from the probe transfer's final status change to the receipt of its webhook; ratio flooded / idle at the median **${fixed(median(figures.flooded.webhookMs) / Math.max(1, median(figures.idle.webhookMs)), 2)}**, status reads **${fixed(median(figures.flooded.statusReadMs) / Math.max(0.1, median(figures.idle.statusReadMs)), 2)}**. TENANT_RATE_LIMIT is off here (its local default), so nothing limits the flood's own rate: what is measured is the sharing of recording, delivery and the workflow between tenants.`,
       ],
     });
+  });
+  await report.write();
+}
+
+// Webhook delivery between tenants: one tenant's flood or backlog against another's first webhooks and retries.
+if (runs('delivery-fairness')) {
+  const floodSeconds = benchCount('BENCH_FLOOD_SECONDS', process.env.BENCH_FLOOD_SECONDS, 30);
+  const backlogTransfers = benchCount('BENCH_BACKLOG_TRANSFERS', process.env.BENCH_BACKLOG_TRANSFERS, 40);
+  const waitMs = 150_000;
+  let first: Awaited<ReturnType<typeof benchFirstWebhookFairness>> | undefined;
+  await withService({}, async (service, api) => {
+    first = await benchFirstWebhookFairness(service, api, {
+      floodSeconds,
+      concurrency: 16,
+      afterProbes: 4,
+      waitMs,
+    });
+  });
+  let retries: Awaited<ReturnType<typeof benchRetryFairness>> | undefined;
+  await withService(
+    { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1', WEBHOOK_DISABLE_AFTER_SECONDS: '86400' },
+    async (service, api) => {
+      retries = await benchRetryFairness(service, api, { backlogTransfers, probes: 3, waitMs });
+    },
+  );
+  if (first === undefined || retries === undefined) throw new Error('delivery fairness: no figures');
+  const seconds = (ms: number) => fixed(ms / 1000, 1);
+  const row = (name: string, delays: Delays) => {
+    const sorted = [...delays.ms].sort((a, b) => a - b);
+    return [
+      name,
+      String(delays.ms.length),
+      seconds(sorted[Math.floor(sorted.length / 2)] ?? 0),
+      seconds(sorted.at(-1) ?? 0),
+      delays.missing === 0 ? '0' : `${delays.missing} (counted as ${seconds(waitMs)} s)`,
+    ];
+  };
+  report.section({
+    title: `Webhook delivery fairness between tenants: tenant A floods ${floodSeconds} s of initiations, or has ${retries.backlog} deliveries to 10 trickling endpoints; tenant B's first webhooks and retries`,
+    table: {
+      columns: ["tenant B's", 'count', 'median s', 'max s', 'not arrived'],
+      rows: [
+        row('first webhook, transfer initiated mid-flood (change to receipt)', first.duringFlood),
+        row('first webhook, transfers initiated 5, 10, 15, 20 s after the flood', first.afterFlood),
+        row('retry lateness (receipt after due: 1 s after the failed attempt)', retries.lateness),
+      ],
+    },
+    notes: [
+      `The flood (16 at once, tenant A with a webhook endpoint answering at once) made ${first.floodInitiations} initiations in ${fixed(first.floodSeconds)} s. The backlog: ${backlogTransfers} transfers of A, each status event to 10 endpoints that answer a byte a second (each attempt lasts its 10 s limit), queued within ${fixed(retries.backlogSeconds)} s; B's endpoint fails each event's first attempt, its retry due 1 s later (WEBHOOK_RETRY_SCHEDULE_SECONDS=1,...). The bound is 30 s.`,
+    ],
   });
   await report.write();
 }

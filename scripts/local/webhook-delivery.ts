@@ -47,8 +47,19 @@ export interface LocalWebhookDelivery {
   stop(): Promise<void>;
 }
 
-/** Bytes of the events file read per look: a long backlog is recorded a slice at a time. */
+/** Bytes of the events file read at once. */
 const READ_BYTES = 1 << 20;
+/**
+ * Status changes of one tenant recorded per round: every tenant with changes waiting has its next
+ * ones in each round, so one tenant's backlog delays another's changes by a round, not by the
+ * backlog.
+ */
+export const ROUND_PER_TENANT = 256;
+/**
+ * Lines of the file read ahead of the recorded offset at most (each held as its position, tenant
+ * and transfer): a tenant's changes behind a backlog this long are found at once.
+ */
+const MAX_LINES_AHEAD = 200_000;
 /** Status events recorded at once. */
 const RECORD_CONCURRENCY = 8;
 /**
@@ -90,33 +101,134 @@ const writeOffset = async (offset: number): Promise<void> => {
   await documentClient().put({ TableName: tableName(), Item: { ...localEventBusOffsetKey(), offset } });
 };
 
-/** The whole lines of the file after `offset`, at most READ_BYTES of them, and the offset after them. */
-const readLines = async (file: string, offset: number): Promise<{ lines: string[]; next: number }> => {
+/**
+ * The whole lines of the file after `offset`, at most READ_BYTES of them, each with where it
+ * starts and ends; `from` is 0 rather than `offset` when the file is shorter than that (the data
+ * folder was replaced: it is read anew).
+ */
+const readLines = async (
+  file: string,
+  offset: number,
+): Promise<{ from: number; lines: { start: number; end: number; text: string }[] }> => {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(file, 'r');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { lines: [], next: offset };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { from: offset, lines: [] };
     throw error;
   }
   try {
     const { size } = await handle.stat();
-    // A file shorter than the offset is a new one (the data folder was replaced): read it all.
     const from = size < offset ? 0 : offset;
     const length = Math.min(size - from, READ_BYTES);
-    if (length <= 0) return { lines: [], next: from };
+    if (length <= 0) return { from, lines: [] };
     const buffer = Buffer.alloc(length);
     await handle.read(buffer, 0, length, from);
-    const end = buffer.lastIndexOf(0x0a);
-    if (end < 0) return { lines: [], next: from };
-    return {
-      lines: buffer.subarray(0, end).toString('utf8').split('\n'),
-      next: from + end + 1,
-    };
+    const lines: { start: number; end: number; text: string }[] = [];
+    for (let at = 0, newline = buffer.indexOf(0x0a); newline >= 0; newline = buffer.indexOf(0x0a, at)) {
+      lines.push({ start: from + at, end: from + newline + 1, text: buffer.toString('utf8', at, newline) });
+      at = newline + 1;
+    }
+    return { from, lines };
   } finally {
     await handle.close();
   }
 };
+
+/** Reads the given lines of the file again (a backlog is held by position only). */
+const readTexts = async (file: string, lines: readonly BusLine[]): Promise<string[]> => {
+  const handle = await open(file, 'r');
+  try {
+    const texts: string[] = [];
+    for (const line of lines) {
+      const buffer = Buffer.alloc(line.end - line.start - 1);
+      await handle.read(buffer, 0, buffer.length, line.start);
+      texts.push(buffer.toString('utf8'));
+    }
+    return texts;
+  } finally {
+    await handle.close();
+  }
+};
+
+/** A status change on the bus not recorded yet: where its line is, and whose transfer it is. */
+export interface BusLine {
+  start: number;
+  end: number;
+  tenant: string;
+  /** The transfer, or for a batch completion `batch <batchId>`: what groups a line in a round. */
+  paymentId: string;
+  /** A transfer's status change, or a batch's completion (recorded after the round's changes). */
+  kind?: 'batchCompleted';
+}
+
+/**
+ * The status changes read from the bus and not yet recorded, in file order. Each round takes
+ * every tenant's next ROUND_PER_TENANT changes; the recorded offset moves only past the lines
+ * before the first change not yet recorded, so a crash reads again what was not recorded (and
+ * some that was: recording ignores those) and loses nothing.
+ */
+export class BusBacklog {
+  private lines: BusLine[] = [];
+  private readonly recorded = new Set<BusLine>();
+  /** Where reading goes on, and where the lines already recorded end. */
+  private readEnd: number;
+
+  constructor(private recordedUpTo: number) {
+    this.readEnd = recordedUpTo;
+  }
+
+  get readFrom(): number {
+    return this.readEnd;
+  }
+
+  get full(): boolean {
+    return this.lines.length >= MAX_LINES_AHEAD;
+  }
+
+  get size(): number {
+    return this.lines.length;
+  }
+
+  /** The file was replaced: everything is read anew from its start. */
+  restart(): void {
+    this.lines = [];
+    this.recorded.clear();
+    this.readEnd = 0;
+    this.recordedUpTo = 0;
+  }
+
+  /** Lines read after the last ones; `line` is undefined for a line that is no status change. */
+  add(read: { end: number; line?: BusLine }[]): void {
+    for (const { end, line } of read) {
+      if (line !== undefined) this.lines.push(line);
+      this.readEnd = end;
+    }
+  }
+
+  /** Each tenant's next `perTenant` changes, in file order. */
+  round(perTenant = ROUND_PER_TENANT): BusLine[] {
+    const taken = new Map<string, number>();
+    return this.lines.filter((line) => {
+      const count = taken.get(line.tenant) ?? 0;
+      if (count >= perTenant) return false;
+      taken.set(line.tenant, count + 1);
+      return true;
+    });
+  }
+
+  markRecorded(line: BusLine): void {
+    this.recorded.add(line);
+  }
+
+  /** Drops the recorded lines; answers the offset up to which every line is recorded. */
+  settle(): number {
+    this.lines = this.lines.filter((line) => !this.recorded.has(line));
+    this.recorded.clear();
+    this.recordedUpTo = this.lines[0]?.start ?? this.readEnd;
+    return this.recordedUpTo;
+  }
+}
 
 /** The detail of a line of `detailType`, as written: checked against the table before it counts. */
 const busEventOf = (line: string, detailType: string): { detail: unknown } | undefined => {
@@ -183,127 +295,215 @@ export const startLocalWebhookDelivery = async (options: {
     deps.deliveries.releaseClaims(deps.clock.now()),
   );
   let offset = await readOffset();
+  const backlog = new BusBacklog(offset);
   const pollIntervalMs = options.pollIntervalMs ?? 200;
 
-  const readBus = async () => {
-    for (;;) {
-      const { lines, next } = await readLines(options.eventsFile, offset);
-      if (next === offset && lines.length === 0) return;
-      // One transfer's changes are recorded in order (so the events list has them in order),
-      // different transfers' side by side, the tenants in turns.
-      const transfers = inTenantTurns(lines.flatMap((line) => statusEventOf(line)?.detail ?? []));
-      // Batch completions after the slice's status changes: a batch completes after its transfers.
-      const completions = lines.flatMap((line) => busEventOf(line, BATCH_COMPLETED_EVENT)?.detail ?? []);
-      if (transfers.length > 0 || completions.length > 0) {
-        // EventBridge's rule sends them to the queue first (the queue's policy must allow it): refused,
-        // they stay on the bus, retried as EventBridge retries a target.
-        await checkServiceCall({ kind: 'bus-to-queue', functionName: 'WebhookIngest' });
-        await queueRead('sqs:ReceiveMessage');
-      }
-      const recording = {
-        ...deps,
-        endpoints: endpointsOncePerBatch(deps.endpoints),
-        histories: historiesOncePerBatch(transferHistories()),
-        batches: completedBatches(),
-        onForged,
-      };
-      // First deliveries go on while the next changes are recorded; the offset moves past the
-      // slice only once each of its changes has its first deliveries made or queued.
-      const firstDeliveries: Promise<void>[] = [];
-      let firstFailure: unknown;
-      for (let start = 0; start < transfers.length; ) {
-        const concurrency = options.workflowBacklogged?.()
-          ? RECORD_CONCURRENCY_BEHIND_WORKFLOW
-          : RECORD_CONCURRENCY;
-        const chunk = transfers.slice(start, start + concurrency);
-        start += chunk.length;
-        await Promise.all(
-          chunk.map(async (changes) => {
-            for (const change of changes) {
-              // One message of the queue's reader on AWS: one invocation, which records the change
-              // and makes its first deliveries, under its role.
-              const requestId = randomUUID();
-              const recorded = await inOwnContext(
+  /** Reads the lines written since the last read, up to MAX_LINES_AHEAD changes not yet recorded. */
+  const readAhead = async () => {
+    while (!backlog.full) {
+      const { from, lines } = await readLines(options.eventsFile, backlog.readFrom);
+      if (from !== backlog.readFrom) backlog.restart();
+      if (lines.length === 0) return;
+      backlog.add(
+        lines.map(({ start, end, text }) => {
+          const completion = busEventOf(text, BATCH_COMPLETED_EVENT)?.detail as
+            | { tenant?: unknown; batchId?: unknown }
+            | undefined;
+          if (completion !== undefined && completion !== null)
+            return {
+              end,
+              line: {
+                start,
+                end,
+                tenant: String(completion.tenant),
+                paymentId: `batch ${String(completion.batchId)}`,
+                kind: 'batchCompleted' as const,
+              },
+            };
+          const change = statusEventOf(text)?.detail as { tenant?: unknown; paymentId?: unknown } | undefined;
+          if (change === undefined || change === null) return { end };
+          // The events are as the bus holds them, not yet checked: tenant and paymentId only group them.
+          return {
+            end,
+            line: { start, end, tenant: String(change.tenant), paymentId: String(change.paymentId) },
+          };
+        }),
+      );
+    }
+  };
+
+  /**
+   * Records one round of the backlog (each tenant's next changes) and makes their first
+   * deliveries; a change that fails stays in the backlog for the next round, and so do the later
+   * changes of its transfer.
+   */
+  const recordRound = async (round: readonly BusLine[]): Promise<unknown> => {
+    const texts = await readTexts(options.eventsFile, round);
+    const changeOf = new Map(
+      round.map((line, index) => [
+        line,
+        busEventOf(
+          texts[index] as string,
+          line.kind === 'batchCompleted' ? BATCH_COMPLETED_EVENT : STATUS_CHANGED_EVENT,
+        )?.detail,
+      ]),
+    );
+    // One transfer's changes are recorded in order (so the events list has them in order),
+    // different transfers' side by side, the tenants in turns; batch completions after the
+    // round's changes, since a batch completes after its transfers.
+    const transfers = inTenantTurns(round.filter((line) => line.kind === undefined));
+    const completions = round.filter((line) => line.kind === 'batchCompleted');
+    // EventBridge's rule sends them to the queue first (the queue's policy must allow it): refused,
+    // they stay on the bus, retried as EventBridge retries a target.
+    await checkServiceCall({ kind: 'bus-to-queue', functionName: 'WebhookIngest' });
+    await queueRead('sqs:ReceiveMessage');
+    const recording = {
+      ...deps,
+      endpoints: endpointsOncePerBatch(deps.endpoints),
+      histories: historiesOncePerBatch(transferHistories()),
+      batches: completedBatches(),
+      onForged,
+    };
+    // First deliveries go on while the next changes are recorded; a change counts as recorded
+    // once its first deliveries are made or queued.
+    const firstDeliveries: Promise<void>[] = [];
+    let failure: unknown;
+    for (let start = 0; start < transfers.length; ) {
+      const concurrency = options.workflowBacklogged?.()
+        ? RECORD_CONCURRENCY_BEHIND_WORKFLOW
+        : RECORD_CONCURRENCY;
+      const chunk = transfers.slice(start, start + concurrency);
+      start += chunk.length;
+      await Promise.all(
+        chunk.map(async (lines) => {
+          for (const line of lines) {
+            // One message of the queue's reader on AWS: one invocation, which records the change
+            // and makes its first deliveries, under its role.
+            const requestId = randomUUID();
+            let recorded: Awaited<ReturnType<typeof recordStatusEventFromBus>>;
+            try {
+              recorded = await inOwnContext(
                 'WebhookIngest',
                 requestId,
                 // Metrics are kept per invocation (its request id): published before it ends.
-                () => recordStatusEventFromBus(recording, change).finally(flushMetrics),
+                () => recordStatusEventFromBus(recording, changeOf.get(line)).finally(flushMetrics),
                 INGEST_ENTRY,
               );
-              if (recorded === undefined) continue;
-              // The recording is metered as the invocation; its first deliveries are added to it.
-              const started = performance.now();
-              firstDeliveries.push(
-                inOwnContext('WebhookIngest', requestId, async () => {
-                  await makeFirstDeliveries(deps, dispatcher, recorded);
-                  dispatcher.offer(recorded.queued);
-                })
-                  .catch((error: unknown) => {
-                    firstFailure ??= error;
-                  })
-                  .finally(() => {
-                    if (recorded.first.length > 0)
-                      addBilledDuration(INGEST_ENTRY, performance.now() - started);
-                  }),
-              );
+            } catch (error) {
+              failure ??= error;
+              return;
             }
-          }),
-        );
-      }
-      for (const completion of completions) {
-        const requestId = randomUUID();
-        const recorded = await inOwnContext(
+            if (recorded === undefined) {
+              backlog.markRecorded(line);
+              continue;
+            }
+            // The recording is metered as the invocation; its first deliveries are added to it.
+            const started = performance.now();
+            firstDeliveries.push(
+              inOwnContext('WebhookIngest', requestId, async () => {
+                await makeFirstDeliveries(deps, dispatcher, recorded);
+                dispatcher.offer(recorded.queued);
+              })
+                .then(() => backlog.markRecorded(line))
+                .catch((error: unknown) => {
+                  failure ??= error;
+                })
+                .finally(() => {
+                  if (recorded.first.length > 0) addBilledDuration(INGEST_ENTRY, performance.now() - started);
+                }),
+            );
+          }
+        }),
+      );
+    }
+    for (const line of completions) {
+      const requestId = randomUUID();
+      let recorded: Awaited<ReturnType<typeof recordBatchCompletedFromBus>>;
+      try {
+        recorded = await inOwnContext(
           'WebhookIngest',
           requestId,
-          () => recordBatchCompletedFromBus(recording, completion).finally(flushMetrics),
+          () => recordBatchCompletedFromBus(recording, changeOf.get(line)).finally(flushMetrics),
           INGEST_ENTRY,
         );
-        if (recorded === undefined) continue;
-        firstDeliveries.push(
-          inOwnContext('WebhookIngest', requestId, async () => {
-            await makeFirstDeliveries(deps, dispatcher, recorded);
-            dispatcher.offer(recorded.queued);
-          }).catch((error: unknown) => {
-            firstFailure ??= error;
-          }),
-        );
+      } catch (error) {
+        failure ??= error;
+        continue;
       }
-      await Promise.all(firstDeliveries);
-      // Read again from the same offset: recording the changes again queues each delivery that has
-      // neither a first attempt recorded nor a queued delivery.
-      if (firstFailure !== undefined) throw firstFailure;
-      if (transfers.length > 0 || completions.length > 0) await queueRead('sqs:DeleteMessage');
-      offset = next;
-      await writeOffset(offset);
+      if (recorded === undefined) {
+        backlog.markRecorded(line);
+        continue;
+      }
+      const made = recorded;
+      firstDeliveries.push(
+        inOwnContext('WebhookIngest', requestId, async () => {
+          await makeFirstDeliveries(deps, dispatcher, made);
+          dispatcher.offer(made.queued);
+        })
+          .then(() => backlog.markRecorded(line))
+          .catch((error: unknown) => {
+            failure ??= error;
+          }),
+      );
+    }
+    await Promise.all(firstDeliveries);
+    if (failure === undefined) await queueRead('sqs:DeleteMessage');
+    return failure;
+  };
+
+  const readBus = async () => {
+    for (;;) {
+      await readAhead();
+      const round = backlog.round();
+      const failure = round.length > 0 ? await recordRound(round) : undefined;
+      const recordedUpTo = backlog.settle();
+      if (recordedUpTo !== offset) {
+        offset = recordedUpTo;
+        await writeOffset(offset);
+      }
+      // Recorded again in the next round: a recording that stopped part way queues each delivery
+      // that has neither a first attempt recorded nor a queued delivery.
+      if (failure !== undefined) throw failure;
+      if (round.length === 0) return;
     }
   };
 
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let turn: Promise<void> = Promise.resolve();
-  const tick = async () => {
-    try {
-      await readBus();
-      // The retry sender runs when its schedule may invoke it (the function's resource policy).
-      await checkServiceCall({ kind: 'scheduled', functionName: 'WebhookDeliver' });
-      await inOwnContext('WebhookDeliver', `deliver-${Date.now()}`, () => dispatcher.pump());
-    } catch (error) {
-      console.error('Webhook delivery: reading the events or the queue failed; tried again shortly', error);
-    }
-    if (!stopped) {
-      timer = setTimeout(() => {
-        turn = tick();
-      }, pollIntervalMs);
-    }
+  const every = (name: string, look: () => Promise<unknown>) => {
+    let timer: NodeJS.Timeout | undefined;
+    let turn: Promise<void> = Promise.resolve();
+    const tick = async () => {
+      try {
+        await look();
+      } catch (error) {
+        console.error(`Webhook delivery: ${name} failed; tried again shortly`, error);
+      }
+      if (!stopped) {
+        timer = setTimeout(() => {
+          turn = tick();
+        }, pollIntervalMs);
+      }
+    };
+    turn = tick();
+    return async () => {
+      clearTimeout(timer);
+      await turn;
+    };
   };
-  turn = tick();
+  // The bus and the queue each have their own loop: retries fall due and go out while a backlog
+  // of status changes is being recorded.
+  const stopReading = every('reading the events', readBus);
+  const stopSending = every('reading the queue', async () => {
+    // The retry sender runs when its schedule may invoke it (the function's resource policy).
+    await checkServiceCall({ kind: 'scheduled', functionName: 'WebhookDeliver' });
+    await inOwnContext('WebhookDeliver', `deliver-${Date.now()}`, () => dispatcher.pump());
+  });
 
   return {
     released,
     stop: async () => {
       stopped = true;
-      clearTimeout(timer);
-      await turn;
+      await Promise.all([stopReading(), stopSending()]);
       // Attempts still running end with the process; their claims are released at the next start.
       await Promise.race([dispatcher.idle(), new Promise((resolve) => setTimeout(resolve, 2000))]);
     },

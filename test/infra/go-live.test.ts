@@ -7,6 +7,7 @@ import {
   clientKey,
   creditTransferKey,
   eventsIndexKey,
+  legacyWebhookDueShardKey,
   listCreditorAccountIdKey,
   listCreditorAccountNumberKey,
   listDebtorAccountIdKey,
@@ -15,9 +16,10 @@ import {
   recoveryShardKey,
   sandboxClearingKey,
   signingKeyScheduleKey,
+  WEBHOOK_DUE_QUEUES,
   webhookAttemptKey,
   webhookDeliveryKey,
-  webhookDueShardKey,
+  webhookDueKey,
   webhookEndpointAllocationKey,
   webhookEndpointKey,
   webhookEventKey,
@@ -141,7 +143,8 @@ const PARTITIONS = {
     webhookDeliveryKey('acme', 'e-1', 'ev-1').pk,
     webhookAttemptKey('acme', 'e-1', '2026-01-01T00:00:00.000Z', 'ev-1').pk,
   ],
-  webhookDue: webhookDueShardKey(2),
+  /** An endpoint's queue, the queue markers' partition, and a legacy shard. */
+  webhookDue: [webhookDueKey('acme', 'e-1'), WEBHOOK_DUE_QUEUES, legacyWebhookDueShardKey(2)],
 };
 
 describe('going live', () => {
@@ -466,7 +469,7 @@ describe('going live', () => {
       for (const value of PARTITIONS.webhookEndpoints) under(KEY_PREFIXES.webhookEndpoints, value);
       for (const value of PARTITIONS.events) under(KEY_PREFIXES.events, value);
       for (const value of PARTITIONS.deliveries) under(KEY_PREFIXES.deliveries, value);
-      under(KEY_PREFIXES.webhookDue, PARTITIONS.webhookDue);
+      for (const value of PARTITIONS.webhookDue) under(KEY_PREFIXES.webhookDue, value);
       // No prefix covers another's items.
       const prefixes = Object.values(KEY_PREFIXES);
       for (const a of prefixes)

@@ -236,8 +236,8 @@ export const signingKeyScheduleKey = (): TableKey => ({ pk: 'SIGNING_KEYS', sk: 
  * Webhooks, three kinds under three prefixes. A tenant's endpoints, with their sealed secrets,
  * share one partition (listed by id, which sorts by creation); each endpoint's deliveries and
  * attempts share another; each event has its own (a transfer's events are named by its history,
- * for `paymentId.eq`). WEBHOOK_INDEX orders a tenant's events and the queued deliveries (in
- * WEBHOOK_DUE_SHARDS partitions, so no one partition takes every write).
+ * for `paymentId.eq`). WEBHOOK_INDEX orders a tenant's events, and each endpoint's queued
+ * deliveries in a partition of the endpoint's own (webhookDueKey).
  */
 export const webhookEndpointKey = (tenant: string, endpointId: string): TableKey => ({
   pk: `WEBHOOK_ENDPOINT#${tenant}`,
@@ -272,9 +272,29 @@ export const webhookEventKey = (tenant: string, eventId: string): TableKey => ({
 /** Index partition of a tenant's events; the order is `<createdAt>#<eventId>`. */
 export const eventsIndexKey = (tenant: string): string => `EVENT#${tenant}#ALL`;
 export const eventOrder = (createdAt: string, eventId: string): string => `${createdAt}#${eventId}`;
-export const WEBHOOK_DUE_SHARDS = 4;
-export const webhookDueShardKey = (shard: number): string => `WEBHOOK_DUE#${shard}`;
-export const webhookDueShardOf = (endpointId: string): number =>
-  createHash('sha256').update(endpointId).digest().readUInt8(0) % WEBHOOK_DUE_SHARDS;
+/**
+ * The queued deliveries of one endpoint, in WEBHOOK_INDEX by due time: each endpoint's queue is
+ * read on its own, so one endpoint's backlog never stands in front of another's due work.
+ */
+export const webhookDueKey = (tenant: string, endpointId: string): string =>
+  `WEBHOOK_DUE#${tenant}#${endpointId}`;
+/**
+ * The endpoints that may have queued deliveries: each one's queue marker (webhookQueueMarkerKey)
+ * is in this WEBHOOK_INDEX partition, ordered by tenant, so a look at the queue starts from it.
+ */
+export const WEBHOOK_DUE_QUEUES = 'WEBHOOK_DUE#QUEUES';
+export const webhookQueueOrder = (tenant: string, endpointId: string): string => `${tenant}#${endpointId}`;
+/** The queue marker of an endpoint, in its deliveries' partition (sorts apart from `ATTEMPT#` and `DELIVERY#`). */
+export const webhookQueueMarkerKey = (tenant: string, endpointId: string): TableKey => ({
+  pk: `DELIVERY#${tenant}#${endpointId}`,
+  sk: 'QUEUE',
+});
+/**
+ * Before per-endpoint queues, deliveries were queued in these WEBHOOK_INDEX partitions (a hash of
+ * the endpoint): read until they are empty, and a delivery claimed from one moves to its
+ * endpoint's queue.
+ */
+export const LEGACY_WEBHOOK_DUE_SHARDS = 4;
+export const legacyWebhookDueShardKey = (shard: number): string => `WEBHOOK_DUE#${shard}`;
 /** Where the local runtime has read the events file up to. */
 export const localEventBusOffsetKey = (): TableKey => ({ pk: 'LOCAL_EVENT_BUS', sk: 'OFFSET' });

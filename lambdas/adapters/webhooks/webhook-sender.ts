@@ -79,24 +79,41 @@ export const MAX_ANSWER_BYTES = 4096;
 /** Sockets one sender holds open at once, and to one origin (an endpoint's scheme, host and port). */
 export const SENDER_LIMITS = { sockets: 64, socketsPerOrigin: 4 };
 
-/** Counts held places and queues the rest; a place is given back when its socket has closed. */
+/**
+ * Counts held places and queues the rest; a place is given back when its socket has closed. A
+ * place that comes free goes to the waiting tenants in turns (one tenant's queue of attempts to a
+ * slow origin never stands in front of another tenant's), each tenant's in order.
+ */
 class Places {
   private held = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Waiting attempts per tenant, the tenants in the order they are served next (a Map keeps it). */
+  private readonly waiting = new Map<string, (() => void)[]>();
   constructor(private readonly limit: number) {}
 
-  async take(): Promise<void> {
+  async take(tenant: string): Promise<void> {
     if (this.held < this.limit) {
       this.held++;
       return;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    await new Promise<void>((resolve) => {
+      const own = this.waiting.get(tenant);
+      if (own) own.push(resolve);
+      else this.waiting.set(tenant, [resolve]);
+    });
   }
 
   give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held--;
+    const next = this.waiting.entries().next();
+    if (next.done) {
+      this.held--;
+      return;
+    }
+    const [tenant, own] = next.value;
+    const resolve = own.shift();
+    // This tenant goes to the back of the line; one with nothing waiting leaves it.
+    this.waiting.delete(tenant);
+    if (own.length > 0) this.waiting.set(tenant, own);
+    resolve?.();
   }
 
   get inUse(): number {
@@ -110,7 +127,8 @@ class Places {
  * exchange (connection, status line, headers and body); at most MAX_ANSWER_BYTES of the body are
  * read, then the connection is closed; a body not complete in time fails the attempt with that
  * reason. Sockets are capped per origin and in total, each place given back only once its socket
- * has closed, so no receiver (trickling, or sending without end) holds more than its share. The
+ * has closed, so no receiver (trickling, or sending without end) holds more than its share; places
+ * that come free go to the tenants waiting for them in turns. The
  * same sender runs in both runtimes.
  */
 export class HttpWebhookSender implements WebhookSender {
@@ -152,8 +170,9 @@ export class HttpWebhookSender implements WebhookSender {
     }
     const timeoutMs = this.options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
     const origin = this.originPlaces(url.origin);
-    await origin.take();
-    await this.total.take();
+    const tenant = request.tenant ?? '';
+    await origin.take(tenant);
+    await this.total.take(tenant);
     const release = () => {
       this.total.give();
       origin.give();

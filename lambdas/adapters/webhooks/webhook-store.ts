@@ -19,14 +19,17 @@ import {
   creditTransferKey,
   eventOrder,
   eventsIndexKey,
-  WEBHOOK_DUE_SHARDS,
+  LEGACY_WEBHOOK_DUE_SHARDS,
+  legacyWebhookDueShardKey,
+  WEBHOOK_DUE_QUEUES,
   webhookAttemptKey,
   webhookDeliveryKey,
-  webhookDueShardKey,
-  webhookDueShardOf,
+  webhookDueKey,
   webhookEndpointAllocationKey,
   webhookEndpointKey,
   webhookEventKey,
+  webhookQueueMarkerKey,
+  webhookQueueOrder,
 } from '../table/keys.ts';
 import { TIME_TO_LIVE_ATTRIBUTE, WEBHOOK_INDEX } from '../table/table-definition.ts';
 
@@ -40,6 +43,52 @@ const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
 const MAX_EVENT_QUERIES = 5;
 
 const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/** Endpoint queues one look at the delivery queue reads at most, besides the markers. */
+export const QUEUES_PER_LOOK = 24;
+/** Deliveries read from one endpoint's queue per look (an endpoint takes a few attempts at once). */
+const QUEUE_READ = 8;
+/** Pages of queue markers one look reads at most (a page holds thousands). */
+const MAX_MARKER_PAGES = 4;
+/** How long a process trusts the queue marker it wrote (see markQueued). */
+const MARK_REFRESH_MS = 60_000;
+/** How long a marker stands after its last write, whatever its queue holds (see sweepMarker). */
+const MARKER_IDLE_MS = 5 * 60_000;
+/** A marker out of the index is kept this long (a queue often fills again), then TTL removes it. */
+const MARKER_RETENTION_SECONDS = 86_400;
+/** How long a queue seen with nothing due is passed over at most. */
+const QUIET_MAX_MS = 5_000;
+
+const pendingOfItem = (item: Item): PendingDelivery => ({
+  tenant: item.tenant as string,
+  endpointId: item.endpointId as string,
+  eventId: item.eventId as string,
+  attempts: item.attempts as number,
+  dueAt: item[WEBHOOK_INDEX.sortKey] as string,
+});
+
+/**
+ * The queues in turns: one of each tenant's, then the next of each, starting `turn` tenants on
+ * (and `turn` endpoints on within each tenant), so successive looks start elsewhere.
+ */
+export const queuesInTurns = <Q extends { tenant: string }>(queues: readonly Q[], turn: number): Q[] => {
+  const byTenant = new Map<string, Q[]>();
+  for (const queue of queues) {
+    const own = byTenant.get(queue.tenant);
+    if (own) own.push(queue);
+    else byTenant.set(queue.tenant, [queue]);
+  }
+  const rotate = <T>(items: readonly T[]): T[] => {
+    const by = turn % Math.max(1, items.length);
+    return [...items.slice(by), ...items.slice(0, by)];
+  };
+  const tenants = rotate([...byTenant.values()]).map(rotate);
+  const ordered: Q[] = [];
+  for (let index = 0; ordered.length < queues.length; index++) {
+    for (const own of tenants) if (index < own.length) ordered.push(own[index] as Q);
+  }
+  return ordered;
+};
 
 /**
  * An allocated id with no endpoint after this long was left by a creation or deletion that stopped
@@ -536,11 +585,45 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
 
   // --- deliveries -----------------------------------------------------------------------------
 
-  private dueValues(endpointId: string, dueAt: string): Item {
+  /** When this process last wrote each endpoint's queue marker (see markQueued). */
+  private readonly markedAt = new Map<string, number>();
+  /** Endpoints whose queue had nothing due when last read, and until when that is trusted (see due). */
+  private readonly quietUntil = new Map<string, number>();
+  /** Looks at the queue so far: each starts the tenants' turns one further. */
+  private turn = Math.floor(Math.random() * 1_000_000);
+  /** Set once the legacy shards were read empty: nothing is queued there any more. */
+  private legacyDrained = false;
+
+  private dueValues(tenant: string, endpointId: string, dueAt: string): Item {
     return {
-      [WEBHOOK_INDEX.partitionKey]: webhookDueShardKey(webhookDueShardOf(endpointId)),
+      [WEBHOOK_INDEX.partitionKey]: webhookDueKey(tenant, endpointId),
       [WEBHOOK_INDEX.sortKey]: dueAt,
     };
+  }
+
+  /**
+   * Writes the endpoint's queue marker, before the delivery it announces: no delivery is queued
+   * without one. A process writes it at most once per MARK_REFRESH_MS per endpoint, since a marker
+   * is removed only once its queue is seen empty MARKER_IDLE_MS after its last write.
+   */
+  private async markQueued(tenant: string, endpointId: string): Promise<void> {
+    const order = webhookQueueOrder(tenant, endpointId);
+    const now = Date.now();
+    if (now - (this.markedAt.get(order) ?? Number.NEGATIVE_INFINITY) < MARK_REFRESH_MS) return;
+    await this.client.put({
+      TableName: this.tableName,
+      Item: {
+        ...webhookQueueMarkerKey(tenant, endpointId),
+        type: 'WebhookDeliveryQueue',
+        tenant,
+        endpointId,
+        queuedAt: new Date(now).toISOString(),
+        [WEBHOOK_INDEX.partitionKey]: WEBHOOK_DUE_QUEUES,
+        [WEBHOOK_INDEX.sortKey]: order,
+      },
+    });
+    this.markedAt.set(order, now);
+    this.quietUntil.delete(order);
   }
 
   async queue(
@@ -549,6 +632,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     again: boolean,
     attempts = 0,
   ): Promise<boolean> {
+    await this.markQueued(delivery.tenant, delivery.endpointId);
     try {
       await this.client.put({
         TableName: this.tableName,
@@ -560,7 +644,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
           eventId: delivery.eventId,
           attempts,
           state: 'queued',
-          ...this.dueValues(delivery.endpointId, dueAt.toISOString()),
+          ...this.dueValues(delivery.tenant, delivery.endpointId, dueAt.toISOString()),
         },
         ...(!again && { ConditionExpression: 'attribute_not_exists(pk)' }),
       });
@@ -571,33 +655,140 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     }
   }
 
-  async due(now: Date, limit: number): Promise<PendingDelivery[]> {
+  /**
+   * The due deliveries of at most QUEUES_PER_LOOK endpoint queues, the tenants in turns (each
+   * look starts one tenant further) and within a tenant its endpoints in turns: one read of the
+   * queue markers, then one of each queue chosen, whatever any queue's length. Queues `isFull`
+   * names (their endpoint or tenant has no room now) are not read, so their backlog takes no
+   * other queue's place.
+   */
+  async due(
+    now: Date,
+    limit: number,
+    isFull: (tenant: string, endpointId: string) => boolean = () => false,
+  ): Promise<PendingDelivery[]> {
+    const nowMs = now.getTime();
+    const open = (await this.queuesMarked()).filter(
+      ({ tenant, endpointId }) =>
+        !isFull(tenant, endpointId) &&
+        (this.quietUntil.get(webhookQueueOrder(tenant, endpointId)) ?? 0) <= nowMs,
+    );
+    const chosen = queuesInTurns(open, this.turn++).slice(0, QUEUES_PER_LOOK);
+    const perQueue = await Promise.all(
+      chosen.map((queue) =>
+        this.dueOfQueue(queue.tenant, queue.endpointId, now, Math.min(limit, QUEUE_READ)),
+      ),
+    );
+    const fair: PendingDelivery[] = [];
+    for (let index = 0; perQueue.some((due) => index < due.length); index++) {
+      for (const due of perQueue) if (index < due.length) fair.push(due[index] as PendingDelivery);
+    }
+    const legacy = (await this.legacyDue(now, limit)).filter(
+      (delivery) => !isFull(delivery.tenant, delivery.endpointId),
+    );
+    return [...fair, ...legacy].slice(0, limit);
+  }
+
+  /** The endpoints whose queue marker is kept, ordered by tenant. */
+  private async queuesMarked(): Promise<{ tenant: string; endpointId: string }[]> {
+    const queues: { tenant: string; endpointId: string }[] = [];
+    let startKey: Item | undefined;
+    for (let page = 0; page < MAX_MARKER_PAGES; page++) {
+      const result = await this.client.query({
+        TableName: this.tableName,
+        IndexName: WEBHOOK_INDEX.indexName,
+        KeyConditionExpression: '#partition = :partition',
+        ExpressionAttributeNames: { '#partition': WEBHOOK_INDEX.partitionKey },
+        ExpressionAttributeValues: { ':partition': WEBHOOK_DUE_QUEUES },
+        ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
+      });
+      for (const item of result.Items ?? [])
+        queues.push({ tenant: item.tenant as string, endpointId: item.endpointId as string });
+      startKey = result.LastEvaluatedKey;
+      if (startKey === undefined) break;
+    }
+    return queues;
+  }
+
+  /**
+   * The endpoint's due deliveries, oldest due first. A queue with nothing due is not read again
+   * until its next delivery is due, or QUIET_MAX_MS, whichever is sooner (another process may
+   * queue one due at once); an empty one's marker is removed once idle (sweepMarker).
+   */
+  private async dueOfQueue(
+    tenant: string,
+    endpointId: string,
+    now: Date,
+    limit: number,
+  ): Promise<PendingDelivery[]> {
+    const result = await this.client.query({
+      TableName: this.tableName,
+      IndexName: WEBHOOK_INDEX.indexName,
+      KeyConditionExpression: '#partition = :partition',
+      ExpressionAttributeNames: { '#partition': WEBHOOK_INDEX.partitionKey },
+      ExpressionAttributeValues: { ':partition': webhookDueKey(tenant, endpointId) },
+      Limit: limit,
+    });
+    const queued = (result.Items ?? []).map(pendingOfItem);
+    const due = queued.filter((delivery) => delivery.dueAt <= now.toISOString());
+    if (due.length > 0) return due;
+    const order = webhookQueueOrder(tenant, endpointId);
+    const next = queued[0] === undefined ? Number.POSITIVE_INFINITY : Date.parse(queued[0].dueAt);
+    this.quietUntil.set(order, Math.min(next, now.getTime() + QUIET_MAX_MS));
+    if (queued.length === 0) await this.sweepMarker(tenant, endpointId);
+    return [];
+  }
+
+  /**
+   * Takes the marker of an endpoint whose queue was just read empty out of the index (and lets
+   * TTL remove it), unless it was written in the last MARKER_IDLE_MS: a delivery queued since its
+   * last write (a process skips rewriting a marker for MARK_REFRESH_MS) is in the index by then,
+   * so the queue was not read empty. One conditional write, no read; the next delivery queued
+   * writes the marker whole again.
+   */
+  private async sweepMarker(tenant: string, endpointId: string): Promise<void> {
+    try {
+      await this.client.update({
+        TableName: this.tableName,
+        Key: webhookQueueMarkerKey(tenant, endpointId),
+        UpdateExpression: 'REMOVE #partition, #order SET #expiresAt = :expires',
+        ConditionExpression: 'attribute_exists(#partition) AND queuedAt < :idleSince',
+        ExpressionAttributeNames: {
+          '#partition': WEBHOOK_INDEX.partitionKey,
+          '#order': WEBHOOK_INDEX.sortKey,
+          '#expiresAt': TIME_TO_LIVE_ATTRIBUTE,
+        },
+        ExpressionAttributeValues: {
+          ':idleSince': new Date(Date.now() - MARKER_IDLE_MS).toISOString(),
+          ':expires': epochSeconds(new Date()) + MARKER_RETENTION_SECONDS,
+        },
+      });
+      this.markedAt.delete(webhookQueueOrder(tenant, endpointId));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /** Deliveries queued in the legacy shards (see LEGACY_WEBHOOK_DUE_SHARDS), read until they are empty. */
+  private async legacyDue(now: Date, limit: number): Promise<PendingDelivery[]> {
+    if (this.legacyDrained) return [];
     const perShard = await Promise.all(
-      Array.from({ length: WEBHOOK_DUE_SHARDS }, (_, shard) =>
+      Array.from({ length: LEGACY_WEBHOOK_DUE_SHARDS }, (_, shard) =>
         this.client.query({
           TableName: this.tableName,
           IndexName: WEBHOOK_INDEX.indexName,
-          KeyConditionExpression: '#partition = :partition AND #order <= :now',
-          ExpressionAttributeNames: {
-            '#partition': WEBHOOK_INDEX.partitionKey,
-            '#order': WEBHOOK_INDEX.sortKey,
-          },
-          ExpressionAttributeValues: { ':partition': webhookDueShardKey(shard), ':now': now.toISOString() },
+          KeyConditionExpression: '#partition = :partition',
+          ExpressionAttributeNames: { '#partition': WEBHOOK_INDEX.partitionKey },
+          ExpressionAttributeValues: { ':partition': legacyWebhookDueShardKey(shard) },
           Limit: limit,
         }),
       ),
     );
-    return perShard
-      .flatMap((result) => result.Items ?? [])
-      .map((item) => ({
-        tenant: item.tenant as string,
-        endpointId: item.endpointId as string,
-        eventId: item.eventId as string,
-        attempts: item.attempts as number,
-        dueAt: item[WEBHOOK_INDEX.sortKey] as string,
-      }))
-      .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0))
-      .slice(0, limit);
+    const queued = perShard.flatMap((result) => result.Items ?? []).map(pendingOfItem);
+    if (queued.length === 0) this.legacyDrained = true;
+    return queued
+      .filter((delivery) => delivery.dueAt <= now.toISOString())
+      .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0));
   }
 
   /** A conditional update of a delivery still due at `dueAt`; false when it moved. */
@@ -623,18 +814,28 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
     }
   }
 
-  claim(delivery: PendingDelivery, until: Date): Promise<boolean> {
+  /** Also moves a delivery queued in a legacy shard into its endpoint's queue. */
+  async claim(delivery: PendingDelivery, until: Date): Promise<boolean> {
+    await this.markQueued(delivery.tenant, delivery.endpointId);
     return this.updateDelivery(
       delivery,
-      'SET #order = :until, #state = :attempting',
-      { ':until': until.toISOString(), ':attempting': 'attempting' },
-      { '#state': 'state' },
+      'SET #order = :until, #state = :attempting, #partition = :queue',
+      {
+        ':until': until.toISOString(),
+        ':attempting': 'attempting',
+        ':queue': webhookDueKey(delivery.tenant, delivery.endpointId),
+      },
+      { '#state': 'state', '#partition': WEBHOOK_INDEX.partitionKey },
     );
   }
 
   async releaseClaims(now: Date): Promise<number> {
+    const partitions = [
+      ...(await this.queuesMarked()).map(({ tenant, endpointId }) => webhookDueKey(tenant, endpointId)),
+      ...Array.from({ length: LEGACY_WEBHOOK_DUE_SHARDS }, (_, shard) => legacyWebhookDueShardKey(shard)),
+    ];
     let released = 0;
-    for (let shard = 0; shard < WEBHOOK_DUE_SHARDS; shard++) {
+    for (const partition of partitions) {
       let startKey: Item | undefined;
       do {
         const result = await this.client.query({
@@ -643,19 +844,12 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
           KeyConditionExpression: '#partition = :partition',
           FilterExpression: '#state = :attempting',
           ExpressionAttributeNames: { '#partition': WEBHOOK_INDEX.partitionKey, '#state': 'state' },
-          ExpressionAttributeValues: { ':partition': webhookDueShardKey(shard), ':attempting': 'attempting' },
+          ExpressionAttributeValues: { ':partition': partition, ':attempting': 'attempting' },
           ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
         });
         for (const item of result.Items ?? []) {
-          const claimed = {
-            tenant: item.tenant as string,
-            endpointId: item.endpointId as string,
-            eventId: item.eventId as string,
-            attempts: item.attempts as number,
-            dueAt: item[WEBHOOK_INDEX.sortKey] as string,
-          };
           const done = await this.updateDelivery(
-            claimed,
+            pendingOfItem(item),
             'SET #order = :now, #state = :queued',
             { ':now': now.toISOString(), ':queued': 'queued' },
             { '#state': 'state' },

@@ -81,8 +81,17 @@ export interface WebhookDeliveryStore {
     again: boolean,
     attempts?: number,
   ): Promise<boolean>;
-  /** Deliveries due at `now`, oldest due first, at most `limit`. */
-  due(now: Date, limit: number): Promise<PendingDelivery[]>;
+  /**
+   * Deliveries due at `now`, at most `limit`: the tenants in turns, and each endpoint's oldest due
+   * first. The endpoints `isFull` names (no room for another attempt now) are passed over unread,
+   * and what one look reads is bounded whatever one tenant's or endpoint's backlog: a tenant's
+   * due delivery never waits behind another tenant's queue.
+   */
+  due(
+    now: Date,
+    limit: number,
+    isFull?: (tenant: string, endpointId: string) => boolean,
+  ): Promise<PendingDelivery[]>;
   /** Takes the delivery until `until`, if it is still as seen; false when someone else took or changed it. */
   claim(delivery: PendingDelivery, until: Date): Promise<boolean>;
   /** Sets the next attempt of a claimed delivery (`claimed` as the claim left it). */
@@ -136,6 +145,8 @@ export interface WebhookRequest {
   body: string;
   /** The local runtime's own receiver: a loopback address is the one allowed then. */
   allowLoopback: boolean;
+  /** Whose endpoint it is: attempts waiting for a connection are let through in tenant turns. */
+  tenant?: string;
 }
 
 /** An answer (its status), or why there was none; never throws. */

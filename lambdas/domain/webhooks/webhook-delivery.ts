@@ -325,6 +325,7 @@ const attemptOnce = async (
     headers: signedHeaders(event.id, attemptedAt, event.body, secrets),
     body: event.body,
     allowLoopback: isLocalReceiver(new URL(endpoint.url), deps.urlPolicy),
+    tenant: endpoint.tenant,
   });
   const attempts = attemptsBefore + 1;
   const verdict = verdictOf(response.httpStatus);

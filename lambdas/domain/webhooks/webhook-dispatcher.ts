@@ -77,7 +77,14 @@ export class DeliveryDispatcher {
   /** Starts attempts of due deliveries while the pool has room; answers how many it started. */
   async pump(): Promise<number> {
     if (this.running >= this.limits.concurrency) return 0;
-    const due = await this.deps.deliveries.due(this.deps.clock.now(), this.limits.batch);
+    // The endpoints and tenants at their limit are not read: their backlog takes no one's turn.
+    const due = await this.deps.deliveries.due(
+      this.deps.clock.now(),
+      this.limits.batch,
+      (tenant, endpointId) =>
+        (this.perEndpoint.get(`${tenant}/${endpointId}`) ?? 0) >= this.limits.perEndpoint ||
+        (this.perTenant.get(tenant) ?? 0) >= this.limits.perTenant,
+    );
     return this.offer(due);
   }
 

@@ -6,6 +6,8 @@ export interface ReceivedWebhook {
   path: string;
   headers: IncomingHttpHeaders;
   rawBody: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
   // biome-ignore lint/suspicious/noExplicitAny: tests read events field by field
   event: any;
 }
@@ -35,7 +37,13 @@ export class WebhookReceiver {
         } catch {
           event = undefined;
         }
-        const received = { path: request.url ?? '', headers: request.headers, rawBody, event };
+        const received = {
+          path: request.url ?? '',
+          headers: request.headers,
+          rawBody,
+          at: Date.now(),
+          event,
+        };
         const seenBefore = this.received.filter(
           (earlier) =>
             earlier.path === received.path && earlier.headers['webhook-id'] === request.headers['webhook-id'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StatusChangedEvent } from '#domain/credit-transfers/ports';
-import { inTenantTurns } from '#local/webhook-delivery';
+import { BusBacklog, type BusLine, inTenantTurns, ROUND_PER_TENANT } from '#local/webhook-delivery';
 
 const change = (tenant: string, paymentId: string, sequence: number): StatusChangedEvent => ({
   eventId: `${tenant}-${paymentId}-${sequence}`,
@@ -30,5 +30,41 @@ describe('recording status events for webhooks locally', () => {
       expect(new Set(group.map((entry) => entry.paymentId)).size).toBe(1);
       expect(group.map((entry) => entry.sequence)).toEqual([...group.map((entry) => entry.sequence)].sort());
     }
+  });
+});
+
+describe('the local bus backlog', () => {
+  const line = (index: number, tenant: string, paymentId = `${tenant}-${index}`): BusLine => ({
+    start: index * 100,
+    end: index * 100 + 100,
+    tenant,
+    paymentId,
+  });
+
+  it("takes another tenant's change in the first round, however long one tenant's backlog ahead of it", () => {
+    const backlog = new BusBacklog(0);
+    const flood = Array.from({ length: 10_000 }, (_, index) => line(index, 'flooding'));
+    const quiet = line(10_000, 'quiet');
+    backlog.add([...flood, quiet].map((entry) => ({ end: entry.end, line: entry })));
+
+    const round = backlog.round();
+    expect(round).toContain(quiet);
+    expect(round.filter((entry) => entry.tenant === 'flooding')).toEqual(flood.slice(0, ROUND_PER_TENANT));
+  });
+
+  it('moves the recorded offset only past lines all recorded, and takes a change that failed again', () => {
+    const backlog = new BusBacklog(0);
+    const lines = [line(0, 'a', 'p'), line(1, 'b'), line(2, 'a', 'p')];
+    backlog.add([...lines.map((entry) => ({ end: entry.end, line: entry })), { end: 400 }]);
+
+    // b's change and a's second are recorded, a's first is not: nothing before it may be passed.
+    backlog.markRecorded(lines[1] as BusLine);
+    backlog.markRecorded(lines[2] as BusLine);
+    expect(backlog.settle()).toBe(0);
+    expect(backlog.round()).toEqual([lines[0]]);
+    backlog.markRecorded(lines[0] as BusLine);
+    // Past every recorded change and the line after them that is none.
+    expect(backlog.settle()).toBe(400);
+    expect(backlog.round()).toEqual([]);
   });
 });

@@ -97,11 +97,17 @@ export class MemoryWebhookStore implements WebhookEventStore, WebhookDeliverySto
     return true;
   }
 
-  async due(now: Date, limit: number): Promise<PendingDelivery[]> {
+  async due(
+    now: Date,
+    limit: number,
+    isFull: (tenant: string, endpointId: string) => boolean = () => false,
+  ): Promise<PendingDelivery[]> {
     return [...this.queued.values()]
       .filter(
         (delivery) =>
-          ['queued', 'attempting'].includes(delivery.state) && delivery.dueAt <= now.toISOString(),
+          ['queued', 'attempting'].includes(delivery.state) &&
+          delivery.dueAt <= now.toISOString() &&
+          !isFull(delivery.tenant, delivery.endpointId),
       )
       .sort((a, b) => a.dueAt.localeCompare(b.dueAt))
       .slice(0, limit)

@@ -156,6 +156,28 @@ describe('webhook sender bounds', () => {
   });
 });
 
+describe('webhook sender fairness', () => {
+  it("lets another tenant's attempt to the same origin through before one tenant's queue of waiting attempts", async () => {
+    const order: string[] = [];
+    const { port } = await receiver((request, response) => {
+      order.push(request.url ?? '');
+      // The first tenant's answers trickle for a while; the other's come at once.
+      if (request.url?.startsWith('/slow')) setTimeout(() => response.writeHead(204).end(), 100);
+      else response.writeHead(204).end();
+    });
+    const sender = new HttpWebhookSender({ timeoutMs: 5_000, limits: { sockets: 64, socketsPerOrigin: 2 } });
+    const slow = Array.from({ length: 8 }, (_, index) =>
+      sender.send({ ...request(`http://127.0.0.1:${port}/slow/${index}`, true), tenant: 'flooding' }),
+    );
+    const quick = sender.send({ ...request(`http://127.0.0.1:${port}/quick`, true), tenant: 'quiet' });
+    await Promise.all([...slow, quick]);
+    // Two places, taken by the flooding tenant; of the places that come free, the quiet tenant has
+    // the first or the second (one turn each), not the seventh.
+    expect(order.indexOf('/quick')).toBeLessThanOrEqual(3);
+    expect(order).toHaveLength(9);
+  });
+});
+
 const eventuallyTrue = async (done: () => boolean) => {
   const until = Date.now() + 10_000;
   while (!done()) {
