@@ -172,19 +172,12 @@ export class DynamoDbLifecycleStore
     claim: SubmissionClaim,
   ): Promise<CreditTransferRecord | undefined> {
     // The same item as the cancellation request: whichever of the two is written first wins.
-    return this.updateRecord({
-      TableName: this.tableName,
-      Key: creditTransferKey(tenant, paymentId),
-      UpdateExpression: 'SET submittedAt = :at, submissionClaim = :claim',
-      ConditionExpression:
-        '#status = :from AND attribute_not_exists(cancellation) AND attribute_not_exists(submittedAt)',
-      ExpressionAttributeNames: { '#status': NAMES['#status'] },
-      ExpressionAttributeValues: {
-        ':from': 'AcceptedCustomerProfile',
-        ':at': claim.at.toISOString(),
-        ':claim': claim.id,
-      },
-    });
+    return this.writeClaim(
+      tenant,
+      paymentId,
+      claim,
+      'attribute_not_exists(cancellation) AND attribute_not_exists(submittedAt)',
+    );
   }
 
   async retakeSubmission(
@@ -194,17 +187,28 @@ export class DynamoDbLifecycleStore
     claim: SubmissionClaim,
   ): Promise<CreditTransferRecord | undefined> {
     // Names the claim it replaces: of two that retake the same claim at once, one wins.
+    return this.writeClaim(tenant, paymentId, claim, 'submittedAt = :claimedAt', { ':claimedAt': claimedAt });
+  }
+
+  /** Sets the submission claim while the transfer is AcceptedCustomerProfile and `condition` holds. */
+  private writeClaim(
+    tenant: string,
+    paymentId: string,
+    claim: SubmissionClaim,
+    condition: string,
+    values: Record<string, string> = {},
+  ): Promise<CreditTransferRecord | undefined> {
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
       UpdateExpression: 'SET submittedAt = :at, submissionClaim = :claim',
-      ConditionExpression: '#status = :from AND submittedAt = :claimedAt',
+      ConditionExpression: `#status = :from AND ${condition}`,
       ExpressionAttributeNames: { '#status': NAMES['#status'] },
       ExpressionAttributeValues: {
         ':from': 'AcceptedCustomerProfile',
-        ':claimedAt': claimedAt,
         ':at': claim.at.toISOString(),
         ':claim': claim.id,
+        ...values,
       },
     });
   }
