@@ -217,7 +217,7 @@ describe('approvals racing and interrupted', () => {
       TableName: 'credit-transfers',
       Key: creditTransferKey(tenant, paymentId),
     });
-    const statuses = (item.Item?.history as { status: string }[]).map((change) => change.status);
+    const statuses = ((item.Item?.history ?? []) as { status: string }[]).map((change) => change.status);
     expect(statuses.filter((status) => status === 'Received')).toHaveLength(1);
     expect(statuses.slice(0, 2)).toEqual(['Pending', 'Received']);
   }, 120_000);
