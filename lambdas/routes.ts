@@ -183,9 +183,9 @@ export const ROUTES: readonly Route[] = [
   },
 ];
 
-/** Webhook endpoints and the events API (issue 17). */
-function webhookRoutes(): Route[] {
-  const endpoint = (
+/** A builder of routes under one path prefix and one scope, each handled by a file of its own. */
+function routeUnder(prefix: string, scope: NonNullable<Route['scope']>) {
+  return (
     operationId: string,
     method: Route['method'],
     path: string,
@@ -194,11 +194,16 @@ function webhookRoutes(): Route[] {
   ): Route => ({
     operationId,
     method,
-    path: `/v1/webhook-endpoints${path}`,
+    path: `${prefix}${path}`,
     entry: `lambdas/api/${file}.ts`,
-    scope: 'webhooks:manage',
+    scope,
     summary,
   });
+}
+
+/** Webhook endpoints and the events API (issue 17). */
+function webhookRoutes(): Route[] {
+  const endpoint = routeUnder('/v1/webhook-endpoints', 'webhooks:manage');
   return [
     endpoint('createWebhookEndpoint', 'POST', '', 'create-webhook-endpoint', 'Register a webhook endpoint'),
     endpoint('listWebhookEndpoints', 'GET', '', 'list-webhook-endpoints', 'List webhook endpoints'),
@@ -244,20 +249,7 @@ function webhookRoutes(): Route[] {
 
 /** The tenant's approval rules and limits (docs/approvals.md). */
 function paymentControlRoutes(): Route[] {
-  const route = (
-    operationId: string,
-    method: Route['method'],
-    path: string,
-    file: string,
-    summary: string,
-  ): Route => ({
-    operationId,
-    method,
-    path: `/v1/payment-controls${path}`,
-    entry: `lambdas/api/${file}.ts`,
-    scope: 'payment-controls:manage',
-    summary,
-  });
+  const route = routeUnder('/v1/payment-controls', 'payment-controls:manage');
   return [
     route('getPaymentControls', 'GET', '', 'get-payment-controls', "The tenant's approval rules and limits"),
     route(
