@@ -138,6 +138,21 @@ const REJECTED_EXAMPLE = {
 
 export const LIST_EXAMPLE = [SETTLED_EXAMPLE, REJECTED_EXAMPLE];
 
+/** A batch as the list shows it; a batch's own read adds its transfers. */
+const BATCH_SUMMARY_EXAMPLE = {
+  batchId: '0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f',
+  status: 'Completed',
+  count: 2,
+  createdAt: '2026-11-26T09:30:01.118Z',
+  messageId: 'PAYROLL-2026-12-A',
+  messageName: 'pain.001.001.09',
+  groupStatus: 'PART',
+  open: 0,
+  countsByStatus: { AcceptedSettlementCompleted: 1, Rejected: 1 },
+  countsByReasonCode: { AM04: 1 },
+  completedAt: '2026-12-01T00:00:03.511Z',
+};
+
 export const CANCELLATION_REQUEST_EXAMPLE = {
   cancellationReason: 'Ordered twice: duplicate of invoice INV-2026-117',
 };
@@ -356,31 +371,9 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
       { paymentId: 'c81d4e0b-9a3f-8c2e-b7d1-0f6a5e4d3c21' },
     ],
   },
-  CreditTransferBatchSummary: {
-    batchId: '0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f',
-    status: 'Completed',
-    count: 2,
-    createdAt: '2026-11-26T09:30:01.118Z',
-    messageId: 'PAYROLL-2026-12-A',
-    messageName: 'pain.001.001.09',
-    groupStatus: 'PART',
-    open: 0,
-    countsByStatus: { AcceptedSettlementCompleted: 1, Rejected: 1 },
-    countsByReasonCode: { AM04: 1 },
-    completedAt: '2026-12-01T00:00:03.511Z',
-  },
+  CreditTransferBatchSummary: BATCH_SUMMARY_EXAMPLE,
   CreditTransferBatch: {
-    batchId: '0b0d5c1e-7d8a-8f3e-9c41-2a6b7e5d4c3f',
-    status: 'Completed',
-    count: 2,
-    createdAt: '2026-11-26T09:30:01.118Z',
-    messageId: 'PAYROLL-2026-12-A',
-    messageName: 'pain.001.001.09',
-    groupStatus: 'PART',
-    open: 0,
-    countsByStatus: { AcceptedSettlementCompleted: 1, Rejected: 1 },
-    countsByReasonCode: { AM04: 1 },
-    completedAt: '2026-12-01T00:00:03.511Z',
+    ...BATCH_SUMMARY_EXAMPLE,
     creditTransfers: [
       {
         paymentId: '5e2f0c9a-1b7d-8e4f-a3c2-6d9b8a7f1e20',
