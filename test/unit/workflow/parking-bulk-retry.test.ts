@@ -51,4 +51,19 @@ describe('retry --all-parked: every parked transfer back to the reconciler at on
     expect(await unparkCreditTransfers(deps)).toEqual({ retried: 1, older: 0, moved: 0 });
     expect((await stored(older)).parked).toBeUndefined();
   });
+
+  it('counts as moved a transfer retried by someone else after the list was read, and writes nothing for it', async () => {
+    const paymentId = await parkedAt('2026-12-07T10:00:00.000Z');
+    const store = lifecycleStore();
+    const listed = await store.parked(10_000);
+    // Another operator retries it between this run's list and its write.
+    expect(await store.unpark(TENANT, paymentId, new Date())).toBe(true);
+    const readBefore = { parked: async () => listed, unpark: store.unpark.bind(store) };
+    expect(await unparkCreditTransfers({ parked: readBefore, clock: systemClock })).toEqual({
+      retried: 0,
+      older: 0,
+      moved: listed.length,
+    });
+    expect((await stored(paymentId)).parked).toBeUndefined();
+  });
 });
