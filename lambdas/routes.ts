@@ -266,6 +266,13 @@ function paymentControlRoutes(): Route[] {
       'list-payment-controls-versions',
       'Every version of the payment controls, newest first',
     ),
+    route(
+      'getPaymentControlsUsage',
+      'GET',
+      '/usage',
+      'get-payment-controls-usage',
+      "What each of an account's limits has used in its current period",
+    ),
   ];
 }
 

@@ -83,6 +83,8 @@ export const KEY_PREFIXES = {
   paymentControls: 'PAYMENT_CONTROLS#',
   /** A tenant's batches in the list index (listByTenant, overloaded). */
   batchLists: 'BATCH_LIST#',
+  /** The limit counters of each tenant's accounts, per currency and period. */
+  limitUsage: 'LIMIT_USAGE#',
 } as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[keyof typeof KEY_PREFIXES];
 
@@ -354,8 +356,11 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   ],
   // The tenant's current payment controls; for a rule on new creditors, the creditor's transfers
   // (its list partition, then each one's status).
+  // Counted against limits: each counter by a conditional update (read to explain a refusal), then
+  // the decision on the transfer by a conditional update.
   initiateCreditTransfer: (r) => [
-    tableAccess(r.table, ['PutItem', 'GetItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['PutItem', 'GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['UpdateItem', 'GetItem'], [KEY_PREFIXES.limitUsage]),
     tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls]),
     tableAccess(
       r.table,
@@ -371,9 +376,10 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     workflowAccess(r.lifecycle),
   ],
   // Reads the transfer, appends a decision by a conditional update, then moves it on: an approved
-  // one starts its lifecycle as an initiation does.
+  // one starts its lifecycle as an initiation does (counted first, when a limit's breach held it).
   decideCreditTransferApproval: (r) => [
     tableAccess(r.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    tableAccess(r.table, ['UpdateItem', 'GetItem'], [KEY_PREFIXES.limitUsage]),
     workflowAccess(r.lifecycle),
   ],
   listCreditTransferApprovals: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
@@ -447,6 +453,11 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
   getPaymentControls: (r) => [tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls])],
   putPaymentControls: (r) => [tableAccess(r.table, ['Query', 'PutItem'], [KEY_PREFIXES.paymentControls])],
   listPaymentControlsVersions: (r) => [tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls])],
+  // The current controls, then the account's counters of the current day and month.
+  getPaymentControlsUsage: (r) => [
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls]),
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.limitUsage]),
+  ],
   getOpenApiDocument: () => [],
   getReferencePage: () => [],
   getReferencePageScript: () => [],

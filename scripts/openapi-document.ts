@@ -46,8 +46,9 @@ import {
 import { listBatchesQuerySchema } from '#domain/iso20022/list-batches';
 import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
 import { approvalDecisionRequestSchema } from '#domain/payment-controls/decide-approval';
+import { limitUsageQuerySchema } from '#domain/payment-controls/limit-usage';
 import { listVersionsQuerySchema, MAX_VERSIONS_PAGE } from '#domain/payment-controls/manage-payment-controls';
-import { paymentControlsSchema } from '#domain/payment-controls/payment-controls';
+import { limitSchema, MAX_LIMITS, paymentControlsSchema } from '#domain/payment-controls/payment-controls';
 import { listEventsQuerySchema } from '#domain/webhooks/list-events';
 import {
   createdWebhookEndpointSchema,
@@ -764,7 +765,76 @@ const paymentControlsVersionSchema = z.strictObject({
   controls: paymentControlsSchema,
 });
 
+const usedAmount = () =>
+  described(
+    z.string().check(z.maxLength(40), z.regex(/^[0-9]+(\.[0-9]+)?$/)),
+    'An amount in the limit’s currency, with its ISO 4217 minor unit.',
+  );
+
+const limitUsageSchema = z.strictObject({
+  limits: z
+    .array(
+      z.strictObject({
+        ...limitSchema.shape,
+        period: described(z.enum(['day', 'month']), 'A calendar day or month in UTC.'),
+        periodStart: described(
+          z.iso.datetime().check(z.maxLength(35)),
+          'The current period’s first instant (UTC).',
+        ),
+        periodEnd: described(
+          z.iso.datetime().check(z.maxLength(35)),
+          'The next period’s first instant (UTC).',
+        ),
+        usedAmount: usedAmount(),
+        usedCount: described(z.int().check(z.gte(0)), 'Transfers counted in the period.'),
+        remainingAmount: optionalField(
+          usedAmount(),
+          'What the period still admits, never below zero (with maxAmount).',
+        ),
+        remainingCount: optionalField(
+          z.int().check(z.gte(0)),
+          'Transfers the period still admits (with maxCount).',
+        ),
+      }),
+    )
+    .check(z.maxLength(MAX_LIMITS)),
+});
+
 const PAYMENT_CONTROLS_OPERATIONS: Readonly<Record<string, OperationDetails>> = {
+  getPaymentControlsUsage: {
+    tags: ['Payment controls'],
+    description:
+      'For one account and currency, each `day` and `month` limit that covers it (its own, and those of every ' +
+      'account) with its current period and what the period has used: transfers are counted when they arrive ' +
+      '(in flight included), given back when they end Rejected or Cancelled, and kept when they settle. A transfer ' +
+      'approved past a limit counts too, so usage may pass the limit; what remains is then zero. A `transaction` ' +
+      'limit counts nothing across transfers and is not listed.',
+    requestParams: { query: limitUsageQuerySchema },
+    responses: {
+      '200': {
+        description: 'The limits that cover the account in the currency, with their usage.',
+        content: json(limitUsageSchema, {
+          limits: [
+            {
+              debtorAccountId: 'DE89370400440532013000',
+              currency: 'EUR',
+              period: 'day',
+              maxAmount: '50000.00',
+              maxCount: 100,
+              onBreach: 'reject',
+              periodStart: '2026-12-08T00:00:00.000Z',
+              periodEnd: '2026-12-09T00:00:00.000Z',
+              usedAmount: '12500.00',
+              usedCount: 3,
+              remainingAmount: '37500.00',
+              remainingCount: 97,
+            },
+          ],
+        }),
+      },
+      ...errors([400, 401, 403]),
+    },
+  },
   getPaymentControls: {
     tags: ['Payment controls'],
     description:

@@ -487,6 +487,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/payment-controls/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What each of an account's limits has used in its current period
+     * @description For one account and currency, each `day` and `month` limit that covers it (its own, and those of every account) with its current period and what the period has used: transfers are counted when they arrive (in flight included), given back when they end Rejected or Cancelled, and kept when they settle. A transfer approved past a limit counts too, so usage may pass the limit; what remains is then zero. A `transaction` limit counts nothing across transfers and is not listed.
+     *
+     *     Requires scope `payment-controls:manage`.
+     */
+    get: operations['getPaymentControlsUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/openapi.json': {
     parameters: {
       query?: never;
@@ -10635,6 +10657,303 @@ export interface operations {
               }[];
             };
           }[];
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getPaymentControlsUsage: {
+    parameters: {
+      query: {
+        /** @description The account whose limits are read. */
+        debtorAccountId: string;
+        /** @description The currency of the limits read. */
+        currency: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The limits that cover the account in the currency, with their usage. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "limits": [
+           *         {
+           *           "debtorAccountId": "DE89370400440532013000",
+           *           "currency": "EUR",
+           *           "period": "day",
+           *           "maxAmount": "50000.00",
+           *           "maxCount": 100,
+           *           "onBreach": "reject",
+           *           "periodStart": "2026-12-08T00:00:00.000Z",
+           *           "periodEnd": "2026-12-09T00:00:00.000Z",
+           *           "usedAmount": "12500.00",
+           *           "usedCount": 3,
+           *           "remainingAmount": "37500.00",
+           *           "remainingCount": 97
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            limits: {
+              /** @description The account limited; without it, every account of the tenant, each counted on its own. */
+              debtorAccountId?: string;
+              /** @description The currency of the transfers the limit counts. */
+              currency: string;
+              /**
+               * @description A calendar day or month in UTC.
+               * @enum {string}
+               */
+              period: 'day' | 'month';
+              /** @description The most the transfers of a period may add up to. */
+              maxAmount?: string;
+              /**
+               * Format: int32
+               * @description The most transfers a period may have.
+               */
+              maxCount?: number;
+              /**
+               * @description A transfer past the limit waits for approval, or is rejected (AM02).
+               * @enum {string}
+               */
+              onBreach: 'approval' | 'reject';
+              /**
+               * Format: date-time
+               * @description The current period’s first instant (UTC).
+               */
+              periodStart: string;
+              /**
+               * Format: date-time
+               * @description The next period’s first instant (UTC).
+               */
+              periodEnd: string;
+              /** @description An amount in the limit’s currency, with its ISO 4217 minor unit. */
+              usedAmount: string;
+              /**
+               * Format: int64
+               * @description Transfers counted in the period.
+               */
+              usedCount: number;
+              /** @description What the period still admits, never below zero (with maxAmount). */
+              remainingAmount?: string;
+              /**
+               * Format: int64
+               * @description Transfers the period still admits (with maxCount).
+               */
+              remainingCount?: number;
+            }[];
+          };
         };
       };
       /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */

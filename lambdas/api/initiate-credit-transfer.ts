@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
 import { DynamoDbPaymentControlsStore } from '#adapters/payment-controls/payment-controls-store';
 import { DynamoDbPaymentHistory } from '#adapters/payment-controls/payment-history';
 import {
@@ -7,7 +8,7 @@ import {
   type InitiationDependencies,
   initiateCreditTransfer as initiate,
 } from '#domain/credit-transfers/initiate-credit-transfer';
-import { type ApprovalPolicy, approvalPolicy } from '#domain/payment-controls/initiation-controls';
+import { type ControlsPolicy, controlsPolicy } from '#domain/payment-controls/initiation-controls';
 import { publicUrl, wholeNumberEnv } from '#shared/config';
 import { callerOf } from '#shared/http-event';
 import { jsonHttpHandler } from '#shared/http-handler';
@@ -15,6 +16,7 @@ import { logger } from '#shared/logger';
 import { countTransferInitiated } from '#shared/metrics';
 import type { JsonEvent } from '#shared/middleware';
 import { acceptedResponse } from './accepted-response.ts';
+import { tableStore } from './dependencies.ts';
 import { idempotencyKey, servicerHeaders } from './request-headers.ts';
 import { initiationDependencies } from './starting-dependencies.ts';
 
@@ -37,20 +39,22 @@ export const initiateCreditTransfer =
     return acceptedResponse(location, creditTransfer, replayed);
   };
 
-let approvals: ApprovalPolicy | undefined;
-/** The tenant's payment controls as the initiation reads them, built once per container. */
-const initiationApprovals = (): ApprovalPolicy => {
-  approvals ??= approvalPolicy(
+let controls: ControlsPolicy | undefined;
+let counters: DynamoDbLimitCounters | undefined;
+/** The tenant's payment controls as the initiation reads them, and the limit counters, built once per container. */
+const initiationControls = (): Pick<InitiationDependencies, 'controls' | 'limits'> => {
+  controls ??= controlsPolicy(
     new DynamoDbPaymentControlsStore(documentClient(), tableName()),
     new DynamoDbPaymentHistory(documentClient(), tableName()),
   );
-  return approvals;
+  counters ??= new DynamoDbLimitCounters(documentClient(), tableName());
+  return { controls, limits: { store: tableStore(), counters } };
 };
 
 /** MAX_VALUE_DATE_DAYS: how far ahead a valueDate may be (default a year; at most ten). */
 const withValueDateHorizon = (): InitiationDependencies => ({
   ...initiationDependencies(),
-  approvals: initiationApprovals(),
+  ...initiationControls(),
   maxValueDateDays: wholeNumberEnv('MAX_VALUE_DATE_DAYS', DEFAULT_MAX_VALUE_DATE_DAYS, { min: 0, max: 3650 }),
 });
 

@@ -1,6 +1,7 @@
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
 import { railFromEnvironment } from '#adapters/credit-transfers/rail';
+import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
 import { type Clock, systemClock } from '#domain/commons/ports';
 import {
   DEFAULT_LIFECYCLE_SETTINGS,
@@ -73,4 +74,12 @@ export const workflowDependencies = (): WorkflowDependencies => {
     settings: lifecycleSettings(),
   };
   return wired;
+};
+
+let counters: DynamoDbLimitCounters | undefined;
+
+/** The limit counters (the reconciler counts what an initiation left half done; the publish step gives back). */
+export const limitCounters = (): DynamoDbLimitCounters => {
+  counters ??= new DynamoDbLimitCounters(documentClient(), tableName());
+  return counters;
 };

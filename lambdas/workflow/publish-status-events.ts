@@ -1,14 +1,16 @@
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { DynamoDbBatchStore } from '#adapters/iso20022/batch-store';
-import { publishStatusEvents } from '#domain/credit-transfers/lifecycle-steps';
+import { everyListener, publishStatusEvents } from '#domain/credit-transfers/lifecycle-steps';
 import { batchOutcomeListener } from '#domain/iso20022/batch-outcome';
-import { workflowDependencies } from './dependencies.ts';
+import { limitReleaseListener } from '#domain/payment-controls/count-limits';
+import { limitCounters, workflowDependencies } from './dependencies.ts';
 import { batchEventPublisher, statusEventPublisher } from './status-events.ts';
 import { lifecycleTask } from './task.ts';
 
 /**
  * Task state: publishes the status changes the state carries; its output is the state, noted as
- * published. A final transfer of a batch is counted toward the batch's outcome first.
+ * published. A final transfer first gives back what it counted against limits (ended Rejected or
+ * Cancelled), and one of a batch is counted toward the batch's outcome.
  */
 export const handler = lifecycleTask('publishStatusEvents', (state) => {
   const deps = workflowDependencies();
@@ -16,11 +18,14 @@ export const handler = lifecycleTask('publishStatusEvents', (state) => {
     {
       ...deps,
       publisher: statusEventPublisher(),
-      finalTransfers: batchOutcomeListener({
-        batches: new DynamoDbBatchStore(documentClient(), tableName()),
-        publisher: batchEventPublisher(),
-        clock: deps.clock,
-      }),
+      finalTransfers: everyListener(
+        limitReleaseListener({ store: deps.store, counters: limitCounters(), clock: deps.clock }),
+        batchOutcomeListener({
+          batches: new DynamoDbBatchStore(documentClient(), tableName()),
+          publisher: batchEventPublisher(),
+          clock: deps.clock,
+        }),
+      ),
     },
     state,
   );

@@ -14,7 +14,7 @@ import {
   metrics,
 } from '#shared/metrics';
 import { observed } from '#shared/observability';
-import { type WorkflowDependencies, workflowDependencies } from './dependencies.ts';
+import { limitCounters, type WorkflowDependencies, workflowDependencies } from './dependencies.ts';
 import { operationsEventPublisher } from './status-events.ts';
 
 export interface ReconcileEvent {
@@ -36,7 +36,7 @@ export const reconcile = (dependencies: () => ReconcilerDependencies) =>
   observed(async (event: ReconcileEvent | null | undefined): Promise<ReconcileReport> => {
     const { store, rail, workflow, clock, settings, events } = dependencies();
     const report = await reconcileCreditTransfers(
-      { queue: store, store, rail, workflow, clock, settings, events },
+      { queue: store, store, rail, workflow, clock, settings, events, counters: limitCounters() },
       { everything: event?.everything === true },
     );
     countTransfersStuck(report.stuck);

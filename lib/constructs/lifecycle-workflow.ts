@@ -140,6 +140,8 @@ export class CreditTransferLifecycle extends Construct {
       publishes,
       // Counts a batch's final transfer on the batch item (a conditional update), reads it to finish its outcome.
       tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.batches]),
+      // Gives back what a transfer that ended Rejected or Cancelled counted against limits.
+      tableAccess(props.table, ['UpdateItem'], [KEY_PREFIXES.limitUsage]),
     );
     bind(this.taskFunctions.parkTransfer.function, publishes);
     // No one else in the account puts status events (source credit-transfers) on the bus, whatever
@@ -265,6 +267,8 @@ export class CreditTransferLifecycle extends Construct {
       // Finds due transfers on the recovery index, then reads and moves each transfer.
       tableAccess(props.table, ['Query'], [KEY_PREFIXES.recovery], [RECOVERY_INDEX.indexName]),
       tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+      // Counts a transfer its initiation left half counted against limits (read to explain a refusal).
+      tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.limitUsage]),
       workflowAccess(this.stateMachine),
       // Parks transfers that had their last attempt, and announces each.
       publishes,

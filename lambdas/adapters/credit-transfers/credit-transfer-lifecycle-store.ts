@@ -14,6 +14,7 @@ import type {
   SubmissionClaim,
 } from '#domain/credit-transfers/ports';
 import { statusReasonCodeOf } from '#domain/iso20022/status-codes';
+import type { LimitHold } from '#domain/payment-controls/limits';
 import { isConditionFailure } from '../aws/dynamodb-client.ts';
 import {
   creditTransferKey,
@@ -101,6 +102,8 @@ export class DynamoDbLifecycleStore
       claimSubmission,
       publishedCount,
       whileParked,
+      limits,
+      approval,
     }: StatusTransition,
   ): Promise<CreditTransferRecord | undefined> {
     // A defect, not a race: refused before anything is written.
@@ -122,6 +125,8 @@ export class DynamoDbLifecycleStore
         movesCheck ? ', #shard = :shard, #due = :due' : '',
         claimSubmission !== undefined ? ', submittedAt = :claimedAt, submissionClaim = :claim' : '',
         publishedCount !== undefined ? ', publishedCount = :published' : '',
+        limits !== undefined ? ', limits = :limits' : '',
+        approval !== undefined ? ', approval = :approval' : '',
         // The status index's key moves with the status, in the same conditional write.
         ', #listStatus = :listStatus',
         hasReason ? ', statusReason = :reason, statusReasonCode = :reasonCode' : '',
@@ -138,6 +143,7 @@ export class DynamoDbLifecycleStore
         ...(submission === 'unclaimed' || claimSubmission !== undefined
           ? ['attribute_not_exists(submittedAt)']
           : []),
+        ...(limits !== undefined ? ['limits.#limitState = :limitsFrom'] : []),
       ].join(' AND '),
       ExpressionAttributeNames: {
         '#status': NAMES['#status'],
@@ -145,6 +151,7 @@ export class DynamoDbLifecycleStore
         '#due': NAMES['#due'],
         ...(movesCheck && { '#shard': NAMES['#shard'] }),
         '#listStatus': LIST_INDEXES.status.partitionKey,
+        ...(limits !== undefined && { '#limitState': 'state' }),
       },
       ExpressionAttributeValues: {
         ':from': from,
@@ -161,7 +168,41 @@ export class DynamoDbLifecycleStore
           ':claim': claimSubmission.id,
         }),
         ...(publishedCount !== undefined && { ':published': publishedCount }),
+        ...(limits !== undefined && { ':limits': limits.to, ':limitsFrom': limits.from }),
+        ...(approval !== undefined && { ':approval': approval }),
         ...(movesCheck && this.recoveryValues(tenant, paymentId, nextCheckAt)),
+      },
+    });
+  }
+
+  async updateLimits(
+    tenant: string,
+    paymentId: string,
+    from: LimitHold['state'],
+    to: LimitHold,
+    nextCheckAt?: Date,
+    status?: CreditTransferStatus,
+  ): Promise<CreditTransferRecord | undefined> {
+    return this.updateRecord({
+      TableName: this.tableName,
+      Key: creditTransferKey(tenant, paymentId),
+      UpdateExpression: `SET limits = :limits${nextCheckAt ? ', #shard = :shard, #due = :due' : ''}`,
+      ConditionExpression: [
+        'limits.#limitState = :from',
+        ...(status !== undefined ? ['#status = :status'] : []),
+        // A parked transfer keeps out of recovery: its check is not moved.
+        ...(nextCheckAt ? ['attribute_not_exists(parked)'] : []),
+      ].join(' AND '),
+      ExpressionAttributeNames: {
+        '#limitState': 'state',
+        ...(status !== undefined && { '#status': NAMES['#status'] }),
+        ...(nextCheckAt && { '#shard': NAMES['#shard'], '#due': NAMES['#due'] }),
+      },
+      ExpressionAttributeValues: {
+        ':limits': to,
+        ':from': from,
+        ...(status !== undefined && { ':status': status }),
+        ...(nextCheckAt && this.recoveryValues(tenant, paymentId, nextCheckAt)),
       },
     });
   }

@@ -3,6 +3,7 @@ import { CLIENT_ID_PATTERN } from '#domain/access/client';
 import type { ListPosition } from '#domain/commons/cursor';
 import type { CreditTransferStatus } from '#domain/credit-transfers/credit-transfer-status';
 import type { ListEntry } from '#domain/credit-transfers/list-filters';
+import type { LimitCounterKey } from '#domain/payment-controls/limits';
 import { LIST_ENTRY_ATTRIBUTE, LIST_INDEXES, RECOVERY_INDEX } from './table-definition.ts';
 
 /**
@@ -298,3 +299,18 @@ export const LEGACY_WEBHOOK_DUE_SHARDS = 4;
 export const legacyWebhookDueShardKey = (shard: number): string => `WEBHOOK_DUE#${shard}`;
 /** Where the local runtime has read the events file up to. */
 export const localEventBusOffsetKey = (): TableKey => ({ pk: 'LOCAL_EVENT_BUS', sk: 'OFFSET' });
+
+/**
+ * A limit counter: one partition per tenant and debtor account (the tenant has no '#', so the
+ * account after it cannot forge another's), one item per currency and calendar period.
+ */
+export const limitCounterKey = ({
+  tenant,
+  debtorAccountId,
+  currency,
+  period,
+  start,
+}: LimitCounterKey): TableKey => ({
+  pk: `LIMIT_USAGE#${tenant}#${debtorAccountId}`,
+  sk: `${currency}#${period}#${start}`,
+});

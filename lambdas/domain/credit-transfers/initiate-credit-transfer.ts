@@ -3,7 +3,9 @@ import { fingerprint } from '../commons/canonical-json.ts';
 import { IdempotencyKeyReusedError, type InvalidParam, InvalidRequestError } from '../commons/errors.ts';
 import type { Clock } from '../commons/ports.ts';
 import { parseOrThrow } from '../commons/validation.ts';
-import type { ApprovalPolicy } from '../payment-controls/initiation-controls.ts';
+import { reserveLimits } from '../payment-controls/count-limits.ts';
+import type { ControlsPolicy } from '../payment-controls/initiation-controls.ts';
+import type { LimitCounters } from '../payment-controls/ports.ts';
 import {
   type CreditTransfer,
   type CreditTransferRequest,
@@ -14,7 +16,7 @@ import { toCreditTransfer } from './credit-transfer-view.ts';
 import { STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { moneyRuleViolations } from './money-rules.ts';
 import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
-import type { CreditTransferRecord, CreditTransferStore, WorkflowStarter } from './ports.ts';
+import type { CreditTransferRecord, CreditTransferStore, LifecycleStore, WorkflowStarter } from './ports.ts';
 import { startLifecycle } from './start-lifecycle.ts';
 
 export interface InitiationDependencies {
@@ -22,8 +24,13 @@ export interface InitiationDependencies {
   clock: Clock;
   /** Starts the lifecycle after the write; without one, the reconciler starts it once due. */
   workflow?: WorkflowStarter;
-  /** The tenant's payment controls: a transfer meeting an approval rule waits in Pending, no workflow started. */
-  approvals?: ApprovalPolicy;
+  /**
+   * The tenant's payment controls: a transfer meeting an approval rule waits in Pending, no
+   * workflow started; one covered by limits is counted against them first.
+   */
+  controls?: ControlsPolicy;
+  /** The limit counters and the store's conditional writes: needed once the controls have limits. */
+  limits?: { store: LifecycleStore; counters: LimitCounters };
   /** How many days after today a valueDate may be at most; DEFAULT_MAX_VALUE_DATE_DAYS without it. */
   maxValueDateDays?: number;
 }
@@ -46,6 +53,10 @@ export interface InitiationResult {
   /** True when an earlier request with the same idempotency key and body made this payment. */
   replayed: boolean;
 }
+
+/** Whether nothing holds a stored transfer back from its lifecycle (approval, or its limits being counted). */
+const startable = (record: CreditTransferRecord): boolean =>
+  record.status === 'Received' && record.limits?.state !== 'reserving';
 
 const isAboveZero = (amount: string): boolean => !amount.startsWith('-') && /[1-9]/.test(amount);
 
@@ -81,7 +92,8 @@ export const initiateCreditTransfer = async (
     store,
     clock,
     workflow,
-    approvals,
+    controls,
+    limits: limitCounting,
     maxValueDateDays = DEFAULT_MAX_VALUE_DATE_DAYS,
   }: InitiationDependencies,
   command: InitiationCommand,
@@ -108,8 +120,7 @@ export const initiateCreditTransfer = async (
     }
     // Starts it if the first attempt failed to. Only before any step ran: the fast path (Express)
     // runs a repeated start again, and once a step ran an execution has it (or the reconciler will).
-    if (existing.status === 'Received')
-      await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    if (startable(existing)) await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(existing), replayed: true };
   };
 
@@ -124,7 +135,8 @@ export const initiateCreditTransfer = async (
 
   const date = now.toISOString();
   // The controls current now decide; a transfer held for approval starts no workflow until approved.
-  const approval = approvals === undefined ? undefined : await approvals(tenant, { transfer, clientId }, now);
+  const { approval, limits } =
+    controls === undefined ? {} : await controls(tenant, { transfer, clientId }, now);
   const status = approval === undefined ? 'Received' : 'Pending';
   const record: CreditTransferRecord = {
     tenant,
@@ -141,21 +153,32 @@ export const initiateCreditTransfer = async (
     transfer: command.body as CreditTransferRequest,
     history: [{ status, date, actor: clientId }],
     ...(approval !== undefined && { approval }),
+    ...(limits !== undefined && { limits }),
     // Should the workflow not start, the reconciler finds the transfer due from then on; a pending
-    // one is due when its approval expires.
-    nextCheckAt: approval?.expiresAt ?? secondsAfter(now, STALL_SECONDS).toISOString(),
+    // one is due when its approval expires (once counted against its limits).
+    nextCheckAt:
+      approval !== undefined && limits === undefined
+        ? approval.expiresAt
+        : secondsAfter(now, STALL_SECONDS).toISOString(),
+  };
+  /** Counts it against its limits, when any cover it; then starts it when nothing holds it. */
+  const proceed = async (stored: CreditTransferRecord): Promise<CreditTransferRecord> => {
+    if (stored.limits?.state === 'reserving') {
+      if (limitCounting === undefined)
+        throw new Error('Limits cover the transfer and no limit counters were given');
+      return reserveLimits({ ...limitCounting, clock, workflow }, stored);
+    }
+    if (startable(stored)) await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    return stored;
   };
   if (await store.create(record)) {
-    if (approval === undefined) await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
-    return { creditTransfer: toCreditTransfer(record), replayed: false };
+    return { creditTransfer: toCreditTransfer(await proceed(record)), replayed: false };
   }
 
   // Refused, yet perhaps by our own write: the SDK retries a write whose answer was lost.
   const existing = await store.get(tenant, paymentId);
   if (existing !== undefined && existing.writeId === record.writeId) {
-    if (existing.status === 'Received')
-      await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
-    return { creditTransfer: toCreditTransfer(existing), replayed: false };
+    return { creditTransfer: toCreditTransfer(await proceed(existing)), replayed: false };
   }
   const replay = await replayOf({ record: existing });
   if (replay) return replay;

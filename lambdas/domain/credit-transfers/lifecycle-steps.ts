@@ -80,6 +80,8 @@ export const lifecycleStateSchema = z.object({
   unpublished: z.optional(z.array(statusEventSchema)),
   /** The transfer belongs to a batch: its final status is counted toward the batch's outcome. */
   inBatch: z.optional(z.boolean()),
+  /** The transfer counts against limits: ended Rejected or Cancelled, it gives back what it counted. */
+  limited: z.optional(z.boolean()),
 });
 export type LifecycleState = z.infer<typeof lifecycleStateSchema>;
 /**
@@ -188,6 +190,7 @@ function output(
     next,
     ...extra,
     ...(record.batch !== undefined && { inBatch: true }),
+    ...(record.limits !== undefined && { limited: true }),
     published,
     unpublished: record.history
       .slice(published)
@@ -489,6 +492,9 @@ export const validateCheckAndSubmit = (
   return runStep(deps, state, async (record, now) => {
     switch (record.status) {
       case 'Received':
+        // Not counted against its limits yet: whoever counts it (the initiation, else the
+        // reconciler) starts the lifecycle afterwards. Nothing goes to clearing before.
+        if (record.limits?.state === 'reserving') return output(state, record, 'finish');
         return validateAndCheck(deps, state, record, now, claim);
       case 'AcceptedTechnicalValidation':
         // Validated by a write of its own (a transfer stored before both were one write).
@@ -576,6 +582,13 @@ export interface PublishDependencies {
   finalTransfers?: FinalTransferListener;
 }
 
+/** Tells each listener in turn. */
+export const everyListener = (...listeners: FinalTransferListener[]): FinalTransferListener => ({
+  async transferFinal(record) {
+    for (const listener of listeners) await listener.transferFinal(record);
+  },
+});
+
 /** Publishes from the stored history: every entry not yet noted as published, then notes how far it got. */
 const publishFromHistory = async (
   deps: PublishDependencies,
@@ -620,7 +633,7 @@ export const publishStatusEvents = async (
   if (state.next !== 'poll' && state.next !== 'wait') {
     const final = isFinal(status);
     // Before the transfer leaves the recovery index: a crash in between leaves it to be counted again.
-    if (final && state.inBatch === true && deps.finalTransfers !== undefined) {
+    if (final && (state.inBatch === true || state.limited === true) && deps.finalTransfers !== undefined) {
       const record = await deps.store.get(state.tenant, state.paymentId);
       if (record === undefined) throw new CreditTransferMissingError(state.paymentId);
       await deps.finalTransfers.transferFinal(record);

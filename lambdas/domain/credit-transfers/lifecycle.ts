@@ -60,6 +60,8 @@ export const canTransition = (from: CreditTransferStatus, to: CreditTransferStat
   if (isFinal(from)) return false;
   // Approved, a pending transfer starts the lifecycle at its first status.
   if (from === 'Pending') return to === 'Received' || to === 'Rejected' || to === 'Cancelled';
+  // A limit's breach that asks for approval holds a transfer before its lifecycle starts.
+  if (to === 'Pending') return from === 'Received';
   if (to === 'Rejected') return true;
   if (to === 'Cancelled') return true;
   return PROGRESSION.indexOf(to) === PROGRESSION.indexOf(from) + 1;

@@ -1,4 +1,5 @@
 import type { PendingApproval } from '../payment-controls/approval.ts';
+import type { LimitHold } from '../payment-controls/limits.ts';
 import type { CreditTransferRequest, CreditTransferStatus, ServicerHeaders } from './credit-transfer.ts';
 import type { LifecycleStart } from './lifecycle.ts';
 
@@ -90,6 +91,8 @@ export interface CreditTransferRecord {
   stalledAttempts?: number;
   /** The approval the transfer waited or waits for (payment controls); kept once decided. */
   approval?: PendingApproval;
+  /** Where the transfer stands with the limits of the tenant's payment controls, when any covered it. */
+  limits?: LimitHold;
   /** Set while the transfer waits for an operator (`npm run transfers`): nothing drives it on meanwhile. */
   parked?: ParkedMark;
 }
@@ -155,6 +158,10 @@ export interface StatusTransition {
   publishedCount?: number;
   /** Only while the transfer is parked, and unparks it in the same write (an operator's decision). */
   whileParked?: boolean;
+  /** Replaces the limit hold in the same write, only while it is in state `from`. */
+  limits?: { from: LimitHold['state']; to: LimitHold };
+  /** Sets the approval the transfer waits for (a limit's breach that asks for one). */
+  approval?: PendingApproval;
 }
 
 /** The writes of the lifecycle; every one is conditional, so a re-run after a crash is harmless. */
@@ -186,6 +193,19 @@ export interface LifecycleStore {
     paymentId: string,
     claimedAt: string,
     claim: SubmissionClaim,
+  ): Promise<CreditTransferRecord | undefined>;
+  /**
+   * Replaces the transfer's limit hold while it is in state `from` (one conditional write), and
+   * while the transfer is in `status` when given; moves the next recovery check when given. The
+   * updated record, or undefined when refused.
+   */
+  updateLimits(
+    tenant: string,
+    paymentId: string,
+    from: LimitHold['state'],
+    to: LimitHold,
+    nextCheckAt?: Date,
+    status?: CreditTransferStatus,
   ): Promise<CreditTransferRecord | undefined>;
   /** Records a cancellation request unless one is recorded or the transfer is final (or unknown): then undefined. */
   requestCancellation(

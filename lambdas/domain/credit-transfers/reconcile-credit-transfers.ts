@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../commons/ports.ts';
 import { isExpired } from '../payment-controls/approval.ts';
+import { reserveLimits } from '../payment-controls/count-limits.ts';
 import { settlePending } from '../payment-controls/decide-approval.ts';
+import type { LimitCounters } from '../payment-controls/ports.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { type LifecycleSettings, pollBudgetSeconds } from './lifecycle-settings.ts';
 import { executionsWithoutProgress, NO_PROGRESS, parkCreditTransfer } from './parked-transfers.ts';
@@ -32,6 +34,8 @@ export interface ReconcileDependencies {
   settings: LifecycleSettings;
   /** Where a parking is announced. */
   events: OperationsEventPublisher;
+  /** The limit counters: a transfer its initiation left half counted is counted here. */
+  counters?: LimitCounters;
 }
 
 export interface ReconcileOptions {
@@ -148,6 +152,19 @@ export const reconcileCreditTransfers = async (
     if (deps.workflow.isDriving?.(candidate)) return 'driven';
     const record = await deps.store.get(candidate.tenant, candidate.paymentId);
     if (record === undefined) return 'skipped';
+    if (record.limits?.state === 'reserving') {
+      // Its initiation stopped while counting it against its limits: counted here, which starts
+      // it, holds it for approval or rejects it, as the limits say.
+      if (deps.counters === undefined)
+        throw new Error('A transfer waits to be counted and no limit counters were given');
+      if ((await deps.queue.claim(candidate, secondsAfter(now, STALL_SECONDS))) === undefined)
+        return 'skipped';
+      await reserveLimits(
+        { store: deps.store, counters: deps.counters, clock: deps.clock, workflow: deps.workflow },
+        record,
+      );
+      return 'started';
+    }
     if (record.status === 'Pending' && record.approval !== undefined) {
       // Waiting for approval, no workflow: settle it (approved, rejected, cancelled or expired
       // while no request finished the job), or look again when it expires.
@@ -167,7 +184,10 @@ export const reconcileCreditTransfers = async (
     const published = (record.publishedCount ?? 0) >= record.history.length;
     // A batch's transfer is counted toward its batch by the publish step (the one that puts the
     // batch's completion on the bus), so its execution runs again rather than this shortcut.
-    if (isFinal(record.status) && published && record.batch === undefined) {
+    // So is one that still owes back what it counted against its limits (the publish step gives it).
+    const owesRelease =
+      record.limits?.state === 'held' && (record.status === 'Rejected' || record.status === 'Cancelled');
+    if (isFinal(record.status) && published && record.batch === undefined && !owesRelease) {
       await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);
       return 'skipped';
     }

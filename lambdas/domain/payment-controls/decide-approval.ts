@@ -17,8 +17,15 @@ import { toCreditTransfer } from '../credit-transfers/credit-transfer-view.ts';
 import { STALL_SECONDS, STATUS_REASONS, secondsAfter } from '../credit-transfers/lifecycle.ts';
 import type { CreditTransferRecord, LifecycleStore, WorkflowStarter } from '../credit-transfers/ports.ts';
 import { startLifecycle } from '../credit-transfers/start-lifecycle.ts';
-import { type ApprovalDecision, isApproved, isExpired, isRejected } from './approval.ts';
-import type { ApprovalStore } from './ports.ts';
+import {
+  type ApprovalDecision,
+  isApproved,
+  isExpired,
+  isRejected,
+  type PendingApproval,
+} from './approval.ts';
+import { countApproved } from './count-limits.ts';
+import type { ApprovalStore, LimitCounters } from './ports.ts';
 
 export const approvalDecisionRequestSchema = z.strictObject({
   decision: described(
@@ -33,6 +40,8 @@ export interface ApprovalDependencies {
   approvals: ApprovalStore;
   clock: Clock;
   workflow?: WorkflowStarter;
+  /** The limit counters: a transfer held by a limit's breach counts once approved. */
+  counters?: LimitCounters;
 }
 
 export interface DecisionCommand {
@@ -58,11 +67,19 @@ export interface DecisionResult {
  * stands afterwards; unchanged when there is nothing to settle yet.
  */
 export const settlePending = async (
-  { store, clock, workflow }: Pick<ApprovalDependencies, 'store' | 'clock' | 'workflow'>,
+  {
+    store,
+    clock,
+    workflow,
+    counters,
+  }: Pick<ApprovalDependencies, 'store' | 'clock' | 'workflow' | 'counters'>,
   record: CreditTransferRecord,
 ): Promise<CreditTransferRecord> => {
   const { approval } = record;
   if (record.status !== 'Pending' || approval === undefined) return record;
+  // Still being counted against its limits: whoever counts it (the initiation, else the
+  // reconciler) settles it afterwards.
+  if (record.limits?.state === 'reserving') return record;
   const now = clock.now();
   const date = now.toISOString();
   const ending = (statusReason: string, actor: string) =>
@@ -79,11 +96,17 @@ export const settlePending = async (
     const rejection = approval.approvals.find((entry) => entry.decision === 'reject');
     settled = await ending(STATUS_REASONS.orderCancelled, rejection?.clientId ?? 'workflow');
   } else if (isApproved(approval)) {
-    settled = await store.transition(record.tenant, record.paymentId, {
-      from: 'Pending',
-      change: { status: 'Received', date, actor: 'workflow' },
-      nextCheckAt: secondsAfter(now, STALL_SECONDS),
-    });
+    if (record.limits?.state === 'onApproval') {
+      if (counters === undefined)
+        throw new Error('A transfer held by a limit is approved and no limit counters were given');
+      settled = await countApproved({ store, counters, clock }, record, approvedAt(approval));
+    } else {
+      settled = await store.transition(record.tenant, record.paymentId, {
+        from: 'Pending',
+        change: { status: 'Received', date, actor: 'workflow' },
+        nextCheckAt: secondsAfter(now, STALL_SECONDS),
+      });
+    }
     if (settled)
       await startLifecycle(workflow, {
         tenant: record.tenant,
@@ -105,6 +128,13 @@ export const settlePending = async (
     return settled;
   }
   return (await store.get(record.tenant, record.paymentId)) ?? record;
+};
+
+/** When the approval that completed the count was given: a repeat of the settlement finds the same time. */
+const approvedAt = (approval: PendingApproval): Date => {
+  const approvals = approval.approvals.filter((entry) => entry.decision === 'approve');
+  const completing = approvals[approval.approvalsRequired - 1] ?? approvals[approvals.length - 1];
+  return new Date(completing?.at ?? approval.expiresAt);
 };
 
 const sameDecision = (kept: ApprovalDecision, decision: string, reason: string | undefined) =>

@@ -65,7 +65,7 @@ export const limitSchema = z.strictObject({
   maxCount: optionalField(z.int().check(z.gte(1), z.lte(1_000_000)), 'The most transfers a period may have.'),
   onBreach: described(
     z.enum(BREACH_ACTIONS),
-    'A transfer past the limit waits for approval, or is rejected (AM02).',
+    'A transfer past the limit waits for approval, or is rejected (AM14, amount exceeds agreed limit).',
   ),
 });
 export type Limit = z.infer<typeof limitSchema>;

@@ -1,5 +1,6 @@
 import type { CreditTransferRecord } from '../credit-transfers/ports.ts';
 import type { ApprovalDecision } from './approval.ts';
+import type { CounterBound, LimitCounterKey, LimitUsage } from './limits.ts';
 import type { PaymentControls } from './payment-controls.ts';
 
 /** One stored version of a tenant's controls: versions count from 1, each kept for good. */
@@ -47,4 +48,29 @@ export interface CurrentControlsReader {
 /** Whether a debtor account has paid a creditor account before (rules with `newCreditorOnly`). */
 export interface PaymentHistory {
   hasPaid(tenant: string, debtorAccountId: string, creditorAccountId: string): Promise<boolean>;
+}
+
+/**
+ * The limit counters: per account, currency and period, the amount and number of transfers
+ * counted. Each write also marks the transfer it was for, until the transfer's own record notes
+ * it (`acknowledge`): a repeat after a crash in between finds the mark, and counts nothing twice
+ * or gives nothing back twice. The marks stay few, so the items stay small.
+ */
+export interface LimitCounters {
+  /**
+   * Counts the transfer unless that breaks `bound` (one conditional write; `unbounded` for a
+   * transfer a client approved past its limit). Counted already (marked) is counted. Refused,
+   * the usage it found.
+   */
+  reserve(
+    key: LimitCounterKey,
+    paymentId: string,
+    amountUnits: bigint,
+    bound: CounterBound | 'unbounded',
+  ): Promise<{ counted: true } | { counted: false; usage: LimitUsage }>;
+  /** Gives back what the transfer counted (it ended Rejected or Cancelled); given back already (marked) changes nothing. */
+  release(key: LimitCounterKey, paymentId: string, amountUnits: bigint): Promise<void>;
+  /** Removes the transfer's marks once its record notes what was done. */
+  acknowledge(key: LimitCounterKey, paymentId: string): Promise<void>;
+  usage(key: LimitCounterKey): Promise<LimitUsage>;
 }
