@@ -208,6 +208,15 @@ describe('CLI: payment controls', () => {
     expect(stale.stderr).toContain('controls get');
     expect(stale.stdout).toBe('');
 
+    // Without --if-match once versions exist: the CLI names the current ETag itself.
+    const current = await runCli(
+      ['controls', 'set', await jsonFile({ approvalRules: [EUR_RULE] })],
+      admin.env,
+    );
+    expect(current.code, current.stderr).toBe(0);
+    expect(current.stdout).toContain('Stored, replacing ETag "2"');
+    expect(current.stdout).toContain('ETag: "3"');
+
     const versions = await runCli(['controls', 'versions', '--format', 'json'], admin.env);
     expect(versions.code, versions.stderr).toBe(0);
     expect(
@@ -215,6 +224,7 @@ describe('CLI: payment controls', () => {
         ({ version, clientId }) => [version, clientId],
       ),
     ).toEqual([
+      [3, admin.clientId],
       [2, admin.clientId],
       [1, admin.clientId],
     ]);
