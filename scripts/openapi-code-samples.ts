@@ -141,6 +141,36 @@ for await (const event of client.events.list({ 'createdAt.gte': '2026-11-24T00:0
   console.log(event.id, event.type, event.createdAt);
 }
 `,
+  decideCreditTransferApproval: `// As a client of the tenant other than the one that initiated the transfer. A retry reuses the
+// idempotency key (a new one per decision by default) and is answered again, not refused.
+const decided = await client.approve(${literal(PAYMENT_ID_EXAMPLE)}, { reason: 'Checked against the invoice' });
+console.log(decided.status, decided.approval?.approvals.length);
+// Or: await client.reject(paymentId, { reason: 'Unknown supplier' }); // ends Rejected (DS02)
+`,
+  listCreditTransferApprovals: `const decisions = await client.approvals(${literal(PAYMENT_ID_EXAMPLE)});
+for (const decision of decisions) {
+  console.log(decision.clientId, decision.decision, decision.reason, decision.at);
+}
+`,
+  getPaymentControls: `const { controls, etag } = await client.paymentControls.get();
+console.log(etag, controls.approvalRules, controls.limits);
+`,
+  putPaymentControls: `import { PreconditionFailedError } from '${SDK_PACKAGE}';
+
+// Read, change, and send back naming the version read: a change made meanwhile is not overwritten.
+const { controls, etag } = await client.paymentControls.get();
+try {
+  const stored = await client.paymentControls.put({ ...controls, approvalExpiry: 'P3D' }, { ifMatch: etag });
+  console.log(stored.etag);
+} catch (error) {
+  if (!(error instanceof PreconditionFailedError)) throw error;
+  console.log('Changed by someone else since it was read: read it again and apply the change');
+}
+`,
+  listPaymentControlsVersions: `for await (const version of client.paymentControls.versions()) {
+  console.log(version.version, version.clientId, version.createdAt);
+}
+`,
 };
 
 export interface CodeSample {

@@ -3,12 +3,14 @@ import createClient, { type Client } from 'openapi-fetch';
 import { type ApiCaller, type ResultShape, responseInfo } from './api-caller.ts';
 import type { paths } from './api-types.ts';
 import { apiErrorFrom, type RequestLine, WaitTimeoutError } from './errors.ts';
+import type { HandTypedPaths } from './hand-typed-paths.ts';
 import {
   asksForNonce,
   type DpopOption,
   DpopProver,
   type PrivateKeyJwtOptions,
 } from './key-authentication.ts';
+import { PaymentControlsCalls } from './payment-controls.ts';
 import {
   type Repeat,
   type RetryOptions,
@@ -20,6 +22,9 @@ import {
 } from './retry.ts';
 import { TokenManager } from './token-manager.ts';
 import type {
+  ApprovalDecision,
+  ApprovalDecisionRequest,
+  BatchApprovalResult,
   BatchFilters,
   BatchPage,
   CancellationRequest,
@@ -99,6 +104,18 @@ export interface IdempotentCallOptions extends CallOptions {
   idempotencyId?: string | undefined;
 }
 
+/** `approve` and `reject`: why (kept with the decision), and the idempotency key every retry reuses. */
+export interface DecisionOptions extends CallOptions {
+  reason?: string | undefined;
+  /** Default: a new UUID. A repeat with the same key and decision is answered again, not refused. */
+  idempotencyKey?: string | undefined;
+}
+
+/** `approveBatch`: the one decision for every pending transfer of the batch. */
+export interface BatchDecisionOptions extends DecisionOptions {
+  decision: ApprovalDecisionRequest['decision'];
+}
+
 export interface StatusOptions extends CallOptions {
   /** A previous answer's `etag`: an unchanged report then answers `modified: false`, without a body. */
   ifNoneMatch?: string | undefined;
@@ -144,6 +161,8 @@ export class CreditTransfersClient {
   readonly webhooks: WebhookEndpoints;
   /** The events list: page by page, every event, or new events as they come (`follow`). */
   readonly events: Events;
+  /** The tenant's payment controls: read, replace (with the ETag), versions, limit usage. */
+  readonly paymentControls: PaymentControlsCalls;
 
   constructor(options: CreditTransfersClientOptions) {
     const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -168,6 +187,7 @@ export class CreditTransfersClient {
     };
     this.webhooks = new WebhookEndpoints(caller);
     this.events = new Events(caller);
+    this.paymentControls = new PaymentControlsCalls(caller);
   }
 
   /** Authorizes and retries one request; openapi-fetch hands every call through here. */
@@ -406,6 +426,67 @@ export class CreditTransfersClient {
           header: { idempotencyId: options.idempotencyId ?? randomUUID(), ...servicerHeaders(options) },
         },
         body: request,
+      }),
+    );
+  }
+
+  /**
+   * Approves a transfer that waits in `Pending` (scope `transactions:approve`); answers the
+   * transfer as it now is. Without `idempotencyKey` a new one is made: a retry is answered again.
+   */
+  approve(paymentId: string, options: DecisionOptions = {}): Promise<CreditTransferAnswer> {
+    return this.#decide(paymentId, 'approve', options);
+  }
+
+  /** Rejects a transfer that waits in `Pending`: it ends `Rejected` (OrderCancelled, DS02). */
+  reject(paymentId: string, options: DecisionOptions = {}): Promise<CreditTransferAnswer> {
+    return this.#decide(paymentId, 'reject', options);
+  }
+
+  async #decide(
+    paymentId: string,
+    decision: ApprovalDecisionRequest['decision'],
+    options: DecisionOptions,
+  ): Promise<CreditTransferAnswer> {
+    return this.#answer(
+      await this.#api.POST('/v1/payments/credit-transfers/{paymentId}/approvals', {
+        ...this.#init(options),
+        params: {
+          path: { paymentId },
+          header: { 'Idempotency-Key': options.idempotencyKey ?? randomUUID() },
+        },
+        body: { decision, ...(options.reason !== undefined && { reason: options.reason }) },
+      }),
+    );
+  }
+
+  /** The decisions on a transfer, oldest first (none for a transfer never held for approval). */
+  async approvals(paymentId: string, options: CallOptions = {}): Promise<ApprovalDecision[]> {
+    return this.#unwrap(
+      await this.#api.GET('/v1/payments/credit-transfers/{paymentId}/approvals', {
+        ...this.#init(options),
+        params: { path: { paymentId } },
+      }),
+    );
+  }
+
+  /**
+   * One decision for every pending transfer of a batch: how many it decided, and each it could
+   * not, with why. Without `idempotencyKey` a new one is made: a retry is answered again.
+   */
+  async approveBatch(batchId: string, options: BatchDecisionOptions): Promise<BatchApprovalResult> {
+    const api = this.#api as unknown as Client<HandTypedPaths>;
+    return this.#unwrap(
+      await api.POST('/v1/payments/credit-transfer-batches/{batchId}/approvals', {
+        ...this.#init(options),
+        params: {
+          path: { batchId },
+          header: { 'Idempotency-Key': options.idempotencyKey ?? randomUUID() },
+        },
+        body: {
+          decision: options.decision,
+          ...(options.reason !== undefined && { reason: options.reason }),
+        },
       }),
     );
   }

@@ -72,6 +72,19 @@ export class ApiError extends CreditTransfersError {
   }
 }
 
+/**
+ * 412 `precondition_failed`: the `ifMatch` sent names a version that is no longer the current one
+ * (someone changed it since it was read). Read it again, apply the change, send it with the new ETag.
+ */
+export class PreconditionFailedError extends ApiError {
+  override name = 'PreconditionFailedError';
+}
+
+/** 428 `precondition_required`: a change that must name the version it replaces (`ifMatch`) came without one. */
+export class PreconditionRequiredError extends ApiError {
+  override name = 'PreconditionRequiredError';
+}
+
 /** The service could not be reached (or did not answer in time) on any attempt. */
 export class NetworkError extends CreditTransfersError {
   override name = 'NetworkError';
@@ -180,7 +193,13 @@ export const apiErrorFrom = (
     ? (fields.invalidParams as InvalidParam[])
     : undefined;
   const requestId = requestIdOf(response);
-  return new ApiError(
+  const ErrorClass =
+    response.status === 412
+      ? PreconditionFailedError
+      : response.status === 428
+        ? PreconditionRequiredError
+        : ApiError;
+  return new ErrorClass(
     response.status,
     { error, error_description: description, ...(invalidParams && { invalidParams }) },
     request,

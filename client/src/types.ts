@@ -13,6 +13,8 @@ type Schemas = components['schemas'];
  * instead of spelling out the schema's anonymous type.
  */
 type Fields<Name extends keyof Schemas> = { [Key in keyof Schemas[Name]]: Schemas[Name][Key] };
+/** The element type of an array answer (an interface may extend only a name). */
+type Element<List> = List extends readonly (infer Item)[] ? Item : never;
 
 /** A credit transfer as the client sends it to `initiate`. */
 export interface CreditTransferRequest extends Fields<'CreditTransferRequest'> {}
@@ -166,3 +168,75 @@ export interface BatchPage extends ResponseInfo {
 }
 /** A batch's 202, and whether it answered a submission made before (`Idempotent-Replayed`). */
 export type CreditTransferBatchAnswer = CreditTransferBatchAccepted & ResponseInfo;
+
+/** The JSON body of an operation's 200 answer, and of its request. */
+type JsonAnswer<Operation extends keyof operations> = operations[Operation]['responses'] extends {
+  200: { content: { 'application/json': infer Body } };
+}
+  ? Body
+  : never;
+type JsonBody<Operation extends keyof operations> = operations[Operation]['requestBody'] extends
+  | { content: { 'application/json': infer Body } }
+  | undefined
+  ? Body
+  : never;
+
+/** Why a transfer waits in `Pending`: the rule that holds it, the approvals it needs and has, until when. */
+export type Approval = NonNullable<CreditTransfer['approval']>;
+/** One decision on a pending transfer: who, approve or reject, why, when, and the token it came with. */
+export interface ApprovalDecision extends Element<JsonAnswer<'listCreditTransferApprovals'>> {}
+/** What `approve` and `reject` send: the decision and, optionally, why. */
+export interface ApprovalDecisionRequest extends JsonBody<'decideCreditTransferApproval'> {}
+
+/** The tenant's payment controls: approval rules, how long a pending transfer waits, limits. */
+export interface PaymentControls extends JsonAnswer<'getPaymentControls'> {}
+/** What `paymentControls.put` sends: the whole document (rules and limits default to none, expiry to P7D). */
+export interface PaymentControlsRequest extends JsonBody<'putPaymentControls'> {}
+/** One approval rule of the payment controls. */
+export type ApprovalRule = PaymentControls['approvalRules'][number];
+/** One limit of the payment controls. */
+export type Limit = PaymentControls['limits'][number];
+/** One stored version of the payment controls: its number, ETag, who stored it and when, the document. */
+export interface PaymentControlsVersion extends Element<JsonAnswer<'listPaymentControlsVersions'>> {}
+
+/** The payment controls and the ETag to send back as `ifMatch` when changing them. */
+export interface PaymentControlsResult extends ResponseInfo {
+  controls: PaymentControls;
+  etag: string;
+}
+
+/*
+ * Hand-typed: `GET /v1/payment-controls/usage` and the batch approvals route are not in the
+ * OpenAPI document yet. Once they are, these become names for the generated types.
+ */
+
+/** A limit of the payment controls with what the current period has used and has left. */
+export interface LimitUsage extends Limit {
+  /** When the current period began and ends (a `transaction` limit: the transfer's moment). */
+  periodStart: string;
+  periodEnd: string;
+  usedAmount: string;
+  usedCount: number;
+  /** Absent when the limit has no `maxAmount` (or `maxCount`). */
+  remainingAmount?: string;
+  remainingCount?: number;
+}
+
+/** The limits that apply to one account and currency, each with its usage. */
+export interface PaymentControlsUsage {
+  limits: LimitUsage[];
+}
+
+/** What `approveBatch` sends: one decision for every pending transfer of the batch. */
+export interface BatchApprovalRequest {
+  decision: ApprovalDecisionRequest['decision'];
+  reason?: string;
+}
+
+/** The answer of `approveBatch`: how many transfers it decided, and each it could not, with why. */
+export interface BatchApprovalResult {
+  batchId: string;
+  decision: ApprovalDecisionRequest['decision'];
+  decided: number;
+  notDecided: { paymentId: string; reason: string }[];
+}

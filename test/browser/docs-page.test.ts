@@ -132,6 +132,52 @@ const cutCodeBlocks = (page: Page) =>
     return { checked: shown.length, cut };
   });
 
+/** Fills the auth panel with a client id and secret and authorizes: the page fetches the token itself. */
+const authorize = async (
+  page: Page,
+  origin: string,
+  client: { clientId: string; clientSecret: string },
+): Promise<string> => {
+  const auth = page.locator('.scalar-reference-intro-auth');
+  await expect
+    .poll(async () => auth.innerText(), { timeout: 10_000 })
+    .toContain('OAuth-2.0-client-credentials');
+  const field = async (label: string) => {
+    const id = await auth.locator('label', { hasText: label }).first().getAttribute('for');
+    return auth.locator(`[id="${id}"]`);
+  };
+  await (await field('Client ID')).locator('[contenteditable]').fill(client.clientId);
+  await (await field('Client Secret')).fill(client.clientSecret);
+  const tokenAnswer = page.waitForResponse((response) => response.url() === `${origin}/oauth/token`);
+  await auth.getByRole('button', { name: 'Authorize', exact: true }).click();
+  const tokenResponse = await tokenAnswer;
+  expect(tokenResponse.status()).toBe(200);
+  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+  expect(token).toMatch(/^ey/);
+  await expect.poll(async () => auth.innerText(), { timeout: 10_000 }).toContain('Access Token');
+  return token;
+};
+
+/** Opens an operation's try-it client from its section (by its summary). */
+const openTryIt = async (page: Page, summary: string): Promise<void> => {
+  await page.locator('aside, nav').getByText(summary, { exact: true }).first().click();
+  const section = page.locator('section', { has: page.getByRole('heading', { name: summary, exact: true }) });
+  await section.getByRole('button', { name: 'Test Request' }).first().click();
+};
+
+/** Sends the request in the open try-it client and answers the response that comes back. */
+const sendTryIt = async (page: Page, method: string, path: string) => {
+  const answer = page.waitForResponse(
+    (response) => response.request().method() === method && new URL(response.url()).pathname === path,
+  );
+  await page.getByRole('button', { name: /^Send/ }).first().click();
+  return answer;
+};
+
+/** A row of the try-it client's parameter tables (a header, a path parameter): its value's editor. */
+const tryItValue = (page: Page, name: string) =>
+  page.locator(`tr[id="${name}"]`).last().locator('[aria-label=" Value"] [contenteditable]');
+
 describe('GET /docs in a browser', () => {
   let service: LocalService;
   let browser: Browser;
@@ -338,25 +384,7 @@ describe('GET /docs in a browser', () => {
     const page = await browser.newPage({ viewport: DESKTOP });
     await openReference(page, service.baseUrl, document.info.title);
 
-    const auth = page.locator('.scalar-reference-intro-auth');
-    await expect
-      .poll(async () => auth.innerText(), { timeout: 10_000 })
-      .toContain('OAuth-2.0-client-credentials');
-    const field = async (label: string) => {
-      const id = await auth.locator('label', { hasText: label }).first().getAttribute('for');
-      return auth.locator(`[id="${id}"]`);
-    };
-    await (await field('Client ID')).locator('[contenteditable]').fill(client.clientId);
-    await (await field('Client Secret')).fill(client.clientSecret);
-    const tokenAnswer = page.waitForResponse(
-      (response) => response.url() === `${service.baseUrl}/oauth/token`,
-    );
-    await auth.getByRole('button', { name: 'Authorize', exact: true }).click();
-    const tokenResponse = await tokenAnswer;
-    expect(tokenResponse.status()).toBe(200);
-    const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
-    expect(token).toMatch(/^ey/);
-    await expect.poll(async () => auth.innerText(), { timeout: 10_000 }).toContain('Access Token');
+    const token = await authorize(page, service.baseUrl, client);
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: join('test-results', 'docs-page-1280-token.png') });
 
@@ -378,6 +406,93 @@ describe('GET /docs in a browser', () => {
     expect(listed.map((transfer) => transfer.paymentId)).toEqual([paymentId]);
     await expect.poll(async () => page.getByText('200 OK').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await page.screenshot({ path: join('test-results', 'docs-page-1280-try-it.png') });
+    await page.close();
+  });
+
+  it('try-it reads the payment controls with their ETag, replaces them with If-Match, and approves a pending transfer', async () => {
+    const tenant = `docs-page-${randomBytes(4).toString('hex')}`;
+    const client = {
+      clientId: `docs-page-${randomBytes(4).toString('hex')}`,
+      clientSecret: `secret-${randomBytes(16).toString('hex')}`,
+      scope: 'payment-controls:manage transactions:read transactions:approve',
+      tenant,
+    };
+    const initiator = {
+      clientId: `docs-page-${randomBytes(4).toString('hex')}`,
+      clientSecret: `secret-${randomBytes(16).toString('hex')}`,
+      scope: 'transactions:read transactions:write',
+      tenant,
+    };
+    await Promise.all([createClient(service, client), createClient(service, initiator)]);
+    const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as {
+      info: { title: string };
+    };
+    const page = await browser.newPage({ viewport: DESKTOP });
+    await openReference(page, service.baseUrl, document.info.title);
+    const token = await authorize(page, service.baseUrl, client);
+
+    await openTryIt(page, "The tenant's approval rules and limits");
+    const read = await sendTryIt(page, 'GET', '/v1/payment-controls');
+    expect(read.request().headers().authorization).toBe(`Bearer ${token}`);
+    expect(read.status()).toBe(200);
+    expect(read.headers().etag).toBe('"0"');
+    expect(await read.json()).toEqual({ approvalRules: [], approvalExpiry: 'P7D', limits: [] });
+    await expect.poll(async () => page.getByText('200 OK').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await page.keyboard.press('Escape');
+
+    // The PUT as the page fills it in: the document's example as the JSON body, If-Match typed in.
+    await openTryIt(page, "Replace the tenant's approval rules and limits");
+    await tryItValue(page, 'If-Match').fill('"0"');
+    const replaced = await sendTryIt(page, 'PUT', '/v1/payment-controls');
+    expect(replaced.request().headers()['if-match']).toBe('"0"');
+    expect(replaced.request().headers()['content-type']).toBe('application/json');
+    expect(replaced.status()).toBe(200);
+    expect(replaced.headers().etag).toBe('"1"');
+    const stored = (await replaced.json()) as { approvalRules: { name: string }[] };
+    expect(stored.approvalRules.map((rule) => rule.name)).toEqual(['large EUR payments', 'new creditors']);
+    // The same If-Match again names a version that is no longer current: refused, nothing stored.
+    const stale = await sendTryIt(page, 'PUT', '/v1/payment-controls');
+    expect(stale.status()).toBe(412);
+    expect(((await stale.json()) as { error: string }).error).toBe('precondition_failed');
+    await page.screenshot({ path: join('test-results', 'docs-page-1280-try-it-controls.png') });
+    await page.keyboard.press('Escape');
+
+    // A transfer to a creditor its account never paid: held by the rule "new creditors".
+    const { access_token: initiatorToken } = (await (
+      await fetch(`${service.baseUrl}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: initiator.clientId,
+          client_secret: initiator.clientSecret,
+        }),
+      })
+    ).json()) as { access_token: string };
+    const initiated = await fetch(`${service.baseUrl}/v1/payments/credit-transfers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${initiatorToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        paymentMethod: 'CreditTransfer',
+        amount: '12.34',
+        currency: 'EUR',
+        debtorAccountId: 'DE89370400440532013000',
+        creditorAccountId: 'FR1420041010050500013M02606',
+      }),
+    });
+    const pending = (await initiated.json()) as { paymentId: string; status: string };
+    expect(pending.status).toBe('Pending');
+
+    await openTryIt(page, 'Approve or reject a credit transfer that waits for approval');
+    await tryItValue(page, 'paymentId').fill(pending.paymentId);
+    const key = randomBytes(8).toString('hex');
+    await tryItValue(page, 'idempotencyId').fill(key);
+    const approvalPath = `/v1/payments/credit-transfers/${pending.paymentId}/approvals`;
+    const approved = await sendTryIt(page, 'POST', approvalPath);
+    expect(approved.request().headers().idempotencyid).toBe(key);
+    expect(JSON.parse(approved.request().postData() ?? '')).toMatchObject({ decision: 'approve' });
+    expect(approved.status()).toBe(200);
+    expect(((await approved.json()) as { status: string }).status).toBe('Received');
     await page.close();
   });
 

@@ -9,6 +9,7 @@ import { ApiError, CreditTransfersError } from '../errors.ts';
 import type { PrivateKeyJwtOptions } from '../key-authentication.ts';
 import { CHANGE_FIELDS, DEFAULT_STUCK_AFTER_MS, pollOnce } from '../poll.ts';
 import type { CreditTransferRequest, ListFilters, StatusReport } from '../types.ts';
+import { addApprovalCommands } from './approvals.ts';
 import { addBatchCommands } from './batches.ts';
 import {
   CSV_COLUMNS,
@@ -469,6 +470,7 @@ export const buildProgram = () => {
   };
   addWebhookCommands(program, context);
   addBatchCommands(program, context);
+  addApprovalCommands(program, { ...context, clientId: () => configuration(globals()).clientId });
 
   return program;
 };
