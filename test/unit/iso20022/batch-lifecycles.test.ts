@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { LifecycleStart } from '#domain/credit-transfers/lifecycle';
 import type { CreditTransferRecord, CreditTransferStore } from '#domain/credit-transfers/ports';
 import type { BatchRecord, BatchReference, BatchStore, Pain001Reader } from '#domain/iso20022/ports';
-import { START_CONCURRENCY, startBatchLifecycles } from '#domain/iso20022/start-batch-lifecycles';
+import {
+  batchStartSeconds,
+  START_CONCURRENCY,
+  type StartPace,
+  startBatchLifecycles,
+} from '#domain/iso20022/start-batch-lifecycles';
 import { batchPaymentIds, submitBatch } from '#domain/iso20022/submit-batch';
 
 /** The table's two kinds of items, in memory, with the conditional writes the adapters make. */
@@ -62,6 +67,21 @@ const command = (count: number) => ({
   },
 });
 
+/** A pace on a clock of its own: a wait moves that clock on to the time waited for, at once. */
+const virtualPace = (startsPerSecond: number) => {
+  let now = 1_000_000;
+  const waits: number[] = [];
+  const pace: StartPace = {
+    startsPerSecond,
+    clock: { now: () => new Date(now) },
+    sleep: async (milliseconds) => {
+      waits.push(milliseconds);
+      now = Math.max(now, now + milliseconds);
+    },
+  };
+  return { pace, waits, elapsed: () => now - 1_000_000 };
+};
+
 describe('a batch’s lifecycles', () => {
   it('are asked for once, after every transfer is stored, by the request that stored the batch; a replay asks nothing', async () => {
     const { store, batchStore, transfers } = memoryStores();
@@ -110,7 +130,7 @@ describe('a batch’s lifecycles', () => {
       },
     };
     const report = await startBatchLifecycles(
-      { batches: batchStore, workflow },
+      { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
       { tenant: 't1', batchId: batch.batchId },
     );
     expect(report).toEqual({ found: true, started: 99, failed: 1 });
@@ -133,11 +153,42 @@ describe('a batch’s lifecycles', () => {
     };
     for (const batchId of [batch.batchId, 'no-such-batch'])
       expect(
-        await startBatchLifecycles({ batches: batchStore, workflow }, { tenant: 't1', batchId }),
+        await startBatchLifecycles(
+          { batches: batchStore, workflow, pace: virtualPace(16).pace },
+          { tenant: 't1', batchId },
+        ),
       ).toEqual({
         found: false,
         started: 0,
         failed: 0,
       });
+  });
+
+  it('are started at the pace given: the n-th start no sooner than n / rate seconds after the first', async () => {
+    const { store, batchStore } = memoryStores();
+    const { batch } = await submitBatch(
+      { store, batches: batchStore, reader, clock: { now: () => new Date() } },
+      command(2000),
+    );
+    const { pace, elapsed } = virtualPace(16);
+    const startedAt = new Map<string, number>();
+    const workflow = {
+      start: async (start: LifecycleStart) => {
+        startedAt.set(start.paymentId, elapsed());
+      },
+    };
+    const report = await startBatchLifecycles(
+      { batches: batchStore, workflow, pace },
+      { tenant: 't1', batchId: batch.batchId },
+    );
+    expect(report).toEqual({ found: true, started: 2000, failed: 0 });
+    const times = batchPaymentIds(batch).map((paymentId) => startedAt.get(paymentId) as number);
+    // Never more than 16 starts within any second: each start at or after its slot.
+    times.forEach((time, index) => {
+      expect(time).toBeGreaterThanOrEqual((index * 1000) / 16);
+    });
+    // And no slower than the pace: the last start at its slot, 124.9 s after the first.
+    expect(elapsed()).toBeCloseTo(batchStartSeconds(2000, 16) * 1000, -1);
+    expect(batchStartSeconds(2000, 16)).toBeCloseTo(124.94, 2);
   });
 });
