@@ -108,9 +108,3 @@ export const batchStartsPerSecond = (
 
 /** The batch start function's timeout (lib/constructs/batch-lifecycles.ts), seconds. */
 export const BATCH_START_TIMEOUT_SECONDS = 300;
-
-/**
- * The paced starts of a largest batch must end within 80% of the timeout, where the function's
- * NearTimeout alarm starts: the rest is the batch's read and the last starts' calls.
- */
-export const batchStartBudgetSeconds = (): number => BATCH_START_TIMEOUT_SECONDS * 0.8;

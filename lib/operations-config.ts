@@ -1,15 +1,13 @@
 import { batchStartSeconds } from '#domain/iso20022/start-batch-lifecycles';
-import { MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
+import {
+  BATCH_START_MAX_SECONDS,
+  MAX_BATCH_TRANSACTIONS,
+  MIN_BATCH_STARTS_PER_SECOND,
+} from '#domain/iso20022/submit-batch';
 import { ROUTES } from '#routes';
 import { wholeNumber } from '#shared/config';
 import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import {
-  BATCH_START_TIMEOUT_SECONDS,
-  batchStartBudgetSeconds,
-  batchStartsPerSecond,
-  PRODUCTION_CONCURRENCY_INPUTS,
-  reservedConcurrencyOf,
-} from './concurrency.ts';
+import { batchStartsPerSecond, PRODUCTION_CONCURRENCY_INPUTS, reservedConcurrencyOf } from './concurrency.ts';
 
 /**
  * The stage's settings for going live (recovery, alarms' subscribers, concurrency, client
@@ -211,23 +209,19 @@ export const contextCount = (value: string, name: string): number =>
 
 /**
  * The pace of a batch's lifecycle starts for a workflow reservation, refused where the largest
- * batch's starts would not fit the batch start function's time (they would run out and start over).
+ * batch's starts would take longer than BATCH_START_MAX_SECONDS (within the batch start
+ * function's time; a batch's transfers fall due in the recovery index by then).
  */
 export const pacedBatchStarts = (
   workflowReservation: number = PRODUCTION_RESERVED_CONCURRENCY.workflow,
 ): number => {
-  const fits = (reservation: number) =>
-    batchStartSeconds(
-      MAX_BATCH_TRANSACTIONS,
-      batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS, reservation),
-    ) <= batchStartBudgetSeconds();
-  if (!fits(workflowReservation)) {
+  const rate = (reservation: number) => batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS, reservation);
+  if (rate(workflowReservation) < MIN_BATCH_STARTS_PER_SECOND) {
     let enough = workflowReservation + 1;
-    while (!fits(enough)) enough += 1;
-    const rate = batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS, workflowReservation);
+    while (rate(enough) < MIN_BATCH_STARTS_PER_SECOND) enough += 1;
     throw new Error(
-      `Context reservedConcurrencyWorkflow=${workflowReservation} paces a batch's lifecycle starts to ${rate} a second: a batch of ${MAX_BATCH_TRANSACTIONS} would take ${Math.ceil(batchStartSeconds(MAX_BATCH_TRANSACTIONS, rate))} s, more than ${batchStartBudgetSeconds()} s (80% of the batch start's ${BATCH_START_TIMEOUT_SECONDS} s timeout); reserve at least ${enough} or none`,
+      `Context reservedConcurrencyWorkflow=${workflowReservation} paces a batch's lifecycle starts to ${rate(workflowReservation)} a second: a batch of ${MAX_BATCH_TRANSACTIONS} would take ${Math.ceil(batchStartSeconds(MAX_BATCH_TRANSACTIONS, rate(workflowReservation)))} s, more than ${BATCH_START_MAX_SECONDS} s (the batch start's time; ${MIN_BATCH_STARTS_PER_SECOND} a second at least); reserve at least ${enough} or none`,
     );
   }
-  return batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS, workflowReservation);
+  return rate(workflowReservation);
 };

@@ -11,6 +11,7 @@ import {
   type StartPace,
   startBatchLifecycles,
 } from '#domain/iso20022/start-batch-lifecycles';
+import { MIN_BATCH_STARTS_PER_SECOND } from '#domain/iso20022/submit-batch';
 import { requiredEnv, wholeNumber } from '#shared/config';
 import { logger } from '#shared/logger';
 import { observed } from '#shared/observability';
@@ -47,7 +48,7 @@ export const startLifecyclesOfBatch = (dependencies: () => BatchLifecyclesDepend
  */
 const startsPerSecond = (): number =>
   wholeNumber('Environment variable BATCH_STARTS_PER_SECOND', requiredEnv('BATCH_STARTS_PER_SECOND'), {
-    min: 1,
+    min: MIN_BATCH_STARTS_PER_SECOND,
     max: 10_000,
   });
 

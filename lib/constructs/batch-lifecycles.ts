@@ -35,7 +35,7 @@ export class BatchLifecycles extends Construct {
       entry: BATCH_LIFECYCLES_ENTRY,
       description: "Batches: starts the lifecycles of a stored batch's transfers, after the request answered",
       logRetention: props.logRetention,
-      // A largest batch's paced starts fit in 80% of it (lib/operations-config.ts refuses otherwise).
+      // A largest batch's paced starts take 240 s at most (BATCH_START_MAX_SECONDS): 80% of it.
       timeout: Duration.seconds(BATCH_START_TIMEOUT_SECONDS),
     });
     this.function.function.addEnvironment('BATCH_STARTS_PER_SECOND', String(props.startsPerSecond));

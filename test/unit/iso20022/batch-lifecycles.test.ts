@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LifecycleStart } from '#domain/credit-transfers/lifecycle';
+import { STALL_SECONDS } from '#domain/credit-transfers/lifecycle';
 import type { CreditTransferRecord, CreditTransferStore } from '#domain/credit-transfers/ports';
 import type { BatchRecord, BatchReference, BatchStore, Pain001Reader } from '#domain/iso20022/ports';
 import {
@@ -8,7 +9,12 @@ import {
   type StartPace,
   startBatchLifecycles,
 } from '#domain/iso20022/start-batch-lifecycles';
-import { batchPaymentIds, submitBatch } from '#domain/iso20022/submit-batch';
+import {
+  BATCH_START_MAX_SECONDS,
+  batchPaymentIds,
+  MIN_BATCH_STARTS_PER_SECOND,
+  submitBatch,
+} from '#domain/iso20022/submit-batch';
 
 /** The table's two kinds of items, in memory, with the conditional writes the adapters make. */
 const memoryStores = () => {
@@ -190,5 +196,26 @@ describe('a batch’s lifecycles', () => {
     // And no slower than the pace: the last start at its slot, 124.9 s after the first.
     expect(elapsed()).toBeCloseTo(batchStartSeconds(2000, 16) * 1000, -1);
     expect(batchStartSeconds(2000, 16)).toBeCloseTo(124.94, 2);
+  });
+
+  it('fall due for the reconciler only once their start, at the slowest pace allowed, is late', async () => {
+    const { store, batchStore, transfers } = memoryStores();
+    const now = new Date('2026-12-08T10:00:00.000Z');
+    const { batch } = await submitBatch(
+      { store, batches: batchStore, reader, clock: { now: () => now } },
+      command(2000),
+    );
+    const dueAfter = batchPaymentIds(batch).map(
+      (paymentId) => (Date.parse(transfers.get(paymentId)?.nextCheckAt as string) - now.getTime()) / 1000,
+    );
+    dueAfter.forEach((seconds, index) => {
+      expect(seconds).toBeGreaterThanOrEqual(
+        STALL_SECONDS + batchStartSeconds(index + 1, MIN_BATCH_STARTS_PER_SECOND) - 0.001,
+      );
+    });
+    // The slowest pace still starts a largest batch within its time, and the last is due soon after.
+    expect(batchStartSeconds(2000, MIN_BATCH_STARTS_PER_SECOND)).toBeLessThanOrEqual(BATCH_START_MAX_SECONDS);
+    expect(dueAfter[0]).toBe(STALL_SECONDS);
+    expect(Math.max(...dueAfter)).toBeLessThanOrEqual(STALL_SECONDS + BATCH_START_MAX_SECONDS);
   });
 });
