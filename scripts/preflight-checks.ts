@@ -1,5 +1,14 @@
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { BackupClient, DescribeRegionSettingsCommand } from '@aws-sdk/client-backup';
+import {
+  type AdvancedEventSelector,
+  CloudTrailClient,
+  DescribeTrailsCommand,
+  type EventSelector,
+  GetEventSelectorsCommand,
+  GetTrailStatusCommand,
+  type Trail,
+} from '@aws-sdk/client-cloudtrail';
 import { GetRoleCommand, IAMClient } from '@aws-sdk/client-iam';
 import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -190,6 +199,91 @@ export const checkBootstrap = async (target: PreflightTarget, region: string): P
   }
 };
 
+/** The KMS calls the KeyChanges alarm watches: write management events of kms.amazonaws.com. */
+const KMS_SOURCE = 'kms.amazonaws.com';
+
+/** Basic selectors: management events, write ones among them, KMS not excluded. */
+const basicSelectorRecordsKeyChanges = (selector: EventSelector): boolean =>
+  selector.IncludeManagementEvents !== false &&
+  selector.ReadWriteType !== 'ReadOnly' &&
+  !(selector.ExcludeManagementEventSources ?? []).includes(KMS_SOURCE);
+
+/** Advanced selectors: the management category, not only read-only events, KMS not filtered out. */
+const advancedSelectorRecordsKeyChanges = ({ FieldSelectors = [] }: AdvancedEventSelector): boolean => {
+  const field = (name: string) => FieldSelectors.filter((selector) => selector.Field === name);
+  const management = field('eventCategory').some((selector) => selector.Equals?.includes('Management'));
+  const readOnly = field('readOnly').some((selector) => selector.Equals?.includes('true'));
+  const kmsLeftOut = field('eventSource').some(
+    (selector) =>
+      selector.NotEquals?.includes(KMS_SOURCE) ||
+      (selector.Equals !== undefined && !selector.Equals.includes(KMS_SOURCE)),
+  );
+  return management && !readOnly && !kmsLeftOut;
+};
+
+/** What one trail lacks for the KeyChanges alarm in the region, or undefined if nothing. */
+const trailLack = async (
+  client: CloudTrailClient,
+  trail: Trail,
+  region: string,
+): Promise<string | undefined> => {
+  if (!trail.IsMultiRegionTrail && trail.HomeRegion !== region)
+    return `${trail.Name} is of ${trail.HomeRegion} only`;
+  const name = trail.TrailARN ?? trail.Name;
+  const status = await client.send(new GetTrailStatusCommand({ Name: name }));
+  if (!status.IsLogging) return `${trail.Name} is not logging (aws cloudtrail start-logging --name ${name})`;
+  const selectors = await client.send(new GetEventSelectorsCommand({ TrailName: name }));
+  const records =
+    (selectors.EventSelectors ?? []).some(basicSelectorRecordsKeyChanges) ||
+    (selectors.AdvancedEventSelectors ?? []).some(advancedSelectorRecordsKeyChanges);
+  return records
+    ? undefined
+    : `${trail.Name} records no write management events of KMS (aws cloudtrail put-event-selectors --trail-name ${name} --event-selectors '[{"ReadWriteType":"All","IncludeManagementEvents":true}]')`;
+};
+
+/**
+ * The KeyChanges alarm (a key scheduled for deletion, disabled, or its policy put) hears KMS calls
+ * through EventBridge, which gets CloudTrail's management events only where a trail records them:
+ * a trail of the account or its organization, logging, covering the region, with KMS's write
+ * management events. Every stage has the alarm, so every stage needs it.
+ */
+export const checkCloudTrail = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = `CloudTrail management events (${target.region})`;
+  const client = new CloudTrailClient(options(target));
+  try {
+    const { trailList = [] } = await client.send(new DescribeTrailsCommand({ includeShadowTrails: true }));
+    const lacks: string[] = [];
+    for (const trail of trailList) {
+      // A trail whose status may not be read (an organization trail, say) does not hide another.
+      const lack = await trailLack(client, trail, target.region).catch(
+        (error: unknown) =>
+          `${trail.Name} could not be read (${errorName(error)}: allow cloudtrail:GetTrailStatus and cloudtrail:GetEventSelectors)`,
+      );
+      if (lack === undefined)
+        return {
+          name,
+          ok: true,
+          detail: `${trail.Name}${trail.IsOrganizationTrail ? ' (organization trail)' : ''} records KMS key changes`,
+        };
+      lacks.push(lack);
+    }
+    return {
+      name,
+      ok: false,
+      detail:
+        lacks.length === 0
+          ? `no trail: the KeyChanges alarm never hears a key scheduled for deletion, disabled or its policy changed. Create a multi-region trail logging management events (aws cloudtrail create-trail --name management-events --s3-bucket-name <bucket> --is-multi-region-trail, then aws cloudtrail start-logging --name management-events) or ask for the organization trail`
+          : `no trail records KMS key changes here, so the KeyChanges alarm never fires: ${lacks.join('; ')}`,
+    };
+  } catch (error) {
+    return couldNotCheck(
+      name,
+      error,
+      'cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus and cloudtrail:GetEventSelectors',
+    );
+  }
+};
+
 /** Every check, in the order a platform engineer fixes them; none stops the others. */
 export const preflight = async (target: PreflightTarget): Promise<CheckResult[]> => [
   await checkCallerAccount(target),
@@ -198,6 +292,7 @@ export const preflight = async (target: PreflightTarget): Promise<CheckResult[]>
   await checkKeyAdminRole(target),
   await checkLambdaConcurrency(target),
   ...(await Promise.all(regionsOf(target).map((region) => checkBackupOptIn(target, region)))),
+  await checkCloudTrail(target),
 ];
 
 /** One line per check: `ok  name: detail` or `FAIL name: detail`. */
