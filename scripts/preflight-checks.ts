@@ -10,9 +10,11 @@ import {
   type Trail,
 } from '@aws-sdk/client-cloudtrail';
 import { GetRoleCommand, IAMClient } from '@aws-sdk/client-iam';
+import { DescribeKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { signingKeySpec } from '../lib/constructs/signing-key.ts';
 
 /**
  * The prerequisites of a stage's first deployment that live in the account, not in the stack,
@@ -35,6 +37,12 @@ export interface PreflightTarget {
   readonly keyAdminRoleArn?: string;
   /** The executions the stage reserves, all functions together (lib/operations-config.ts). */
   readonly reservedConcurrency: number;
+  /**
+   * A stage deployed before: its token signing keys (the stack output SigningKeyIds) and the
+   * deploy's `signingKeyGeneration` and `signingKeyEs256FromGeneration`, to check that the deploy
+   * keeps each key it holds as it is.
+   */
+  readonly signingKeys?: SigningKeysToDeploy;
   /** A named profile of the shared config files; the usual credential chain otherwise. */
   readonly profile?: string;
 }
@@ -284,6 +292,68 @@ export const checkCloudTrail = async (target: PreflightTarget): Promise<CheckRes
   }
 };
 
+export interface SigningKeysToDeploy {
+  /** The deployed stage's key ids, as its SigningKeyIds output lists them. */
+  readonly ids: readonly string[];
+  /** The deploy's `-c signingKeyGeneration` (1 when not given). */
+  readonly generation: number;
+  /** The deploy's `-c signingKeyEs256FromGeneration`, if given. */
+  readonly es256FromGeneration?: number;
+}
+
+/** A key's generation, from the description the stack gives it; the first layout's only key is 1. */
+const generationOf = (description: string | undefined): number =>
+  Number(/generation (\d+)/.exec(description ?? '')?.[1] ?? 1);
+
+/**
+ * A KMS key cannot change its spec: a deploy that asks another spec of a generation it keeps makes
+ * CloudFormation replace that key, so every token it signed is refused and the key set loses it
+ * (the old key is retained, unused). A stage first deployed with RSA keys must name its first
+ * ES256 generation; this reads the deployed keys (kms:DescribeKey) and names the value to set.
+ */
+export const checkSigningKeys = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = 'token signing keys';
+  const planned = target.signingKeys;
+  if (planned === undefined || planned.ids.length === 0)
+    return {
+      name,
+      ok: true,
+      detail:
+        'none named (a first deploy); on a stage deployed before pass --signing-key-ids, its SigningKeyIds output, to check the deploy keeps them',
+    };
+  const kms = new KMSClient(options(target));
+  const deployed: { id: string; generation: number; keySpec: string }[] = [];
+  for (const id of planned.ids) {
+    try {
+      const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId: id }));
+      deployed.push({
+        id,
+        generation: generationOf(KeyMetadata?.Description),
+        keySpec: KeyMetadata?.KeySpec ?? 'unknown',
+      });
+    } catch (error) {
+      return couldNotCheck(name, error, `kms:DescribeKey on ${id}`);
+    }
+  }
+  const kept = new Set([planned.generation - 1, planned.generation]);
+  const changed = deployed.filter(
+    ({ generation, keySpec }) =>
+      kept.has(generation) && signingKeySpec(generation, planned.es256FromGeneration).keySpec !== keySpec,
+  );
+  const summary = deployed.map((key) => `generation ${key.generation} ${key.keySpec}`).join(', ');
+  if (changed.length === 0) return { name, ok: true, detail: `kept as deployed: ${summary}` };
+  const lastRsa = Math.max(
+    0,
+    ...deployed.filter((key) => key.keySpec.startsWith('RSA_')).map((key) => key.generation),
+  );
+  const asked = planned.es256FromGeneration === undefined ? 'not given' : `=${planned.es256FromGeneration}`;
+  return {
+    name,
+    ok: false,
+    detail: `the deploy would replace ${changed.map((key) => `generation ${key.generation} (${key.id}, ${key.keySpec})`).join(' and ')} with a key of another spec, refusing every token it signed (signingKeyEs256FromGeneration ${asked}): deploy with -c signingKeyEs256FromGeneration=${lastRsa + 1}, in this and every later deploy (docs/keys.md, "Moving to ES256")`,
+  };
+};
+
 /** Every check, in the order a platform engineer fixes them; none stops the others. */
 export const preflight = async (target: PreflightTarget): Promise<CheckResult[]> => [
   await checkCallerAccount(target),
@@ -293,6 +363,7 @@ export const preflight = async (target: PreflightTarget): Promise<CheckResult[]>
   await checkLambdaConcurrency(target),
   ...(await Promise.all(regionsOf(target).map((region) => checkBackupOptIn(target, region)))),
   await checkCloudTrail(target),
+  await checkSigningKeys(target),
 ];
 
 /** One line per check: `ok  name: detail` or `FAIL name: detail`. */

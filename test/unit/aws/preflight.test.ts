@@ -7,6 +7,7 @@ import {
   GetTrailStatusCommand,
 } from '@aws-sdk/client-cloudtrail';
 import { GetRoleCommand, IAMClient, NoSuchEntityException } from '@aws-sdk/client-iam';
+import { DescribeKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -21,6 +22,7 @@ import {
   checkCloudTrail,
   checkKeyAdminRole,
   checkLambdaConcurrency,
+  checkSigningKeys,
   formatResult,
   type PreflightTarget,
   preflight,
@@ -44,7 +46,8 @@ const lambda = mockClient(LambdaClient);
 const backup = mockClient(BackupClient);
 const ssm = mockClient(SSMClient);
 const cloudTrail = mockClient(CloudTrailClient);
-const all = [sts, apiGateway, iam, lambda, backup, ssm, cloudTrail];
+const kms = mockClient(KMSClient);
+const all = [sts, apiGateway, iam, lambda, backup, ssm, cloudTrail, kms];
 afterEach(() => {
   for (const mock of all) mock.reset();
 });
@@ -108,6 +111,7 @@ describe('preflight of a stage', () => {
       'AWS Backup for DynamoDB (eu-west-1)',
       'AWS Backup for DynamoDB (eu-central-1)',
       'CloudTrail management events (eu-west-1)',
+      'token signing keys',
     ]);
     // Each region asked its own client.
     expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(2);
@@ -195,7 +199,7 @@ describe('preflight of a stage', () => {
     expect(failed.map(formatResult)).toEqual([
       'FAIL Lambda concurrency quota (eu-west-1): could not check (AccessDeniedException): run it with credentials allowed lambda:GetAccountSettings',
     ]);
-    expect(results).toHaveLength(9);
+    expect(results).toHaveLength(10);
   });
 
   describe('CloudTrail, which the KeyChanges alarm hears KMS calls through', () => {
@@ -301,6 +305,80 @@ describe('preflight of a stage', () => {
       });
       cloudTrail.on(GetTrailStatusCommand, { Name: 'locked-arn' }).rejects(accessDenied);
       expect((await checkCloudTrail(TARGET)).ok).toBe(true);
+    });
+  });
+
+  describe('the token signing keys of a stage deployed before', () => {
+    /** A stage whose keys are generation 1 (RSA, as stages were first made) and 2 as given. */
+    const deployedKeys = (second: 'RSA_2048' | 'ECC_NIST_P256' | undefined) => {
+      kms.on(DescribeKeyCommand, { KeyId: 'key-1' }).resolves({
+        KeyMetadata: {
+          KeyId: 'key-1',
+          KeySpec: 'RSA_2048',
+          Description: 'Signs the access tokens of the credit transfer API (RS256), generation 1',
+        },
+      });
+      if (second !== undefined)
+        kms.on(DescribeKeyCommand, { KeyId: 'key-2' }).resolves({
+          KeyMetadata: {
+            KeyId: 'key-2',
+            KeySpec: second,
+            Description: `Signs the access tokens of the credit transfer API (${second === 'RSA_2048' ? 'RS256' : 'ES256'}), generation 2`,
+          },
+        });
+    };
+
+    it('refuses a redeploy of an RS256 stage without signingKeyEs256FromGeneration, naming the value to set', async () => {
+      deployedKeys(undefined);
+      const result = await checkSigningKeys({ ...TARGET, signingKeys: { ids: ['key-1'], generation: 1 } });
+      expect(formatResult(result)).toBe(
+        'FAIL token signing keys: the deploy would replace generation 1 (key-1, RSA_2048) with a key of another spec, refusing every token it signed (signingKeyEs256FromGeneration not given): deploy with -c signingKeyEs256FromGeneration=2, in this and every later deploy (docs/keys.md, "Moving to ES256")',
+      );
+      // Named as docs/keys.md says: the same generation, or the rotation to the first ES256 key.
+      for (const generation of [1, 2]) {
+        const named = await checkSigningKeys({
+          ...TARGET,
+          signingKeys: { ids: ['key-1'], generation, es256FromGeneration: 2 },
+        });
+        expect(named.ok, `generation ${generation}`).toBe(true);
+        expect(named.detail).toBe('kept as deployed: generation 1 RSA_2048');
+      }
+    });
+
+    it('refuses a rotation that would turn a kept RSA key into ES256, and one that would turn an ES256 key into RSA', async () => {
+      deployedKeys('RSA_2048');
+      const rotation = await checkSigningKeys({
+        ...TARGET,
+        signingKeys: { ids: ['key-1', 'key-2'], generation: 3, es256FromGeneration: 2 },
+      });
+      expect(rotation.ok).toBe(false);
+      expect(rotation.detail).toMatch(/^the deploy would replace generation 2 \(key-2, RSA_2048\) with/);
+      expect(rotation.detail).toContain('-c signingKeyEs256FromGeneration=3');
+      kms.reset();
+      deployedKeys('ECC_NIST_P256');
+      const backwards = await checkSigningKeys({
+        ...TARGET,
+        signingKeys: { ids: ['key-1', 'key-2'], generation: 2, es256FromGeneration: 3 },
+      });
+      expect(backwards.detail).toMatch(/replace generation 2 \(key-2, ECC_NIST_P256\)/);
+      expect(backwards.detail).toContain('-c signingKeyEs256FromGeneration=2');
+      // A generation the deploy drops (retained, never replaced) is not compared: once the RSA key
+      // is two generations back, the setting may go.
+      const dropped = await checkSigningKeys({
+        ...TARGET,
+        signingKeys: { ids: ['key-1', 'key-2'], generation: 3 },
+      });
+      expect(dropped.ok).toBe(true);
+    });
+
+    it('passes a first deploy, and names the permission when it may not read a key', async () => {
+      expect((await checkSigningKeys(TARGET)).ok).toBe(true);
+      kms.on(DescribeKeyCommand).rejects(accessDenied);
+      expect(
+        formatResult(await checkSigningKeys({ ...TARGET, signingKeys: { ids: ['key-1'], generation: 1 } })),
+      ).toBe(
+        'FAIL token signing keys: could not check (AccessDeniedException): run it with credentials allowed kms:DescribeKey on key-1',
+      );
     });
   });
 });
