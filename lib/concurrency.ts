@@ -88,3 +88,23 @@ export const reservedConcurrencyOf = (inputs: ConcurrencyInputs): ReservedConcur
     parking: executions(workflowRate * inputs.parkSeconds),
   };
 };
+
+/**
+ * Lifecycle starts per second a batch is paced to: what a workflow function's reservation runs
+ * through (its concurrency over the slowest step's duration, Little's law again) less the API's
+ * initiations at peak, rounded down and at least 1. With `prod`'s inputs the largest batch's
+ * share of the formula (largestBatch / batchDrainSeconds), so its steps are never throttled.
+ */
+export const batchStartsPerSecond = (
+  inputs: ConcurrencyInputs,
+  workflowReservation: number = reservedConcurrencyOf(inputs).workflow,
+): number =>
+  Math.max(
+    1,
+    Math.floor(
+      Number((workflowReservation / slowestStepSeconds(inputs) - inputs.apiRatePerSecond).toFixed(6)),
+    ),
+  );
+
+/** The batch start function's timeout (lib/constructs/batch-lifecycles.ts), seconds. */
+export const BATCH_START_TIMEOUT_SECONDS = 300;

@@ -162,6 +162,7 @@ export class CreditTransferStack extends Stack {
     this.batchLifecycles = new BatchLifecycles(this, 'BatchLifecycles', {
       table: this.table.table,
       lifecycle: this.lifecycle.stateMachine,
+      startsPerSecond: config.batchStartsPerSecond,
       logRetention: config.logRetention,
     });
 

@@ -1,7 +1,13 @@
+import { batchStartSeconds } from '#domain/iso20022/start-batch-lifecycles';
+import {
+  BATCH_START_MAX_SECONDS,
+  MAX_BATCH_TRANSACTIONS,
+  MIN_BATCH_STARTS_PER_SECOND,
+} from '#domain/iso20022/submit-batch';
 import { ROUTES } from '#routes';
 import { wholeNumber } from '#shared/config';
 import { WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
-import { PRODUCTION_CONCURRENCY_INPUTS, reservedConcurrencyOf } from './concurrency.ts';
+import { batchStartsPerSecond, PRODUCTION_CONCURRENCY_INPUTS, reservedConcurrencyOf } from './concurrency.ts';
 
 /**
  * The stage's settings for going live (recovery, alarms' subscribers, concurrency, client
@@ -74,6 +80,11 @@ export interface OperationsConfig {
   readonly backup: BackupConfig;
   /** Reserved concurrency per function of each group; none for a group left out. */
   readonly reservedConcurrency: Readonly<Partial<Record<FunctionGroup, number>>>;
+  /**
+   * Lifecycle starts per second of a batch: the formula over the workflow functions' reservation
+   * (prod's when the stage reserves none, the account's unreserved pool being no larger a promise).
+   */
+  readonly batchStartsPerSecond: number;
   /** Mutual TLS on the custom domain: the truststore (PEM bundle of accepted client CAs) in S3. */
   readonly mtlsTruststore?: { readonly bucket: string; readonly key: string; readonly version?: string };
 }
@@ -151,6 +162,8 @@ export const operationsConfig = ({
     if (value !== 'none') reservedConcurrency[group] = contextCount(value, name);
   }
 
+  const startsPerSecond = pacedBatchStarts(reservedConcurrency.workflow);
+
   const truststoreUri = text('mtlsTruststoreUri');
   let mtlsTruststore: OperationsConfig['mtlsTruststore'];
   if (truststoreUri !== undefined) {
@@ -185,6 +198,7 @@ export const operationsConfig = ({
       tableReplica,
     },
     reservedConcurrency,
+    batchStartsPerSecond: startsPerSecond,
     ...(mtlsTruststore !== undefined && { mtlsTruststore }),
   };
 };
@@ -192,3 +206,22 @@ export const operationsConfig = ({
 /** Context values that count things or days: from 1 to 9999. */
 export const contextCount = (value: string, name: string): number =>
   wholeNumber(`Context ${name}`, value, { min: 1, max: 9999 });
+
+/**
+ * The pace of a batch's lifecycle starts for a workflow reservation, refused where the largest
+ * batch's starts would take longer than BATCH_START_MAX_SECONDS (within the batch start
+ * function's time; a batch's transfers fall due in the recovery index by then).
+ */
+export const pacedBatchStarts = (
+  workflowReservation: number = PRODUCTION_RESERVED_CONCURRENCY.workflow,
+): number => {
+  const rate = (reservation: number) => batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS, reservation);
+  if (rate(workflowReservation) < MIN_BATCH_STARTS_PER_SECOND) {
+    let enough = workflowReservation + 1;
+    while (rate(enough) < MIN_BATCH_STARTS_PER_SECOND) enough += 1;
+    throw new Error(
+      `Context reservedConcurrencyWorkflow=${workflowReservation} paces a batch's lifecycle starts to ${rate(workflowReservation)} a second: a batch of ${MAX_BATCH_TRANSACTIONS} would take ${Math.ceil(batchStartSeconds(MAX_BATCH_TRANSACTIONS, rate(workflowReservation)))} s, more than ${BATCH_START_MAX_SECONDS} s (the batch start's time; ${MIN_BATCH_STARTS_PER_SECOND} a second at least); reserve at least ${enough} or none`,
+    );
+  }
+  return rate(workflowReservation);
+};

@@ -1,9 +1,20 @@
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { BackupClient, DescribeRegionSettingsCommand } from '@aws-sdk/client-backup';
+import {
+  type AdvancedEventSelector,
+  CloudTrailClient,
+  DescribeTrailsCommand,
+  type EventSelector,
+  GetEventSelectorsCommand,
+  GetTrailStatusCommand,
+  type Trail,
+} from '@aws-sdk/client-cloudtrail';
 import { GetRoleCommand, IAMClient } from '@aws-sdk/client-iam';
+import { DescribeKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { signingKeySpec } from '../lib/constructs/signing-key.ts';
 
 /**
  * The prerequisites of a stage's first deployment that live in the account, not in the stack,
@@ -26,6 +37,12 @@ export interface PreflightTarget {
   readonly keyAdminRoleArn?: string;
   /** The executions the stage reserves, all functions together (lib/operations-config.ts). */
   readonly reservedConcurrency: number;
+  /**
+   * A stage deployed before: its token signing keys (the stack output SigningKeyIds) and the
+   * deploy's `signingKeyGeneration` and `signingKeyEs256FromGeneration`, to check that the deploy
+   * keeps each key it holds as it is.
+   */
+  readonly signingKeys?: SigningKeysToDeploy;
   /** A named profile of the shared config files; the usual credential chain otherwise. */
   readonly profile?: string;
 }
@@ -190,6 +207,153 @@ export const checkBootstrap = async (target: PreflightTarget, region: string): P
   }
 };
 
+/** The KMS calls the KeyChanges alarm watches: write management events of kms.amazonaws.com. */
+const KMS_SOURCE = 'kms.amazonaws.com';
+
+/** Basic selectors: management events, write ones among them, KMS not excluded. */
+const basicSelectorRecordsKeyChanges = (selector: EventSelector): boolean =>
+  selector.IncludeManagementEvents !== false &&
+  selector.ReadWriteType !== 'ReadOnly' &&
+  !(selector.ExcludeManagementEventSources ?? []).includes(KMS_SOURCE);
+
+/** Advanced selectors: the management category, not only read-only events, KMS not filtered out. */
+const advancedSelectorRecordsKeyChanges = ({ FieldSelectors = [] }: AdvancedEventSelector): boolean => {
+  const field = (name: string) => FieldSelectors.filter((selector) => selector.Field === name);
+  const management = field('eventCategory').some((selector) => selector.Equals?.includes('Management'));
+  const readOnly = field('readOnly').some((selector) => selector.Equals?.includes('true'));
+  const kmsLeftOut = field('eventSource').some(
+    (selector) =>
+      selector.NotEquals?.includes(KMS_SOURCE) ||
+      (selector.Equals !== undefined && !selector.Equals.includes(KMS_SOURCE)),
+  );
+  return management && !readOnly && !kmsLeftOut;
+};
+
+/** What one trail lacks for the KeyChanges alarm in the region, or undefined if nothing. */
+const trailLack = async (
+  client: CloudTrailClient,
+  trail: Trail,
+  region: string,
+): Promise<string | undefined> => {
+  if (!trail.IsMultiRegionTrail && trail.HomeRegion !== region)
+    return `${trail.Name} is of ${trail.HomeRegion} only`;
+  const name = trail.TrailARN ?? trail.Name;
+  const status = await client.send(new GetTrailStatusCommand({ Name: name }));
+  if (!status.IsLogging) return `${trail.Name} is not logging (aws cloudtrail start-logging --name ${name})`;
+  const selectors = await client.send(new GetEventSelectorsCommand({ TrailName: name }));
+  const records =
+    (selectors.EventSelectors ?? []).some(basicSelectorRecordsKeyChanges) ||
+    (selectors.AdvancedEventSelectors ?? []).some(advancedSelectorRecordsKeyChanges);
+  return records
+    ? undefined
+    : `${trail.Name} records no write management events of KMS (aws cloudtrail put-event-selectors --trail-name ${name} --event-selectors '[{"ReadWriteType":"All","IncludeManagementEvents":true}]')`;
+};
+
+/**
+ * The KeyChanges alarm (a key scheduled for deletion, disabled, or its policy put) hears KMS calls
+ * through EventBridge, which gets CloudTrail's management events only where a trail records them:
+ * a trail of the account or its organization, logging, covering the region, with KMS's write
+ * management events. Every stage has the alarm, so every stage needs it.
+ */
+export const checkCloudTrail = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = `CloudTrail management events (${target.region})`;
+  const client = new CloudTrailClient(options(target));
+  try {
+    const { trailList = [] } = await client.send(new DescribeTrailsCommand({ includeShadowTrails: true }));
+    const lacks: string[] = [];
+    for (const trail of trailList) {
+      // A trail whose status may not be read (an organization trail, say) does not hide another.
+      const lack = await trailLack(client, trail, target.region).catch(
+        (error: unknown) =>
+          `${trail.Name} could not be read (${errorName(error)}: allow cloudtrail:GetTrailStatus and cloudtrail:GetEventSelectors)`,
+      );
+      if (lack === undefined)
+        return {
+          name,
+          ok: true,
+          detail: `${trail.Name}${trail.IsOrganizationTrail ? ' (organization trail)' : ''} records KMS key changes`,
+        };
+      lacks.push(lack);
+    }
+    return {
+      name,
+      ok: false,
+      detail:
+        lacks.length === 0
+          ? `no trail: the KeyChanges alarm never hears a key scheduled for deletion, disabled or its policy changed. Create a multi-region trail logging management events (aws cloudtrail create-trail --name management-events --s3-bucket-name <bucket> --is-multi-region-trail, then aws cloudtrail start-logging --name management-events) or ask for the organization trail`
+          : `no trail records KMS key changes here, so the KeyChanges alarm never fires: ${lacks.join('; ')}`,
+    };
+  } catch (error) {
+    return couldNotCheck(
+      name,
+      error,
+      'cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus and cloudtrail:GetEventSelectors',
+    );
+  }
+};
+
+export interface SigningKeysToDeploy {
+  /** The deployed stage's key ids, as its SigningKeyIds output lists them. */
+  readonly ids: readonly string[];
+  /** The deploy's `-c signingKeyGeneration` (1 when not given). */
+  readonly generation: number;
+  /** The deploy's `-c signingKeyEs256FromGeneration`, if given. */
+  readonly es256FromGeneration?: number;
+}
+
+/** A key's generation, from the description the stack gives it; the first layout's only key is 1. */
+const generationOf = (description: string | undefined): number =>
+  Number(/generation (\d+)/.exec(description ?? '')?.[1] ?? 1);
+
+/**
+ * A KMS key cannot change its spec: a deploy that asks another spec of a generation it keeps makes
+ * CloudFormation replace that key, so every token it signed is refused and the key set loses it
+ * (the old key is retained, unused). A stage first deployed with RSA keys must name its first
+ * ES256 generation; this reads the deployed keys (kms:DescribeKey) and names the value to set.
+ */
+export const checkSigningKeys = async (target: PreflightTarget): Promise<CheckResult> => {
+  const name = 'token signing keys';
+  const planned = target.signingKeys;
+  if (planned === undefined || planned.ids.length === 0)
+    return {
+      name,
+      ok: true,
+      detail:
+        'none named (a first deploy); on a stage deployed before pass --signing-key-ids, its SigningKeyIds output, to check the deploy keeps them',
+    };
+  const kms = new KMSClient(options(target));
+  const deployed: { id: string; generation: number; keySpec: string }[] = [];
+  for (const id of planned.ids) {
+    try {
+      const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId: id }));
+      deployed.push({
+        id,
+        generation: generationOf(KeyMetadata?.Description),
+        keySpec: KeyMetadata?.KeySpec ?? 'unknown',
+      });
+    } catch (error) {
+      return couldNotCheck(name, error, `kms:DescribeKey on ${id}`);
+    }
+  }
+  const kept = new Set([planned.generation - 1, planned.generation]);
+  const changed = deployed.filter(
+    ({ generation, keySpec }) =>
+      kept.has(generation) && signingKeySpec(generation, planned.es256FromGeneration).keySpec !== keySpec,
+  );
+  const summary = deployed.map((key) => `generation ${key.generation} ${key.keySpec}`).join(', ');
+  if (changed.length === 0) return { name, ok: true, detail: `kept as deployed: ${summary}` };
+  const lastRsa = Math.max(
+    0,
+    ...deployed.filter((key) => key.keySpec.startsWith('RSA_')).map((key) => key.generation),
+  );
+  const asked = planned.es256FromGeneration === undefined ? 'not given' : `=${planned.es256FromGeneration}`;
+  return {
+    name,
+    ok: false,
+    detail: `the deploy would replace ${changed.map((key) => `generation ${key.generation} (${key.id}, ${key.keySpec})`).join(' and ')} with a key of another spec, refusing every token it signed (signingKeyEs256FromGeneration ${asked}): deploy with -c signingKeyEs256FromGeneration=${lastRsa + 1}, in this and every later deploy (docs/keys.md, "Moving to ES256")`,
+  };
+};
+
 /** Every check, in the order a platform engineer fixes them; none stops the others. */
 export const preflight = async (target: PreflightTarget): Promise<CheckResult[]> => [
   await checkCallerAccount(target),
@@ -198,6 +362,8 @@ export const preflight = async (target: PreflightTarget): Promise<CheckResult[]>
   await checkKeyAdminRole(target),
   await checkLambdaConcurrency(target),
   ...(await Promise.all(regionsOf(target).map((region) => checkBackupOptIn(target, region)))),
+  await checkCloudTrail(target),
+  await checkSigningKeys(target),
 ];
 
 /** One line per check: `ok  name: detail` or `FAIL name: detail`. */

@@ -1,13 +1,18 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { bulkWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
 import { DynamoDbBatchStore } from '#adapters/iso20022/batch-store';
+import { systemClock } from '#domain/commons/ports';
 import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import type { BatchReference } from '#domain/iso20022/ports';
 import {
   type BatchLifecyclesDependencies,
   type BatchLifecyclesReport,
+  type StartPace,
   startBatchLifecycles,
 } from '#domain/iso20022/start-batch-lifecycles';
+import { MIN_BATCH_STARTS_PER_SECOND } from '#domain/iso20022/submit-batch';
+import { requiredEnv, wholeNumber } from '#shared/config';
 import { logger } from '#shared/logger';
 import { observed } from '#shared/observability';
 
@@ -37,11 +42,27 @@ export const startLifecyclesOfBatch = (dependencies: () => BatchLifecyclesDepend
     (event) => (isBatchReference(event) ? { tenant: event.tenant, batchId: event.batchId } : {}),
   );
 
+/**
+ * BATCH_STARTS_PER_SECOND: set by the stack from the concurrency formula (lib/concurrency.ts), by
+ * the local runtime from the same formula unless given.
+ */
+const startsPerSecond = (): number =>
+  wholeNumber('Environment variable BATCH_STARTS_PER_SECOND', requiredEnv('BATCH_STARTS_PER_SECOND'), {
+    min: MIN_BATCH_STARTS_PER_SECOND,
+    max: 10_000,
+  });
+
 let batches: DynamoDbBatchStore | undefined;
+let pace: StartPace | undefined;
 // Resolved at each start, so a starter registered by the local runtime is always the one used.
 const workflow: WorkflowStarter = { start: (start) => bulkWorkflowStarter().start(start) };
 
 export const handler = startLifecyclesOfBatch(() => {
   batches ??= new DynamoDbBatchStore(documentClient(), tableName());
-  return { batches, workflow };
+  pace ??= {
+    startsPerSecond: startsPerSecond(),
+    clock: systemClock,
+    sleep: async (ms) => void (await sleep(ms)),
+  };
+  return { batches, workflow, pace };
 });

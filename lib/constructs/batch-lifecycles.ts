@@ -6,12 +6,15 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { BATCH_LIFECYCLES_ENTRY } from '#workflow/task-functions';
+import { BATCH_START_TIMEOUT_SECONDS } from '../concurrency.ts';
 import { BATCH_LIFECYCLES_BINDINGS } from '../function-bindings.ts';
 import { bind, ServiceFunction } from './function-defaults.ts';
 
 export interface BatchLifecyclesProps {
   readonly table: ITable;
   readonly lifecycle: IStateMachine;
+  /** The pace of a batch's starts (lib/concurrency.ts, batchStartsPerSecond). */
+  readonly startsPerSecond: number;
   /** @default three months */
   readonly logRetention?: RetentionDays;
 }
@@ -32,9 +35,10 @@ export class BatchLifecycles extends Construct {
       entry: BATCH_LIFECYCLES_ENTRY,
       description: "Batches: starts the lifecycles of a stored batch's transfers, after the request answered",
       logRetention: props.logRetention,
-      // 2,000 starts at Step Functions' rate, slowed further by throttling: minutes at worst.
-      timeout: Duration.minutes(5),
+      // A largest batch's paced starts take 240 s at most (BATCH_START_MAX_SECONDS): 80% of it.
+      timeout: Duration.seconds(BATCH_START_TIMEOUT_SECONDS),
     });
+    this.function.function.addEnvironment('BATCH_STARTS_PER_SECOND', String(props.startsPerSecond));
     bind(this.function.function, ...BATCH_LIFECYCLES_BINDINGS(props.table, props.lifecycle));
 
     const reason =

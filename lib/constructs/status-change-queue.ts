@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { EventField, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -14,6 +14,12 @@ export interface StatusChangeQueueProps {
   readonly visibilityTimeout: Duration;
   /** Why the two dead-letter queues have none of their own, for the policy checks. */
   readonly deadLetterReason: string;
+  /**
+   * Each event's tenant as its message group (SQS fair queues on a standard queue): a tenant's
+   * flood then waits behind another tenant's first event rather than ahead of it.
+   * @default false: no message group
+   */
+  readonly fairByTenant?: boolean;
 }
 
 export interface StatusChangeQueue {
@@ -24,6 +30,9 @@ export interface StatusChangeQueue {
   readonly ruleDeadLetters: Queue;
   readonly rule: Rule;
 }
+
+/** Where both events the rule copies carry their tenant (StatusChangedEvent, BatchCompletedEvent). */
+export const TENANT_PATH = '$.detail.tenant';
 
 /**
  * A rule that copies every status change from the bus into an SQS queue, and the dead-letter
@@ -62,6 +71,8 @@ export const addStatusChangeQueue = (scope: Construct, props: StatusChangeQueueP
   });
   rule.addTarget(
     new SqsQueue(queue, {
+      // A dynamic path: EventBridge sets the group from each event (every event has detail.tenant).
+      ...(props.fairByTenant === true && { messageGroupId: EventField.fromPath(TENANT_PATH) }),
       deadLetterQueue: ruleDeadLetters,
       retryAttempts: 185,
       maxEventAge: Duration.hours(24),

@@ -68,6 +68,8 @@ export class WebhookDelivery extends Construct {
       visibilityTimeout: Duration.seconds(INGEST_TIMEOUT.toSeconds() * 6),
       deadLetterReason:
         'This queue is itself a dead-letter queue (of the webhook queue, or of its rule target); its depth and its oldest message are alarmed.',
+      // One tenant's burst of status changes must not hold back another tenant's webhooks.
+      fairByTenant: true,
     });
     this.queue = statusChanges.queue;
     this.queueDeadLetters = statusChanges.queueDeadLetters;

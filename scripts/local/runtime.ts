@@ -8,6 +8,7 @@ import { watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file
 import { ROUTES, type Route } from '#routes';
 import { wholeNumberEnv } from '#shared/config';
 import { problemResponse } from '#shared/problem';
+import { batchStartsPerSecond, PRODUCTION_CONCURRENCY_INPUTS } from '../../lib/concurrency.ts';
 import { markApiRequest } from './api-activity.ts';
 import {
   AUTHORIZER_ENTRY,
@@ -184,6 +185,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       // claim older than this has no holder, and a restart after a crash resolves it within a
       // reconciler run or two rather than Lambda's two minutes.
       SUBMISSION_LEASE_SECONDS: process.env.SUBMISSION_LEASE_SECONDS ?? '15',
+      // A batch's lifecycle starts are paced as on prod (lib/concurrency.ts) unless told otherwise.
+      BATCH_STARTS_PER_SECOND:
+        process.env.BATCH_STARTS_PER_SECOND ?? String(batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS)),
       // A developer's own receiver on this machine may be a webhook endpoint (never on AWS).
       WEBHOOK_ALLOW_LOCAL_RECEIVERS: 'true',
     });

@@ -1,6 +1,9 @@
+import type { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EventBridgeStatusEventPublisher } from '#adapters/credit-transfers/event-publisher';
 import { WEBHOOK_INDEX } from '#adapters/table/table-definition';
+import { TENANT_PATH } from '../../lib/constructs/status-change-queue.ts';
 import { SYNTH_TIMEOUT_MS, synthesized } from './synth.ts';
 import {
   allowedActions,
@@ -69,6 +72,69 @@ describe('webhook delivery on AWS', () => {
         dlq,
       ).toHaveLength(1);
     }
+  });
+
+  it("queues each tenant's events in a message group of its own (an SQS fair queue); the example consumer's queue has none", async () => {
+    const targetsOf = (queueId: string) =>
+      [...resourcesOf(template, 'AWS::Events::Rule').values()]
+        .flatMap((r) => (r.Properties.Targets ?? []) as { Arn: unknown; SqsParameters?: unknown }[])
+        .filter((t) => getAttTargets(t.Arn).includes(queueId));
+    const [ingestId] = functionByEntry('records status events');
+    const mapping = [...resourcesOf(template, 'AWS::Lambda::EventSourceMapping').values()].find(
+      (m) => refOf(m.Properties.FunctionName) === ingestId,
+    );
+    const [webhookQueue] = getAttTargets(mapping?.Properties.EventSourceArn);
+    expect(targetsOf(webhookQueue as string)).toEqual([
+      expect.objectContaining({ SqsParameters: { MessageGroupId: '$.detail.tenant' } }),
+    ]);
+    // A standard queue: fair queues are standard queues whose messages carry a group.
+    expect(
+      resourcesOf(template, 'AWS::SQS::Queue').get(webhookQueue as string)?.Properties.FifoQueue,
+    ).toBeUndefined();
+    const consumerQueues = [...resourcesOf(template, 'AWS::SQS::Queue').keys()].filter((id) =>
+      id.startsWith('StatusEventConsumerQueue'),
+    );
+    expect(consumerQueues.length).toBeGreaterThan(0);
+    for (const id of consumerQueues)
+      for (const target of targetsOf(id)) expect(target.SqsParameters).toBeUndefined();
+
+    // Both events the rule copies carry the tenant where the path reads it.
+    const sent: PutEventsCommand[] = [];
+    const publisher = new EventBridgeStatusEventPublisher(
+      {
+        send: async (command: unknown) => {
+          sent.push(command as PutEventsCommand);
+          return { FailedEntryCount: 0 };
+        },
+      } as never,
+      'bus',
+    );
+    await publisher.publish([
+      {
+        eventId: 'e1',
+        tenant: 'acme',
+        paymentId: 'p1',
+        sequence: 0,
+        status: 'Received',
+        date: '2026-01-01T00:00:00Z',
+        actor: 'c1',
+      },
+    ]);
+    await publisher.publishBatchCompleted({
+      eventId: 'e2',
+      tenant: 'globex',
+      batchId: 'b1',
+      completedAt: '2026-01-01T00:00:00Z',
+    });
+    const read = (event: unknown, path: string) =>
+      path
+        .replace(/^\$\./, '')
+        .split('.')
+        .reduce((value, key) => (value as Record<string, unknown>)[key], event);
+    const tenants = sent
+      .flatMap((command) => command.input.Entries ?? [])
+      .map((entry) => read({ detail: JSON.parse(entry.Detail as string) }, TENANT_PATH));
+    expect(tenants).toEqual(['acme', 'globex']);
   });
 
   it('sends due retries from a function woken by a wake-up queue, and started every minute for what none announced', () => {

@@ -1,17 +1,31 @@
+import type { Clock } from '../commons/ports.ts';
 import type { WorkflowStarter } from '../credit-transfers/ports.ts';
 import { inPool } from './pool.ts';
 import type { BatchReference, BatchStore } from './ports.ts';
 import { batchPaymentIds } from './submit-batch.ts';
 
 /**
- * Starts at once: Step Functions' StartExecution bucket refills at 150 to 300 a second, and the
- * SDK's adaptive retries slow each caller down on throttling; 16 in flight keep well within it.
+ * Starts in flight at once: Step Functions' StartExecution bucket refills at 150 to 300 a second,
+ * and the SDK's adaptive retries slow each caller down on throttling; 16 in flight keep well
+ * within it. The pace (below) bounds the rate; this bounds what waits on Step Functions at once.
  */
 export const START_CONCURRENCY = 16;
+
+/**
+ * How fast a batch's lifecycles are started: `startsPerSecond` is what the workflow's reserved
+ * concurrency takes beside the API's peak (lib/concurrency.ts), so a batch never drives its
+ * steps into Lambda throttling. The clock and the wait are ports, so a test paces without time.
+ */
+export interface StartPace {
+  readonly startsPerSecond: number;
+  readonly clock: Clock;
+  readonly sleep: (milliseconds: number) => Promise<void>;
+}
 
 export interface BatchLifecyclesDependencies {
   batches: Pick<BatchStore, 'get'>;
   workflow: WorkflowStarter;
+  pace: StartPace;
 }
 
 export interface BatchLifecyclesReport {
@@ -24,7 +38,8 @@ export interface BatchLifecyclesReport {
 }
 
 /**
- * Starts the lifecycle of every transfer of a stored batch, a bounded number at a time. Each
+ * Starts the lifecycle of every transfer of a stored batch, at the pace given and a bounded
+ * number at a time: the n-th start waits until n / startsPerSecond seconds after the first. Each
  * execution's name is derived from its transfer, so a repeat (a retried invocation, a second
  * request that stored the same batch) starts nothing twice.
  */
@@ -35,8 +50,12 @@ export const startBatchLifecycles = async (
   const batch = await deps.batches.get(tenant, batchId);
   // Not stored yet: the request storing it asks again once it is (or a repeat of it does).
   if (batch === undefined || batch.state !== 'Stored') return { found: false, started: 0, failed: 0 };
+  const { startsPerSecond, clock, sleep } = deps.pace;
+  const first = clock.now().getTime();
   let failed = 0;
-  await inPool(batchPaymentIds(batch), START_CONCURRENCY, async (paymentId) => {
+  await inPool(batchPaymentIds(batch), START_CONCURRENCY, async (paymentId, index) => {
+    const wait = first + (index * 1000) / startsPerSecond - clock.now().getTime();
+    if (wait > 0) await sleep(wait);
     try {
       await deps.workflow.start({ tenant, paymentId, trigger: 'initiation' });
     } catch {
@@ -45,3 +64,7 @@ export const startBatchLifecycles = async (
   });
   return { found: true, started: batch.count - failed, failed };
 };
+
+/** Seconds a batch of `count` transfers takes to start at `startsPerSecond`: its last start's wait. */
+export const batchStartSeconds = (count: number, startsPerSecond: number): number =>
+  Math.max(0, count - 1) / startsPerSecond;

@@ -50,6 +50,13 @@ import {
 
 /** At most this many transfers in one batch (413 above, naming the limit). */
 export const MAX_BATCH_TRANSACTIONS = 2000;
+/**
+ * Seconds a largest batch's lifecycle starts take at most, paced (start-batch-lifecycles.ts):
+ * within the batch start function's time (lib/concurrency.ts checks the two agree).
+ */
+export const BATCH_START_MAX_SECONDS = 240;
+/** The slowest pace of a batch's starts, so a largest batch's fit BATCH_START_MAX_SECONDS: 9 a second. */
+export const MIN_BATCH_STARTS_PER_SECOND = Math.ceil((MAX_BATCH_TRANSACTIONS - 1) / BATCH_START_MAX_SECONDS);
 /** At most this many bytes in one batch request (413 above). */
 export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
 /** A pain.001 payment group asked for up to this many days before today is executed at once; older, it is rejected. */
@@ -471,7 +478,9 @@ export const submitBatch = async (
         ...(read.candidates[index]?.additionalInformation !== undefined && {
           additionalInformation: read.candidates[index]?.additionalInformation,
         }),
-        nextCheckAt: secondsAfter(now, STALL_SECONDS).toISOString(),
+        // Due once its paced start (at the slowest pace) is STALL_SECONDS late: the reconciler
+        // never takes a batch's later transfers for stuck while their starts are still coming.
+        nextCheckAt: secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
       };
       // Taken already: stored by the attempt that crashed, under the same derived id.
       await deps.store.create(record);

@@ -1,9 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { LifecycleStart } from '#domain/credit-transfers/lifecycle';
+import { STALL_SECONDS } from '#domain/credit-transfers/lifecycle';
 import type { CreditTransferRecord, CreditTransferStore } from '#domain/credit-transfers/ports';
 import type { BatchRecord, BatchReference, BatchStore, Pain001Reader } from '#domain/iso20022/ports';
-import { START_CONCURRENCY, startBatchLifecycles } from '#domain/iso20022/start-batch-lifecycles';
-import { batchPaymentIds, submitBatch } from '#domain/iso20022/submit-batch';
+import {
+  batchStartSeconds,
+  START_CONCURRENCY,
+  type StartPace,
+  startBatchLifecycles,
+} from '#domain/iso20022/start-batch-lifecycles';
+import {
+  BATCH_START_MAX_SECONDS,
+  batchPaymentIds,
+  MIN_BATCH_STARTS_PER_SECOND,
+  submitBatch,
+} from '#domain/iso20022/submit-batch';
 
 /** The table's two kinds of items, in memory, with the conditional writes the adapters make. */
 const memoryStores = () => {
@@ -62,6 +73,21 @@ const command = (count: number) => ({
   },
 });
 
+/** A pace on a clock of its own: a wait moves that clock on to the time waited for, at once. */
+const virtualPace = (startsPerSecond: number) => {
+  let now = 1_000_000;
+  const waits: number[] = [];
+  const pace: StartPace = {
+    startsPerSecond,
+    clock: { now: () => new Date(now) },
+    sleep: async (milliseconds) => {
+      waits.push(milliseconds);
+      now = Math.max(now, now + milliseconds);
+    },
+  };
+  return { pace, waits, elapsed: () => now - 1_000_000 };
+};
+
 describe('a batch’s lifecycles', () => {
   it('are asked for once, after every transfer is stored, by the request that stored the batch; a replay asks nothing', async () => {
     const { store, batchStore, transfers } = memoryStores();
@@ -110,7 +136,7 @@ describe('a batch’s lifecycles', () => {
       },
     };
     const report = await startBatchLifecycles(
-      { batches: batchStore, workflow },
+      { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
       { tenant: 't1', batchId: batch.batchId },
     );
     expect(report).toEqual({ found: true, started: 99, failed: 1 });
@@ -133,11 +159,63 @@ describe('a batch’s lifecycles', () => {
     };
     for (const batchId of [batch.batchId, 'no-such-batch'])
       expect(
-        await startBatchLifecycles({ batches: batchStore, workflow }, { tenant: 't1', batchId }),
+        await startBatchLifecycles(
+          { batches: batchStore, workflow, pace: virtualPace(16).pace },
+          { tenant: 't1', batchId },
+        ),
       ).toEqual({
         found: false,
         started: 0,
         failed: 0,
       });
+  });
+
+  it('are started at the pace given: the n-th start no sooner than n / rate seconds after the first', async () => {
+    const { store, batchStore } = memoryStores();
+    const { batch } = await submitBatch(
+      { store, batches: batchStore, reader, clock: { now: () => new Date() } },
+      command(2000),
+    );
+    const { pace, elapsed } = virtualPace(16);
+    const startedAt = new Map<string, number>();
+    const workflow = {
+      start: async (start: LifecycleStart) => {
+        startedAt.set(start.paymentId, elapsed());
+      },
+    };
+    const report = await startBatchLifecycles(
+      { batches: batchStore, workflow, pace },
+      { tenant: 't1', batchId: batch.batchId },
+    );
+    expect(report).toEqual({ found: true, started: 2000, failed: 0 });
+    const times = batchPaymentIds(batch).map((paymentId) => startedAt.get(paymentId) as number);
+    // Never more than 16 starts within any second: each start at or after its slot.
+    times.forEach((time, index) => {
+      expect(time).toBeGreaterThanOrEqual((index * 1000) / 16);
+    });
+    // And no slower than the pace: the last start at its slot, 124.9 s after the first.
+    expect(elapsed()).toBeCloseTo(batchStartSeconds(2000, 16) * 1000, -1);
+    expect(batchStartSeconds(2000, 16)).toBeCloseTo(124.94, 2);
+  });
+
+  it('fall due for the reconciler only once their start, at the slowest pace allowed, is late', async () => {
+    const { store, batchStore, transfers } = memoryStores();
+    const now = new Date('2026-12-08T10:00:00.000Z');
+    const { batch } = await submitBatch(
+      { store, batches: batchStore, reader, clock: { now: () => now } },
+      command(2000),
+    );
+    const dueAfter = batchPaymentIds(batch).map(
+      (paymentId) => (Date.parse(transfers.get(paymentId)?.nextCheckAt as string) - now.getTime()) / 1000,
+    );
+    dueAfter.forEach((seconds, index) => {
+      expect(seconds).toBeGreaterThanOrEqual(
+        STALL_SECONDS + batchStartSeconds(index + 1, MIN_BATCH_STARTS_PER_SECOND) - 0.001,
+      );
+    });
+    // The slowest pace still starts a largest batch within its time, and the last is due soon after.
+    expect(batchStartSeconds(2000, MIN_BATCH_STARTS_PER_SECOND)).toBeLessThanOrEqual(BATCH_START_MAX_SECONDS);
+    expect(dueAfter[0]).toBe(STALL_SECONDS);
+    expect(Math.max(...dueAfter)).toBeLessThanOrEqual(STALL_SECONDS + BATCH_START_MAX_SECONDS);
   });
 });
