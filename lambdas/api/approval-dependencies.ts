@@ -2,6 +2,8 @@ import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { DynamoDbApprovalStore } from '#adapters/payment-controls/approval-store';
 import { systemClock } from '#domain/commons/ports';
 import type { ApprovalDependencies } from '#domain/payment-controls/decide-approval';
+import type { BatchApprovalDependencies } from '#domain/payment-controls/decide-batch-approval';
+import { batchStore } from './batch-dependencies.ts';
 import { tableStore } from './dependencies.ts';
 import { lifecycleWorkflow } from './starting-dependencies.ts';
 
@@ -12,3 +14,9 @@ export const approvalDependencies = (): ApprovalDependencies => {
   approvals ??= new DynamoDbApprovalStore(documentClient(), tableName());
   return { store: tableStore(), approvals, clock: systemClock, workflow: lifecycleWorkflow };
 };
+
+/** As approvalDependencies, and the batch items whose held transfers a batch decision decides. */
+export const batchApprovalDependencies = (): BatchApprovalDependencies => ({
+  ...approvalDependencies(),
+  batches: batchStore(),
+});

@@ -1,7 +1,7 @@
 import type { WorkflowStarter } from '../credit-transfers/ports.ts';
 import { inPool } from './pool.ts';
 import type { BatchReference, BatchStore } from './ports.ts';
-import { batchPaymentIds } from './submit-batch.ts';
+import { batchPaymentIds, heldForApproval } from './submit-batch.ts';
 
 /**
  * Starts at once: Step Functions' StartExecution bucket refills at 150 to 300 a second, and the
@@ -19,6 +19,8 @@ export interface BatchLifecyclesReport {
   found: boolean;
   /** Lifecycles asked to start (a start under a name used already starts nothing). */
   started: number;
+  /** Transfers held for approval: none started; an approval starts each (decide-approval.ts). */
+  held: number;
   /** Starts that failed: those transfers stay due in the recovery index, for the reconciler. */
   failed: number;
 }
@@ -26,7 +28,8 @@ export interface BatchLifecyclesReport {
 /**
  * Starts the lifecycle of every transfer of a stored batch, a bounded number at a time. Each
  * execution's name is derived from its transfer, so a repeat (a retried invocation, a second
- * request that stored the same batch) starts nothing twice.
+ * request that stored the same batch) starts nothing twice. A transfer held for approval waits,
+ * with no execution: its approval starts it.
  */
 export const startBatchLifecycles = async (
   deps: BatchLifecyclesDependencies,
@@ -34,14 +37,17 @@ export const startBatchLifecycles = async (
 ): Promise<BatchLifecyclesReport> => {
   const batch = await deps.batches.get(tenant, batchId);
   // Not stored yet: the request storing it asks again once it is (or a repeat of it does).
-  if (batch === undefined || batch.state !== 'Stored') return { found: false, started: 0, failed: 0 };
+  if (batch === undefined || batch.state !== 'Stored')
+    return { found: false, started: 0, held: 0, failed: 0 };
+  const held = heldForApproval(batch);
+  const unheld = batchPaymentIds(batch).filter((_, position) => !held.has(position));
   let failed = 0;
-  await inPool(batchPaymentIds(batch), START_CONCURRENCY, async (paymentId) => {
+  await inPool(unheld, START_CONCURRENCY, async (paymentId) => {
     try {
       await deps.workflow.start({ tenant, paymentId, trigger: 'initiation' });
     } catch {
       failed += 1;
     }
   });
-  return { found: true, started: batch.count - failed, failed };
+  return { found: true, started: unheld.length - failed, held: held.size, failed };
 };
