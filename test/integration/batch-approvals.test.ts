@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { creditTransferKey } from '#adapters/table/keys';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
@@ -94,6 +95,14 @@ const historyOf = async (tenant: string, paymentId: string) => {
   return ((item.Item?.history ?? []) as { status: string }[]).map((change) => change.status);
 };
 
+/** The workflow executions of a transfer the local runtime ran so far (its execution history). */
+const executionsOf = async (paymentId: string) =>
+  (await readFile(join(service.dataDir, 'executions.jsonl'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { paymentId: string; trigger: string })
+    .filter((execution) => execution.paymentId === paymentId);
+
 describe('batches under approval rules', () => {
   it('holds the JSON batch transfers a rule meets until a second client approves them all in one call', async () => {
     const { tenant, initiator, approver } = await tenantWith('1000.00');
@@ -125,6 +134,9 @@ describe('batches under approval rules', () => {
       'Pending',
       'AcceptedSettlementCompleted',
     ]);
+    // A held transfer costs nothing while it waits: no execution ran for it.
+    for (const paymentId of held) expect(await executionsOf(paymentId)).toEqual([]);
+    expect((await executionsOf(paymentIds[0] as string)).length).toBeGreaterThan(0);
     const status = await callApi(service.baseUrl, `${TRANSFERS}/${held[0]}/status`, {
       token: initiator.token,
     });
@@ -168,6 +180,8 @@ describe('batches under approval rules', () => {
     for (const paymentId of held)
       expect((await historyOf(tenant, paymentId)).slice(0, 2)).toEqual(['Pending', 'Received']);
     expect((await historyOf(tenant, paymentIds[0] as string))[0]).toBe('Received');
+    for (const paymentId of held)
+      expect((await executionsOf(paymentId)).filter((run) => run.trigger === 'initiation')).toHaveLength(1);
     expect((await pain002Of(initiator, batchId)).match(/<GrpSts>ACSC<\/GrpSts>/g)).toHaveLength(1);
   }, 180_000);
 
