@@ -6789,7 +6789,7 @@ export interface operations {
             /** @enum {string} */
             decision: 'approve' | 'reject';
             /**
-             * Format: int64
+             * Format: int32
              * @description Transfers of the batch this call decided (or, repeated with its idempotency key, had decided).
              */
             decided: number;

@@ -11,7 +11,7 @@ import { parseOrThrow } from '../commons/validation.ts';
 import { paymentIdSchema } from '../credit-transfers/credit-transfer.ts';
 import { inPool } from '../iso20022/pool.ts';
 import type { BatchStore } from '../iso20022/ports.ts';
-import { batchPaymentId, heldForApproval } from '../iso20022/submit-batch.ts';
+import { batchPaymentId, heldForApproval, MAX_BATCH_TRANSACTIONS } from '../iso20022/submit-batch.ts';
 import {
   type ApprovalDependencies,
   approvalDecisionRequestSchema,
@@ -53,11 +53,11 @@ export const batchDecisionResultSchema = z.strictObject({
   batchId: described(z.string().check(z.maxLength(36)), 'The batch.'),
   decision: z.enum(['approve', 'reject']),
   decided: described(
-    z.int().check(z.minimum(0)),
+    z.int().check(z.minimum(0), z.maximum(MAX_BATCH_TRANSACTIONS)),
     'Transfers of the batch this call decided (or, repeated with its idempotency key, had decided).',
   ),
   notDecided: described(
-    z.array(notDecidedSchema),
+    z.array(notDecidedSchema).check(z.maxLength(MAX_BATCH_TRANSACTIONS)),
     'Each transfer the approval rules held that this call could not decide, and why, in batch order.',
   ),
 });
