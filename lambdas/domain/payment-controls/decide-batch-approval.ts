@@ -20,9 +20,10 @@ import {
 
 /**
  * Decisions in flight at once: each is a read, a conditional write and, for the last approval
- * needed, a workflow start; a few at a time keep a 2,000-transfer batch within the table's rate.
+ * needed, a transition and a workflow start; as many as the batch submission's writes and the
+ * batch starter's starts, within the table's and Step Functions' rates.
  */
-export const BATCH_DECISION_CONCURRENCY = 8;
+export const BATCH_DECISION_CONCURRENCY = 16;
 
 export interface BatchApprovalDependencies extends ApprovalDependencies {
   batches: Pick<BatchStore, 'get'>;
