@@ -125,6 +125,14 @@ export const ROUTES: readonly Route[] = [
     maxBodyBytes: MAX_BATCH_BODY_BYTES,
   },
   {
+    operationId: 'decideCreditTransferBatchApproval',
+    method: 'POST',
+    path: '/v1/payments/credit-transfer-batches/{batchId}/approvals',
+    entry: 'lambdas/api/decide-batch-approval.ts',
+    scope: 'transactions:approve',
+    summary: 'Approve or reject every transfer of a batch that waits for approval',
+  },
+  {
     operationId: 'listCreditTransferBatches',
     method: 'GET',
     path: '/v1/payments/credit-transfer-batches',

@@ -382,11 +382,18 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     tableAccess(r.table, ['UpdateItem', 'GetItem'], [KEY_PREFIXES.limitUsage]),
     workflowAccess(r.lifecycle),
   ],
+  // The batch item (which transfers its rules held), then each held transfer as the single decision.
+  decideCreditTransferBatchApproval: (r) => [
+    tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.batches]),
+    tableAccess(r.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers]),
+    workflowAccess(r.lifecycle),
+  ],
   listCreditTransferApprovals: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   // Stores the batch, claims its MsgId, stores each transfer (conditional puts), marks it stored,
   // and asks the batch lifecycle starter to start the workflows after it has answered. A batch
-  // whose MsgId is another's is removed while it holds nothing (DeleteItem, batches only).
+  // whose MsgId is another's is removed while it holds nothing (DeleteItem, batches only). The
+  // tenant's payment controls, read once; for a rule on new creditors, as the initiation does.
   submitCreditTransferBatch: (r) => [
     tableAccess(
       r.table,
@@ -394,6 +401,13 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
       [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches, KEY_PREFIXES.batchMessages],
     ),
     tableAccess(r.table, ['DeleteItem'], [KEY_PREFIXES.batches]),
+    tableAccess(r.table, ['Query'], [KEY_PREFIXES.paymentControls]),
+    tableAccess(
+      r.table,
+      ['Query'],
+      [KEY_PREFIXES.creditTransferLists],
+      [LIST_INDEXES.creditorAccountId.indexName],
+    ),
     batchLifecyclesInvocation(r.batchLifecycles),
   ],
   // The batch, then its transfers a hundred at a time.

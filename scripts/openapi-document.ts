@@ -46,6 +46,7 @@ import {
 import { listBatchesQuerySchema } from '#domain/iso20022/list-batches';
 import { MAX_BATCH_BYTES, MAX_BATCH_TRANSACTIONS } from '#domain/iso20022/submit-batch';
 import { approvalDecisionRequestSchema } from '#domain/payment-controls/decide-approval';
+import { batchDecisionResultSchema } from '#domain/payment-controls/decide-batch-approval';
 import { limitUsageQuerySchema } from '#domain/payment-controls/limit-usage';
 import { listVersionsQuerySchema, MAX_VERSIONS_PAGE } from '#domain/payment-controls/manage-payment-controls';
 import { limitSchema, MAX_LIMITS, paymentControlsSchema } from '#domain/payment-controls/payment-controls';
@@ -1368,6 +1369,63 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
           description:
             'The client decided already (`approval_already_decided`), or the transfer does not wait for approval ' +
             '(`payment_not_pending`: not pending, or its approval expired).',
+        },
+      }),
+    },
+  },
+  decideCreditTransferBatchApproval: {
+    tags: ['Payment controls'],
+    description:
+      'Approves or rejects, in one call, every transfer of a batch that its approval rules held in `Pending` ' +
+      '(docs/approvals.md): each is decided exactly as the single decision route decides it. The client that ' +
+      'submitted the batch may not decide (403). A held transfer that cannot be decided (no longer pending, ' +
+      'decided by this client already, its approval expired) is listed in `notDecided` with why; the others ' +
+      "are decided. A repeat with the same idempotency key and decision answers the same counts. Another tenant's " +
+      'batch answers 404, exactly as an unknown one.',
+    requestParams: {
+      path: z.strictObject({
+        batchId: described(z.string().check(z.maxLength(36)), 'The batchId the submission answered.'),
+      }),
+      header: z.strictObject({
+        ...idempotencyHeaders(
+          'A repeat with the same decision repeats each decision, and answers the same counts.',
+          CANCELLATION_KEY_EXAMPLE,
+        ),
+      }),
+    },
+    requestBody: {
+      description: 'The decision on every held transfer, and why.',
+      required: true,
+      content: json(approvalDecisionRequestSchema, { decision: 'approve', reason: 'Payroll of November' }),
+    },
+    responses: {
+      '200': {
+        description: 'How many held transfers were decided, and each one that was not, with why.',
+        content: json(batchDecisionResultSchema, {
+          batchId: '0c7e9f52-4a4e-4f43-9d0f-6f1d2b8a7c31',
+          decision: 'approve',
+          decided: 2,
+          notDecided: [
+            {
+              paymentId: '5b2d8c3e-9f1a-4e6b-8d7c-2a1b0c9d8e7f',
+              reason: 'payment_not_pending',
+              description: 'The credit transfer is Cancelled and no longer waits for approval',
+            },
+          ],
+        }),
+      },
+      ...errors([400, 401, 403, 404, 413, 415, 422], {
+        403: {
+          description:
+            'The token lacks `transactions:approve` (`insufficient_scope`), or the caller submitted the batch ' +
+            '(`forbidden`): the approver is always another client.',
+          headers: {
+            'WWW-Authenticate': {
+              ...WWW_AUTHENTICATE,
+              required: false,
+              description: 'With `insufficient_scope`: the Bearer challenge naming the scope.',
+            },
+          },
         },
       }),
     },

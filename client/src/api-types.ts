@@ -227,6 +227,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/payments/credit-transfer-batches/{batchId}/approvals': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve or reject every transfer of a batch that waits for approval
+     * @description Approves or rejects, in one call, every transfer of a batch that its approval rules held in `Pending` (docs/approvals.md): each is decided exactly as the single decision route decides it. The client that submitted the batch may not decide (403). A held transfer that cannot be decided (no longer pending, decided by this client already, its approval expired) is listed in `notDecided` with why; the others are decided. A repeat with the same idempotency key and decision answers the same counts. Another tenant's batch answers 404, exactly as an unknown one.
+     *
+     *     Requires scope `transactions:approve`.
+     */
+    post: operations['decideCreditTransferBatchApproval'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/payments/credit-transfer-batches/{batchId}': {
     parameters: {
       query?: never;
@@ -6724,6 +6746,372 @@ export interface operations {
       };
     };
   };
+  decideCreditTransferBatchApproval: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Identifier the client reuses when it repeats a call. A repeat with the same decision repeats each decision, and answers the same counts.
+         * @example inv-2026-118-cancellation
+         */
+        idempotencyId?: string;
+        /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The batchId the submission answered. */
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    /** @description The decision on every held transfer, and why. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "decision": "approve",
+         *       "reason": "Payroll of November"
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description Approve the transfer, or reject it (it ends Rejected).
+           * @enum {string}
+           */
+          decision: 'approve' | 'reject';
+          /** @description Why; kept with the decision. */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description How many held transfers were decided, and each one that was not, with why. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "batchId": "0c7e9f52-4a4e-4f43-9d0f-6f1d2b8a7c31",
+           *       "decision": "approve",
+           *       "decided": 2,
+           *       "notDecided": [
+           *         {
+           *           "paymentId": "5b2d8c3e-9f1a-4e6b-8d7c-2a1b0c9d8e7f",
+           *           "reason": "payment_not_pending",
+           *           "description": "The credit transfer is Cancelled and no longer waits for approval"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @description The batch. */
+            batchId: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            /**
+             * Format: int32
+             * @description Transfers of the batch this call decided (or, repeated with its idempotency key, had decided).
+             */
+            decided: number;
+            /** @description Each transfer the approval rules held that this call could not decide, and why, in batch order. */
+            notDecided: {
+              /** @description Identification of the payment. */
+              paymentId: string;
+              /**
+               * @description The error the single decision route answers for it: `payment_not_pending` (no longer pending: decided, expired, cancelled), `approval_already_decided` (this client decided it before), `forbidden` (this client initiated it), `not_found` (not stored: the batch request was interrupted).
+               * @enum {string}
+               */
+              reason: 'payment_not_pending' | 'approval_already_decided' | 'forbidden' | 'not_found';
+              /** @description Why, in words. */
+              description: string;
+            }[];
+          };
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The token lacks `transactions:approve` (`insufficient_scope`), or the caller submitted the batch (`forbidden`): the approver is always another client. */
+      403: {
+        headers: {
+          /** @description With `insufficient_scope`: the Bearer challenge naming the scope. */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is larger than 64 KiB (`payload_too_large`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:payload_too_large",
+           *       "title": "Content Too Large",
+           *       "status": 413,
+           *       "detail": "The request body is larger than 65536 bytes",
+           *       "error": "payload_too_large",
+           *       "error_description": "The request body is larger than 65536 bytes"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body is not `application/json` (`unsupported_media_type`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:unsupported_media_type",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The request body must be application/json",
+           *       "error": "unsupported_media_type",
+           *       "error_description": "The request body must be application/json"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The idempotency key was used before with a different request body (`idempotency_key_reused`). */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:idempotency_key_reused",
+           *       "title": "Unprocessable Content",
+           *       "status": 422,
+           *       "detail": "This idempotency key was used with a different request",
+           *       "error": "idempotency_key_reused",
+           *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   getCreditTransferBatch: {
     parameters: {
       query?: {
@@ -9833,7 +10221,7 @@ export interface operations {
                */
               maxCount?: number;
               /**
-               * @description A transfer past the limit waits for approval, or is rejected (AM02).
+               * @description A transfer past the limit waits for approval, or is rejected (AM14, amount exceeds agreed limit).
                * @enum {string}
                */
               onBreach: 'approval' | 'reject';
@@ -10141,7 +10529,7 @@ export interface operations {
              */
             maxCount?: number;
             /**
-             * @description A transfer past the limit waits for approval, or is rejected (AM02).
+             * @description A transfer past the limit waits for approval, or is rejected (AM14, amount exceeds agreed limit).
              * @enum {string}
              */
             onBreach: 'approval' | 'reject';
@@ -10239,7 +10627,7 @@ export interface operations {
                */
               maxCount?: number;
               /**
-               * @description A transfer past the limit waits for approval, or is rejected (AM02).
+               * @description A transfer past the limit waits for approval, or is rejected (AM14, amount exceeds agreed limit).
                * @enum {string}
                */
               onBreach: 'approval' | 'reject';
@@ -10650,7 +11038,7 @@ export interface operations {
                  */
                 maxCount?: number;
                 /**
-                 * @description A transfer past the limit waits for approval, or is rejected (AM02).
+                 * @description A transfer past the limit waits for approval, or is rejected (AM14, amount exceeds agreed limit).
                  * @enum {string}
                  */
                 onBreach: 'approval' | 'reject';
@@ -10924,7 +11312,7 @@ export interface operations {
                */
               maxCount?: number;
               /**
-               * @description A transfer past the limit waits for approval, or is rejected (AM02).
+               * @description A transfer past the limit waits for approval, or is rejected (AM14, amount exceeds agreed limit).
                * @enum {string}
                */
               onBreach: 'approval' | 'reject';

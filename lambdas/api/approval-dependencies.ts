@@ -3,6 +3,8 @@ import { DynamoDbApprovalStore } from '#adapters/payment-controls/approval-store
 import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
 import { systemClock } from '#domain/commons/ports';
 import type { ApprovalDependencies } from '#domain/payment-controls/decide-approval';
+import type { BatchApprovalDependencies } from '#domain/payment-controls/decide-batch-approval';
+import { batchStore } from './batch-dependencies.ts';
 import { tableStore } from './dependencies.ts';
 import { lifecycleWorkflow } from './starting-dependencies.ts';
 
@@ -18,3 +20,9 @@ export const approvalDependencies = (): ApprovalDependencies => {
   counters ??= new DynamoDbLimitCounters(documentClient(), tableName());
   return { store: tableStore(), approvals, counters, clock: systemClock, workflow: lifecycleWorkflow };
 };
+
+/** As approvalDependencies, and the batch items whose held transfers a batch decision decides. */
+export const batchApprovalDependencies = (): BatchApprovalDependencies => ({
+  ...approvalDependencies(),
+  batches: batchStore(),
+});

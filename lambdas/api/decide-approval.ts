@@ -10,7 +10,7 @@ import { approvalDependencies } from './approval-dependencies.ts';
 import { idempotencyKey } from './request-headers.ts';
 
 /** The token's `jti` and DPoP thumbprint, as the authorizer hands them on (kept with the decision). */
-const tokenOf = (event: JsonEvent) => {
+export const tokenOf = (event: JsonEvent) => {
   const context = (event.requestContext.authorizer ?? {}) as Record<string, unknown>;
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   return { tokenId: text(context.tokenId), dpopThumbprint: text(context.dpopThumbprint) };

@@ -1,4 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbPaymentControlsStore } from '#adapters/payment-controls/payment-controls-store';
+import { DynamoDbPaymentHistory } from '#adapters/payment-controls/payment-history';
 import { InvalidRequestError } from '#domain/commons/errors';
 import { DEFAULT_MAX_VALUE_DATE_DAYS } from '#domain/credit-transfers/initiate-credit-transfer';
 import { acceptanceReport, batchViewOf } from '#domain/iso20022/batch-view';
@@ -9,6 +12,10 @@ import {
   MAX_BATCH_BYTES,
   submitBatch,
 } from '#domain/iso20022/submit-batch';
+import {
+  type CurrentApprovalRules,
+  currentApprovalRules,
+} from '#domain/payment-controls/initiation-controls';
 import { publicUrl, wholeNumberEnv } from '#shared/config';
 import { callerOf, headerValue, jsonResponse } from '#shared/http-event';
 import { httpHandler } from '#shared/http-handler';
@@ -103,8 +110,19 @@ export const submitCreditTransferBatch =
     );
   };
 
+let approvalRules: CurrentApprovalRules | undefined;
+/** The tenant's approval rules as the batch reads them (once per batch), built once per container. */
+const batchApprovalRules = (): CurrentApprovalRules => {
+  approvalRules ??= currentApprovalRules(
+    new DynamoDbPaymentControlsStore(documentClient(), tableName()),
+    new DynamoDbPaymentHistory(documentClient(), tableName()),
+  );
+  return approvalRules;
+};
+
 const withValueDateHorizon = (): BatchDependencies => ({
   ...batchDependencies(),
+  approvalRules: batchApprovalRules(),
   maxValueDateDays: wholeNumberEnv('MAX_VALUE_DATE_DAYS', DEFAULT_MAX_VALUE_DATE_DAYS, { min: 0, max: 3650 }),
 });
 

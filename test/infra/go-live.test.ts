@@ -555,6 +555,7 @@ describe('going live', () => {
         payments: [
           'cancelCreditTransfer',
           'decideCreditTransferApproval',
+          'decideCreditTransferBatchApproval',
           'initiateCreditTransfer',
           'parkTransfer',
           'pollClearing',

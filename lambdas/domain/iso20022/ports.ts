@@ -36,6 +36,11 @@ export interface BatchRecord {
   state: 'Storing' | 'Stored';
   count: number;
   message: BatchMessageSummary;
+  /**
+   * The transfers its tenant's approval rules hold in Pending, fixed when the batch item is first
+   * written (so a repeat of the request stores what the first attempt decided); absent: none held.
+   */
+  approvalHolds?: BatchApprovalHold[];
   /** Transfers not final yet (counted down once per transfer); absent on batches stored before outcomes were kept. */
   open?: number;
   /** Final transfers by status, and by ISO reason code (Rejected, Cancelled). */
@@ -45,6 +50,14 @@ export interface BatchRecord {
   completedAt?: string;
   /** Its `credit-transfer-batch.completed` event is on the bus. */
   completionPublished?: boolean;
+}
+
+/** The transfers of a batch one approval rule holds, by their positions in the batch. */
+export interface BatchApprovalHold {
+  rule: string;
+  approvalsRequired: number;
+  expiresAt: string;
+  positions: number[];
 }
 
 /** The original message, as reports name it. */

@@ -2,7 +2,7 @@ import type { Clock } from '../commons/ports.ts';
 import type { WorkflowStarter } from '../credit-transfers/ports.ts';
 import { inPool } from './pool.ts';
 import type { BatchReference, BatchStore } from './ports.ts';
-import { batchPaymentIds } from './submit-batch.ts';
+import { batchPaymentIds, heldForApproval } from './submit-batch.ts';
 
 /**
  * Starts in flight at once: Step Functions' StartExecution bucket refills at 150 to 300 a second,
@@ -33,6 +33,8 @@ export interface BatchLifecyclesReport {
   found: boolean;
   /** Lifecycles asked to start (a start under a name used already starts nothing). */
   started: number;
+  /** Transfers held for approval: none started; an approval starts each (decide-approval.ts). */
+  held: number;
   /** Starts that failed: those transfers stay due in the recovery index, for the reconciler. */
   failed: number;
 }
@@ -41,7 +43,8 @@ export interface BatchLifecyclesReport {
  * Starts the lifecycle of every transfer of a stored batch, at the pace given and a bounded
  * number at a time: the n-th start waits until n / startsPerSecond seconds after the first. Each
  * execution's name is derived from its transfer, so a repeat (a retried invocation, a second
- * request that stored the same batch) starts nothing twice.
+ * request that stored the same batch) starts nothing twice. A transfer held for approval waits,
+ * with no execution: its approval starts it.
  */
 export const startBatchLifecycles = async (
   deps: BatchLifecyclesDependencies,
@@ -49,11 +52,14 @@ export const startBatchLifecycles = async (
 ): Promise<BatchLifecyclesReport> => {
   const batch = await deps.batches.get(tenant, batchId);
   // Not stored yet: the request storing it asks again once it is (or a repeat of it does).
-  if (batch === undefined || batch.state !== 'Stored') return { found: false, started: 0, failed: 0 };
+  if (batch === undefined || batch.state !== 'Stored')
+    return { found: false, started: 0, held: 0, failed: 0 };
+  const held = heldForApproval(batch);
+  const unheld = batchPaymentIds(batch).filter((_, position) => !held.has(position));
   const { startsPerSecond, clock, sleep } = deps.pace;
   const first = clock.now().getTime();
   let failed = 0;
-  await inPool(batchPaymentIds(batch), START_CONCURRENCY, async (paymentId, index) => {
+  await inPool(unheld, START_CONCURRENCY, async (paymentId, index) => {
     const wait = first + (index * 1000) / startsPerSecond - clock.now().getTime();
     if (wait > 0) await sleep(wait);
     try {
@@ -62,7 +68,7 @@ export const startBatchLifecycles = async (
       failed += 1;
     }
   });
-  return { found: true, started: batch.count - failed, failed };
+  return { found: true, started: unheld.length - failed, held: held.size, failed };
 };
 
 /** Seconds a batch of `count` transfers takes to start at `startsPerSecond`: its last start's wait. */

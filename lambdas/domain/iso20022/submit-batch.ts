@@ -28,9 +28,12 @@ import type {
   CreditTransferStore,
   OriginalMessage,
 } from '../credit-transfers/ports.ts';
+import type { PendingApproval } from '../payment-controls/approval.ts';
+import type { CurrentApprovalRules } from '../payment-controls/initiation-controls.ts';
 import { type MessageGroup, type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
 import { inPool } from './pool.ts';
 import type {
+  BatchApprovalHold,
   BatchLifecycleStarter,
   BatchMessageSummary,
   BatchPaymentGroup,
@@ -75,6 +78,8 @@ export interface BatchDependencies {
   clock: Clock;
   /** Starts the batch's lifecycles after the answer; absent, none start (the reconciler's). */
   lifecycles?: BatchLifecycleStarter;
+  /** The tenant's approval rules: a transfer meeting one is stored Pending and its lifecycle waits. */
+  approvalRules?: CurrentApprovalRules;
   maxValueDateDays?: number;
 }
 
@@ -372,6 +377,54 @@ const readXmlBatch = async (
   };
 };
 
+/**
+ * The batch's payment controls, all in this one place: the tenant's approval rules read once and
+ * applied to each transfer exactly as an initiation applies them (same rule chosen, same expiry;
+ * the payment history read per transfer only when a rule asks whether the creditor is new).
+ */
+const approvalHoldsOf = async (
+  approvalRules: CurrentApprovalRules | undefined,
+  command: Pick<BatchCommand, 'tenant' | 'clientId'>,
+  transfers: readonly { transfer: CreditTransferRequest }[],
+  now: Date,
+): Promise<BatchApprovalHold[]> => {
+  if (approvalRules === undefined) return [];
+  const approvalOf = await approvalRules(command.tenant);
+  const approvals: (PendingApproval | undefined)[] = [];
+  await inPool(transfers, CONCURRENCY, async ({ transfer }, index) => {
+    approvals[index] = await approvalOf({ transfer, clientId: command.clientId }, now);
+  });
+  const holds = new Map<string, BatchApprovalHold>();
+  approvals.forEach((approval, position) => {
+    if (approval === undefined) return;
+    const hold = holds.get(approval.rule) ?? {
+      rule: approval.rule,
+      approvalsRequired: approval.approvalsRequired,
+      expiresAt: approval.expiresAt,
+      positions: [],
+    };
+    hold.positions.push(position);
+    holds.set(approval.rule, hold);
+  });
+  return [...holds.values()];
+};
+
+/** The approval each held transfer of the batch waits for, by position. */
+export const heldForApproval = (batch: Pick<BatchRecord, 'approvalHolds'>): Map<number, PendingApproval> =>
+  new Map(
+    (batch.approvalHolds ?? []).flatMap(({ positions, ...hold }) =>
+      positions.map((position): [number, PendingApproval] => [
+        position,
+        {
+          rule: hold.rule,
+          approvalsRequired: hold.approvalsRequired,
+          approvals: [],
+          expiresAt: hold.expiresAt,
+        },
+      ]),
+    ),
+  );
+
 /** Asks for the batch's lifecycles; a failure leaves them to the reconciler (the adapter logs it). */
 const askForLifecycles = async (
   lifecycles: BatchLifecycleStarter | undefined,
@@ -391,7 +444,9 @@ const askForLifecycles = async (
  * from the batch, then the batch marked stored. A crash anywhere leaves what a repeat of the same
  * request finishes: the same batchId, the same paymentIds, writes that find their item there.
  * The lifecycles are not started here: the request that marks the batch stored asks, once, for
- * them to be started after its answer (2,000 starts would hold the answer for seconds).
+ * them to be started after its answer (2,000 starts would hold the answer for seconds). A transfer
+ * an approval rule holds is stored Pending and none is started for it: what the batch item, written
+ * first, says is held, so a repeat stores what the first attempt decided.
  */
 export const submitBatch = async (
   deps: BatchDependencies,
@@ -409,6 +464,7 @@ export const submitBatch = async (
     deps.maxValueDateDays ?? DEFAULT_MAX_VALUE_DATE_DAYS,
     read.violations,
   );
+  const approvalHolds = await approvalHoldsOf(deps.approvalRules, command, transfers, now);
 
   let batchId =
     idempotencyKey !== undefined
@@ -427,6 +483,7 @@ export const submitBatch = async (
     state: 'Storing',
     count: transfers.length,
     message: { ...read.summary, messageId: messageId ?? compactId(batchId) },
+    ...(approvalHolds.length > 0 && { approvalHolds }),
   };
   let batch = candidate;
   let replayed = false;
@@ -460,27 +517,34 @@ export const submitBatch = async (
   const paymentIds = batchPaymentIds(batch);
   if (batch.state === 'Storing') {
     const date = batch.createdAt;
+    const held = heldForApproval(batch);
     await inPool(transfers, CONCURRENCY, async ({ transfer, place }, index) => {
       const paymentId = paymentIds[index] as string;
+      const approval = held.get(index);
+      const status = approval === undefined ? 'Received' : 'Pending';
       const record: CreditTransferRecord = {
         tenant,
         paymentId,
         clientId,
         createdAt: date,
-        status: 'Received',
+        status,
         statusDate: date,
         requestHash: fingerprint({ transfer, servicer }),
         servicer,
         transfer,
         origin: originOf(batch.message, place),
         batch: { batchId, position: index },
-        history: [{ status: 'Received', date, actor: clientId }],
+        history: [{ status, date, actor: clientId }],
         ...(read.candidates[index]?.additionalInformation !== undefined && {
           additionalInformation: read.candidates[index]?.additionalInformation,
         }),
-        // Due once its paced start (at the slowest pace) is STALL_SECONDS late: the reconciler
+        ...(approval !== undefined && { approval }),
+        // A pending transfer is due when its approval expires (the reconciler ends it then); any
+        // other once its paced start (at the slowest pace) is STALL_SECONDS late: the reconciler
         // never takes a batch's later transfers for stuck while their starts are still coming.
-        nextCheckAt: secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
+        nextCheckAt:
+          approval?.expiresAt ??
+          secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
       };
       // Taken already: stored by the attempt that crashed, under the same derived id.
       await deps.store.create(record);

@@ -4,6 +4,72 @@ import { type LimitHold, limitHoldFor } from './limits.ts';
 import { approvalExpiryMs, type PaymentControls } from './payment-controls.ts';
 import type { CurrentControlsReader, PaymentHistory } from './ports.ts';
 
+/** What the tenant's payment controls ask of a new transfer: an approval to wait for, limits to count in. */
+export interface InitiationControls {
+  approval?: PendingApproval;
+  limits?: LimitHold;
+}
+
+/** What the controls ask of one transfer, under controls read already. */
+export type TransferControls = (
+  facts: Omit<InitiationFacts, 'newCreditor'>,
+  now: Date,
+) => Promise<InitiationControls>;
+
+/**
+ * The tenant's controls as they are now, read once, to apply to one transfer or many (a batch's):
+ * the payment history is read per transfer only when a rule asks whether the creditor is new.
+ */
+export type CurrentControls = (tenant: string) => Promise<TransferControls>;
+
+const NOTHING_ASKED: TransferControls = async () => ({});
+
+const controlsUnder = (
+  controls: PaymentControls,
+  history: PaymentHistory,
+  tenant: string,
+): TransferControls => {
+  const asksHistory = asksForNewCreditor(controls);
+  return async (facts, now) => {
+    const { transfer } = facts;
+    const newCreditor =
+      asksHistory && transfer.creditorAccountId !== undefined
+        ? !(await history.hasPaid(tenant, transfer.debtorAccountId, transfer.creditorAccountId))
+        : undefined;
+    const approval =
+      controls.approvalRules.length === 0
+        ? undefined
+        : approvalFor(controls, { ...facts, ...(newCreditor !== undefined && { newCreditor }) }, now);
+    const limits = limitHoldFor(controls, transfer, now, approvalExpiryMs(controls) / 1000);
+    return { ...(approval !== undefined && { approval }), ...(limits !== undefined && { limits }) };
+  };
+};
+
+export const currentControls =
+  (controls: CurrentControlsReader, history: PaymentHistory): CurrentControls =>
+  async (tenant) => {
+    const current = await controls.current(tenant);
+    return current === undefined ? NOTHING_ASKED : controlsUnder(current.controls, history, tenant);
+  };
+
+/** The approval one transfer waits for under controls read already. */
+export type TransferApproval = (
+  facts: Omit<InitiationFacts, 'newCreditor'>,
+  now: Date,
+) => Promise<PendingApproval | undefined>;
+
+export type CurrentApprovalRules = (tenant: string) => Promise<TransferApproval>;
+
+/** The approval rules alone, read once per tenant (a batch's transfers). */
+export const currentApprovalRules =
+  (controls: CurrentControlsReader, history: PaymentHistory): CurrentApprovalRules =>
+  async (tenant) => {
+    const current = await controls.current(tenant);
+    if (current === undefined || current.controls.approvalRules.length === 0) return async () => undefined;
+    const under = controlsUnder({ ...current.controls, limits: [] }, history, tenant);
+    return async (facts, now) => (await under(facts, now)).approval;
+  };
+
 /** What the initiation asks of the tenant's payment controls: the approval a new transfer waits for, if any. */
 export type ApprovalPolicy = (
   tenant: string,
@@ -15,35 +81,10 @@ export type ApprovalPolicy = (
  * The controls current when the transfer arrives decide (a later change leaves it as it is); the
  * payment history is read only when a rule asks whether the creditor is new.
  */
-export const approvalPolicy =
-  (controls: CurrentControlsReader, history: PaymentHistory): ApprovalPolicy =>
-  async (tenant, facts, now) => {
-    const current = await controls.current(tenant);
-    if (current === undefined) return undefined;
-    return approvalUnder(current.controls, history, tenant, facts, now);
-  };
-
-const approvalUnder = async (
-  controls: PaymentControls,
-  history: PaymentHistory,
-  tenant: string,
-  facts: Omit<InitiationFacts, 'newCreditor'>,
-  now: Date,
-): Promise<PendingApproval | undefined> => {
-  if (controls.approvalRules.length === 0) return undefined;
-  const { transfer } = facts;
-  const newCreditor =
-    asksForNewCreditor(controls) && transfer.creditorAccountId !== undefined
-      ? !(await history.hasPaid(tenant, transfer.debtorAccountId, transfer.creditorAccountId))
-      : undefined;
-  return approvalFor(controls, { ...facts, ...(newCreditor !== undefined && { newCreditor }) }, now);
+export const approvalPolicy = (controls: CurrentControlsReader, history: PaymentHistory): ApprovalPolicy => {
+  const rulesOf = currentApprovalRules(controls, history);
+  return async (tenant, facts, now) => (await rulesOf(tenant))(facts, now);
 };
-
-/** What the tenant's payment controls ask of a new transfer: an approval to wait for, limits to count in. */
-export interface InitiationControls {
-  approval?: PendingApproval;
-  limits?: LimitHold;
-}
 
 export type ControlsPolicy = (
   tenant: string,
@@ -51,18 +92,8 @@ export type ControlsPolicy = (
   now: Date,
 ) => Promise<InitiationControls>;
 
-/** The approval rules and the limits, from one read of the current controls. */
-export const controlsPolicy =
-  (controls: CurrentControlsReader, history: PaymentHistory): ControlsPolicy =>
-  async (tenant, facts, now) => {
-    const current = await controls.current(tenant);
-    if (current === undefined) return {};
-    const approval = await approvalUnder(current.controls, history, tenant, facts, now);
-    const limits = limitHoldFor(
-      current.controls,
-      facts.transfer,
-      now,
-      approvalExpiryMs(current.controls) / 1000,
-    );
-    return { ...(approval !== undefined && { approval }), ...(limits !== undefined && { limits }) };
-  };
+/** The approval rules and the limits of one transfer, from one read of the current controls. */
+export const controlsPolicy = (controls: CurrentControlsReader, history: PaymentHistory): ControlsPolicy => {
+  const controlsOf = currentControls(controls, history);
+  return async (tenant, facts, now) => (await controlsOf(tenant))(facts, now);
+};

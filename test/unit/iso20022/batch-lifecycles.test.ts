@@ -15,6 +15,8 @@ import {
   MIN_BATCH_STARTS_PER_SECOND,
   submitBatch,
 } from '#domain/iso20022/submit-batch';
+import { currentApprovalRules } from '#domain/payment-controls/initiation-controls';
+import type { PaymentControls } from '#domain/payment-controls/payment-controls';
 
 /** The table's two kinds of items, in memory, with the conditional writes the adapters make. */
 const memoryStores = () => {
@@ -139,7 +141,7 @@ describe('a batch’s lifecycles', () => {
       { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
       { tenant: 't1', batchId: batch.batchId },
     );
-    expect(report).toEqual({ found: true, started: 99, failed: 1 });
+    expect(report).toEqual({ found: true, started: 99, held: 0, failed: 1 });
     expect(most).toBe(START_CONCURRENCY);
     expect(started.map((start) => start.trigger)).toEqual(Array(99).fill('initiation'));
     expect(new Set(started.map((start) => start.paymentId)).size).toBe(99);
@@ -166,6 +168,7 @@ describe('a batch’s lifecycles', () => {
       ).toEqual({
         found: false,
         started: 0,
+        held: 0,
         failed: 0,
       });
   });
@@ -187,7 +190,7 @@ describe('a batch’s lifecycles', () => {
       { batches: batchStore, workflow, pace },
       { tenant: 't1', batchId: batch.batchId },
     );
-    expect(report).toEqual({ found: true, started: 2000, failed: 0 });
+    expect(report).toEqual({ found: true, started: 2000, held: 0, failed: 0 });
     const times = batchPaymentIds(batch).map((paymentId) => startedAt.get(paymentId) as number);
     // Never more than 16 starts within any second: each start at or after its slot.
     times.forEach((time, index) => {
@@ -217,5 +220,149 @@ describe('a batch’s lifecycles', () => {
     expect(batchStartSeconds(2000, MIN_BATCH_STARTS_PER_SECOND)).toBeLessThanOrEqual(BATCH_START_MAX_SECONDS);
     expect(dueAfter[0]).toBe(STALL_SECONDS);
     expect(Math.max(...dueAfter)).toBeLessThanOrEqual(STALL_SECONDS + BATCH_START_MAX_SECONDS);
+  });
+});
+
+/** The tenant's controls as a reader that counts its reads; the history reads counted too. */
+const controlsOf = (controls: { current: PaymentControls }) => {
+  const reads = { controls: 0, history: 0 };
+  const approvalRules = currentApprovalRules(
+    {
+      current: async () => {
+        reads.controls += 1;
+        return {
+          version: 1,
+          controls: controls.current,
+          clientId: 'admin',
+          createdAt: '2026-12-01T00:00:00Z',
+        };
+      },
+    },
+    {
+      hasPaid: async () => {
+        reads.history += 1;
+        return false;
+      },
+    },
+  );
+  return { approvalRules, reads };
+};
+
+const OVER_10: PaymentControls = {
+  approvalRules: [
+    { name: 'over 10', currency: 'EUR', minimumAmount: '10.00', approvalsRequired: 1 },
+    { name: 'over 20', currency: 'EUR', minimumAmount: '20.00', approvalsRequired: 2 },
+  ],
+  approvalExpiry: 'PT1H',
+  limits: [],
+} as unknown as PaymentControls;
+
+/** 30 EUR transfers of 1.00 to 30.00: 10.00 and up held by `over 10`, 20.00 and up by `over 20`. */
+const eurCommand = (count: number) => {
+  const base = command(count);
+  return {
+    ...base,
+    body: {
+      kind: 'json' as const,
+      value: {
+        creditTransfers: base.body.value.creditTransfers.map((transfer) => ({
+          ...transfer,
+          currency: 'EUR',
+        })),
+      },
+    },
+  };
+};
+
+describe('a batch under approval rules', () => {
+  it('stores each transfer a rule holds Pending with the approval a single initiation gets, reads the controls once, and starts none of them', async () => {
+    const { store, batchStore, transfers } = memoryStores();
+    const { approvalRules, reads } = controlsOf({ current: OVER_10 });
+    const now = new Date('2026-12-08T10:00:00Z');
+    const deps = { store, batches: batchStore, reader, clock: { now: () => now }, approvalRules };
+    const { batch, paymentIds } = await submitBatch(deps, eurCommand(30));
+    expect(reads).toEqual({ controls: 1, history: 0 });
+    const statuses = paymentIds.map((id) => transfers.get(id)?.status);
+    expect(statuses.filter((status) => status === 'Pending')).toHaveLength(21);
+    expect(statuses.slice(0, 9)).toEqual(Array(9).fill('Received'));
+    const held = transfers.get(paymentIds[19] as string);
+    expect(held?.approval).toEqual({
+      rule: 'over 20',
+      approvalsRequired: 2,
+      approvals: [],
+      expiresAt: '2026-12-08T11:00:00.000Z',
+    });
+    expect(held?.history).toEqual([{ status: 'Pending', date: batch.createdAt, actor: 'c1' }]);
+    expect(held?.nextCheckAt).toBe('2026-12-08T11:00:00.000Z');
+    expect(transfers.get(paymentIds[9] as string)?.approval?.rule).toBe('over 10');
+
+    const started: string[] = [];
+    const workflow = {
+      start: async (start: LifecycleStart) => {
+        started.push(start.paymentId);
+      },
+    };
+    const report = await startBatchLifecycles(
+      { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
+      { tenant: 't1', batchId: batch.batchId },
+    );
+    expect(report).toEqual({ found: true, started: 9, held: 21, failed: 0 });
+    expect(started.sort()).toEqual(paymentIds.slice(0, 9).sort());
+  });
+
+  it('reads the payment history per transfer only when a rule asks whether the creditor is new', async () => {
+    const { store, batchStore, transfers } = memoryStores();
+    const { approvalRules, reads } = controlsOf({
+      current: {
+        approvalRules: [{ name: 'new creditors', newCreditorOnly: true, approvalsRequired: 1 }],
+      } as unknown as PaymentControls,
+    });
+    const base = command(3);
+    const withCreditors = {
+      ...base,
+      body: {
+        kind: 'json' as const,
+        value: {
+          creditTransfers: base.body.value.creditTransfers.map((transfer, index) =>
+            index === 0 ? transfer : { ...transfer, creditorAccountId: `creditor-${index}` },
+          ),
+        },
+      },
+    };
+    const deps = { store, batches: batchStore, reader, clock: { now: () => new Date() }, approvalRules };
+    const { paymentIds } = await submitBatch(deps, withCreditors);
+    expect(reads).toEqual({ controls: 1, history: 2 });
+    expect(paymentIds.map((id) => transfers.get(id)?.status)).toEqual(['Received', 'Pending', 'Pending']);
+  });
+
+  it('stores on a repeat of an interrupted request what its first attempt decided, though the controls changed between', async () => {
+    const { store, batchStore, transfers } = memoryStores();
+    const controls = { current: OVER_10 };
+    const { approvalRules } = controlsOf(controls);
+    let writes = 0;
+    const crashing: CreditTransferStore = {
+      ...store,
+      create: async (record) => {
+        writes += 1;
+        if (writes > 12) throw new Error('the process stopped');
+        return store.create(record);
+      },
+    };
+    const clock = { now: () => new Date('2026-12-08T10:00:00Z') };
+    await expect(
+      submitBatch({ store: crashing, batches: batchStore, reader, clock, approvalRules }, eurCommand(30)),
+    ).rejects.toThrow('the process stopped');
+    controls.current = { approvalRules: [], limits: [] } as unknown as PaymentControls;
+    const later = { now: () => new Date('2026-12-08T10:30:00Z') };
+    const { paymentIds, replayed } = await submitBatch(
+      { store, batches: batchStore, reader, clock: later, approvalRules },
+      eurCommand(30),
+    );
+    expect(replayed).toBe(true);
+    const records = paymentIds.map((id) => transfers.get(id));
+    expect(records.filter((record) => record?.status === 'Pending')).toHaveLength(21);
+    expect(new Set(records.map((record) => record?.approval?.expiresAt))).toEqual(
+      new Set([undefined, '2026-12-08T11:00:00.000Z']),
+    );
   });
 });
