@@ -286,10 +286,14 @@ export const batchLifecyclesInvocation = (fn: IFunction): Binding => ({
 
 /**
  * The batch lifecycle starter reads the batch item (BATCH#, which holds its count: the paymentIds
- * derive from it) and starts one execution per transfer; it reads no transfer.
+ * derive from it) and starts one execution per transfer; it reads a transfer only to count it
+ * against its tenant's limits.
  */
 export const BATCH_LIFECYCLES_BINDINGS = (table: ITable, lifecycle: IStateMachine): readonly Binding[] => [
   tableAccess(table, ['GetItem'], [KEY_PREFIXES.batches]),
+  // A batch whose tenant has limits: each transfer is read and counted (conditional updates of
+  // its counters, read to explain a refusal), then the decision written on the transfer.
+  tableAccess(table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.limitUsage]),
   workflowAccess(lifecycle),
 ];
 

@@ -15,6 +15,7 @@ import {
 import {
   type CurrentApprovalRules,
   currentApprovalRules,
+  currentLimitRules,
 } from '#domain/payment-controls/initiation-controls';
 import { publicUrl, wholeNumberEnv } from '#shared/config';
 import { callerOf, headerValue, jsonResponse } from '#shared/http-event';
@@ -120,9 +121,17 @@ const batchApprovalRules = (): CurrentApprovalRules => {
   return approvalRules;
 };
 
+let limitRules: BatchDependencies['limitRules'];
+/** The tenant's limits as the batch keeps them (read once per batch). */
+const batchLimitRules = (): NonNullable<BatchDependencies['limitRules']> => {
+  limitRules ??= currentLimitRules(new DynamoDbPaymentControlsStore(documentClient(), tableName()));
+  return limitRules;
+};
+
 const withValueDateHorizon = (): BatchDependencies => ({
   ...batchDependencies(),
   approvalRules: batchApprovalRules(),
+  limitRules: batchLimitRules(),
   maxValueDateDays: wholeNumberEnv('MAX_VALUE_DATE_DAYS', DEFAULT_MAX_VALUE_DATE_DAYS, { min: 0, max: 3650 }),
 });
 

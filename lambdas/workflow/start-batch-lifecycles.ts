@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
+import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
 import { bulkWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
 import { DynamoDbBatchStore } from '#adapters/iso20022/batch-store';
+import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
 import { systemClock } from '#domain/commons/ports';
 import type { WorkflowStarter } from '#domain/credit-transfers/ports';
 import type { BatchReference } from '#domain/iso20022/ports';
@@ -57,6 +59,9 @@ let pace: StartPace | undefined;
 // Resolved at each start, so a starter registered by the local runtime is always the one used.
 const workflow: WorkflowStarter = { start: (start) => bulkWorkflowStarter().start(start) };
 
+let store: DynamoDbLifecycleStore | undefined;
+let counters: DynamoDbLimitCounters | undefined;
+
 export const handler = startLifecyclesOfBatch(() => {
   batches ??= new DynamoDbBatchStore(documentClient(), tableName());
   pace ??= {
@@ -64,5 +69,7 @@ export const handler = startLifecyclesOfBatch(() => {
     clock: systemClock,
     sleep: async (ms) => void (await sleep(ms)),
   };
-  return { batches, workflow, pace };
+  store ??= new DynamoDbLifecycleStore(documentClient(), tableName());
+  counters ??= new DynamoDbLimitCounters(documentClient(), tableName());
+  return { batches, workflow, pace, limits: { store, counters, clock: systemClock } };
 });

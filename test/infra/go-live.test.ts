@@ -553,6 +553,7 @@ describe('going live', () => {
       };
       const WRITERS: Record<keyof typeof KINDS, string[]> = {
         payments: [
+          'batchLifecycles',
           'cancelCreditTransfer',
           'decideCreditTransferApproval',
           'decideCreditTransferBatchApproval',

@@ -225,7 +225,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
   });
 
-  it('lets the batch request only invoke the batch lifecycle starter, which only reads batch items and starts executions', () => {
+  it('lets the batch request only invoke the batch lifecycle starter, which reads batch items, counts transfers against limits and starts executions', () => {
     const [machineId] = stateMachine();
     const [starter] = [...functions.entries()].find(([, fn]) =>
       String(fn.Properties.Description ?? '').startsWith('Batches: starts the lifecycles'),
@@ -251,6 +251,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(actions.sort()).toEqual(
       [
         'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
         'sqs:SendMessage',
@@ -261,8 +262,10 @@ describe('credit transfer lifecycle stack', () => {
     const reads = statements.filter((statement) =>
       (Array.isArray(statement.Action) ? statement.Action : [statement.Action]).includes('dynamodb:GetItem'),
     );
+    // The batch; a transfer and its limit counters only to count it against its tenant's limits.
     expect(reads.map((statement) => (statement as { Condition?: unknown }).Condition)).toEqual([
       { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BATCH#*'] } },
+      { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PAYMENT#*', 'LIMIT_USAGE#*'] } },
     ]);
     // Failed runs are retried twice within the hour, then kept in a dead-letter queue.
     const [config] = [...resourcesOf(template, 'AWS::Lambda::EventInvokeConfig').values()].filter(

@@ -225,6 +225,75 @@ describe('limits', () => {
     expect(refused.body.invalidParams).toEqual([expect.objectContaining({ name: 'currency' })]);
   }, 60_000);
 
+  it('counts a batch’s transfers against the limits: those past a rejecting limit are Rejected (AM14), one by one', async () => {
+    const account = 'DE-LIMITS-BATCH-1';
+    const { initiator, approver, admin } = await tenantWith({
+      approvalRules: [{ name: 'large', currency: 'EUR', minimumAmount: '900.00', approvalsRequired: 1 }],
+      limits: [dayLimit(account, { maxAmount: '1500.00' })],
+    });
+    // 100 + 200 + 300 + 950 (held by the rule, counted while it waits) = 1550: the 300 breaks the day.
+    const amounts = ['100.00', '200.00', '950.00', '300.00', '400.00'];
+    const submitted = await callApi(service.baseUrl, '/v1/payments/credit-transfer-batches', {
+      token: initiator.token,
+      body: {
+        creditTransfers: amounts.map((amount) =>
+          minimalCreditTransfer({ amount, currency: 'EUR', debtorAccountId: account }),
+        ),
+      },
+    });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    const { batchId } = submitted.body;
+    const batchOf = async () =>
+      (
+        await callApi(service.baseUrl, `/v1/payments/credit-transfer-batches/${batchId}`, {
+          token: initiator.token,
+        })
+      ).body as { status: string; creditTransfers: { status: string; statusReasonCode?: string }[] };
+    const settled = await eventually(
+      async () => {
+        const batch = await batchOf();
+        const statuses = batch.creditTransfers.map((transfer) => transfer.status);
+        return statuses.every((status) => FINAL.has(status) || status === 'Pending') ? batch : undefined;
+      },
+      'the batch counted',
+      90_000,
+    );
+    // Counted in the order the starter reaches them; whichever come last past 1500 are refused.
+    const statuses = settled.creditTransfers.map((transfer) => transfer.status);
+    expect(statuses[2]).toBe('Pending');
+    const refused = settled.creditTransfers.filter((transfer) => transfer.status === 'Rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const transfer of refused) expect(transfer.statusReasonCode).toBe('AM14');
+    const countedAmount = amounts
+      .filter((_, index) => statuses[index] !== 'Rejected')
+      .reduce((total, amount) => total + Number(amount), 0);
+    expect(countedAmount).toBeLessThanOrEqual(1500);
+    expect((await usageOf(admin, account))[0]).toMatchObject({
+      usedAmount: `${countedAmount}.00`,
+      usedCount: statuses.filter((status) => status !== 'Rejected').length,
+    });
+    // The held one, rejected by an approver, gives back what it counted; the batch completes.
+    const held = (
+      await callApi(service.baseUrl, `/v1/payments/credit-transfer-batches/${batchId}/approvals`, {
+        token: approver.token,
+        body: { decision: 'reject', reason: 'over budget' },
+        headers: { 'Idempotency-Key': randomUUID() },
+      })
+    ).body;
+    expect(held.decided, JSON.stringify(held)).toBe(1);
+    await eventually(
+      async () => ((await batchOf()).status === 'Completed' ? true : undefined),
+      'the batch completed',
+      90_000,
+    );
+    await eventually(
+      async () =>
+        (await usageOf(admin, account))[0]?.usedAmount === `${countedAmount - 950}.00` ? true : undefined,
+      'the held transfer given back',
+      30_000,
+    );
+  }, 180_000);
+
   it('a SIGKILL among racing initiations counts nothing twice and loses no release', async () => {
     const account = 'DE-LIMITS-KILL-1';
     const { tenant, initiator, admin } = await tenantWith({

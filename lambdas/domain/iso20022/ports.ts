@@ -1,4 +1,5 @@
 import type { CreditTransferRecord } from '../credit-transfers/ports.ts';
+import type { LimitRules } from '../payment-controls/initiation-controls.ts';
 
 /** An XML element as the domain reads it: no library's node types leak past the reader. */
 export interface XmlTree {
@@ -41,6 +42,11 @@ export interface BatchRecord {
    * written (so a repeat of the request stores what the first attempt decided); absent: none held.
    */
   approvalHolds?: BatchApprovalHold[];
+  /**
+   * The tenant's limits when the batch item was first written: each transfer is counted against
+   * them (by the batch's lifecycle starter, before it starts the transfer); absent: no limit.
+   */
+  limitRules?: LimitRules;
   /** Transfers not final yet (counted down once per transfer); absent on batches stored before outcomes were kept. */
   open?: number;
   /** Final transfers by status, and by ISO reason code (Rejected, Cancelled). */

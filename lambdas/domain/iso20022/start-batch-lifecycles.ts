@@ -1,5 +1,6 @@
 import type { Clock } from '../commons/ports.ts';
 import type { WorkflowStarter } from '../credit-transfers/ports.ts';
+import { type LimitDependencies, reserveLimits } from '../payment-controls/count-limits.ts';
 import { inPool } from './pool.ts';
 import type { BatchReference, BatchStore } from './ports.ts';
 import { batchPaymentIds, heldForApproval } from './submit-batch.ts';
@@ -26,6 +27,8 @@ export interface BatchLifecyclesDependencies {
   batches: Pick<BatchStore, 'get'>;
   workflow: WorkflowStarter;
   pace: StartPace;
+  /** The transfers and the limit counters: needed for a batch whose tenant has limits. */
+  limits?: Omit<LimitDependencies, 'workflow'>;
 }
 
 export interface BatchLifecyclesReport {
@@ -55,20 +58,37 @@ export const startBatchLifecycles = async (
   if (batch === undefined || batch.state !== 'Stored')
     return { found: false, started: 0, held: 0, failed: 0 };
   const held = heldForApproval(batch);
-  const unheld = batchPaymentIds(batch).filter((_, position) => !held.has(position));
+  const paymentIds = batchPaymentIds(batch);
+  // Counted against limits first, each held transfer too (it holds its reservation while it waits).
+  const counted = batch.limitRules !== undefined;
+  const positions = paymentIds.flatMap((_, position) => (counted || !held.has(position) ? [position] : []));
   const { startsPerSecond, clock, sleep } = deps.pace;
   const first = clock.now().getTime();
   let failed = 0;
-  await inPool(unheld, START_CONCURRENCY, async (paymentId, index) => {
+  let started = 0;
+  await inPool(positions, START_CONCURRENCY, async (position, index) => {
+    const paymentId = paymentIds[position] as string;
     const wait = first + (index * 1000) / startsPerSecond - clock.now().getTime();
     if (wait > 0) await sleep(wait);
     try {
+      if (counted) {
+        if (deps.limits === undefined) throw new Error('A batch has limits and no limit counters were given');
+        const record = await deps.limits.store.get(tenant, paymentId);
+        if (record?.limits?.state === 'reserving') {
+          // Counting it starts it, holds it for approval or rejects it, as the limits say.
+          const counted = await reserveLimits({ ...deps.limits, workflow: deps.workflow }, record);
+          if (counted.status === 'Received') started += 1;
+          return;
+        }
+        if (held.has(position)) return;
+      }
       await deps.workflow.start({ tenant, paymentId, trigger: 'initiation' });
+      started += 1;
     } catch {
       failed += 1;
     }
   });
-  return { found: true, started: unheld.length - failed, held: held.size, failed };
+  return { found: true, started, held: held.size, failed };
 };
 
 /** Seconds a batch of `count` transfers takes to start at `startsPerSecond`: its last start's wait. */

@@ -29,7 +29,8 @@ import type {
   OriginalMessage,
 } from '../credit-transfers/ports.ts';
 import type { PendingApproval } from '../payment-controls/approval.ts';
-import type { CurrentApprovalRules } from '../payment-controls/initiation-controls.ts';
+import type { CurrentApprovalRules, LimitRules } from '../payment-controls/initiation-controls.ts';
+import { limitHoldFor } from '../payment-controls/limits.ts';
 import { type MessageGroup, type MessageTransaction, type Pain001Message, readPain001 } from './pain001.ts';
 import { inPool } from './pool.ts';
 import type {
@@ -80,6 +81,8 @@ export interface BatchDependencies {
   lifecycles?: BatchLifecycleStarter;
   /** The tenant's approval rules: a transfer meeting one is stored Pending and its lifecycle waits. */
   approvalRules?: CurrentApprovalRules;
+  /** The tenant's limits: each transfer is stored to be counted against them before it starts. */
+  limitRules?: (tenant: string) => Promise<LimitRules | undefined>;
   maxValueDateDays?: number;
 }
 
@@ -465,6 +468,7 @@ export const submitBatch = async (
     read.violations,
   );
   const approvalHolds = await approvalHoldsOf(deps.approvalRules, command, transfers, now);
+  const limitRules = await deps.limitRules?.(tenant);
 
   let batchId =
     idempotencyKey !== undefined
@@ -484,6 +488,7 @@ export const submitBatch = async (
     count: transfers.length,
     message: { ...read.summary, messageId: messageId ?? compactId(batchId) },
     ...(approvalHolds.length > 0 && { approvalHolds }),
+    ...(limitRules !== undefined && { limitRules }),
   };
   let batch = candidate;
   let replayed = false;
@@ -522,6 +527,9 @@ export const submitBatch = async (
       const paymentId = paymentIds[index] as string;
       const approval = held.get(index);
       const status = approval === undefined ? 'Received' : 'Pending';
+      const limits =
+        batch.limitRules &&
+        limitHoldFor(batch.limitRules, transfer, new Date(date), batch.limitRules.approvalExpirySeconds);
       const record: CreditTransferRecord = {
         tenant,
         paymentId,
@@ -539,12 +547,15 @@ export const submitBatch = async (
           additionalInformation: read.candidates[index]?.additionalInformation,
         }),
         ...(approval !== undefined && { approval }),
-        // A pending transfer is due when its approval expires (the reconciler ends it then); any
-        // other once its paced start (at the slowest pace) is STALL_SECONDS late: the reconciler
-        // never takes a batch's later transfers for stuck while their starts are still coming.
+        ...(limits !== undefined && { limits }),
+        // A pending transfer is due when its approval expires (the reconciler ends it then), once
+        // counted against its limits; any other once its paced start (at the slowest pace) is
+        // STALL_SECONDS late: the reconciler never takes a batch's later transfers for stuck while
+        // their starts (or their counting) are still coming.
         nextCheckAt:
-          approval?.expiresAt ??
-          secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
+          approval !== undefined && limits === undefined
+            ? approval.expiresAt
+            : secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
       };
       // Taken already: stored by the attempt that crashed, under the same derived id.
       await deps.store.create(record);

@@ -1,7 +1,7 @@
 import type { PendingApproval } from './approval.ts';
 import { approvalFor, asksForNewCreditor, type InitiationFacts } from './approval-rules.ts';
 import { type LimitHold, limitHoldFor } from './limits.ts';
-import { approvalExpiryMs, type PaymentControls } from './payment-controls.ts';
+import { approvalExpiryMs, type Limit, type PaymentControls } from './payment-controls.ts';
 import type { CurrentControlsReader, PaymentHistory } from './ports.ts';
 
 /** What the tenant's payment controls ask of a new transfer: an approval to wait for, limits to count in. */
@@ -97,3 +97,18 @@ export const controlsPolicy = (controls: CurrentControlsReader, history: Payment
   const controlsOf = currentControls(controls, history);
   return async (tenant, facts, now) => (await controlsOf(tenant))(facts, now);
 };
+
+/** The limits of the controls as they are now, with the expiry a breach's approval gets (a batch's, kept on the batch). */
+export interface LimitRules {
+  limits: Limit[];
+  approvalExpirySeconds: number;
+}
+
+/** The tenant's current limits, read once per batch; undefined when there are none. */
+export const currentLimitRules =
+  (controls: CurrentControlsReader) =>
+  async (tenant: string): Promise<LimitRules | undefined> => {
+    const current = (await controls.current(tenant))?.controls;
+    if (current === undefined || current.limits.length === 0) return undefined;
+    return { limits: current.limits, approvalExpirySeconds: approvalExpiryMs(current) / 1000 };
+  };

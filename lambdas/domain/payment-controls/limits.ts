@@ -90,7 +90,7 @@ export const fromCountedUnits = (units: bigint, digits: number): string => {
 
 /** The limits of the controls that cover a transfer from `debtorAccountId` in `currency`. */
 export const limitsCovering = (
-  controls: PaymentControls,
+  controls: Pick<PaymentControls, 'limits'>,
   debtorAccountId: string,
   currency: string,
 ): Limit[] =>
@@ -110,7 +110,7 @@ const applied = ({ period, maxAmount, maxCount, onBreach, debtorAccountId }: Lim
 
 /** The hold a new transfer starts with, or undefined when no limit covers it. */
 export const limitHoldFor = (
-  controls: PaymentControls,
+  controls: Pick<PaymentControls, 'limits'>,
   transfer: Pick<CreditTransferRequest, 'debtorAccountId' | 'currency'>,
   now: Date,
   approvalExpirySeconds: number,
