@@ -258,7 +258,7 @@ export interface paths {
     };
     /**
      * A batch's debit notification (camt.054.001.08) of what settled
-     * @description A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one `Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer (amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`). Nothing settled yet: the accounts with no entry. Another tenant's batch answers 404, exactly as an unknown one.
+     * @description A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one `Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer (amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`), or, for a pain.001 payment group whose `BtchBookg` is `true` or absent, one batch entry of its settled transfers (their sum, `NtryDtls/Btch` with `PmtInfId`, `NbOfTxs` and `TtlAmt`, one `TxDtls` per transfer). Nothing settled yet: the accounts with no entry. Another tenant's batch answers 404, exactly as an unknown one.
      *
      *     Requires scope `transactions:read`.
      */

@@ -334,7 +334,12 @@ const readXmlBatch = async (
       });
       continue;
     }
-    groups.push({ paymentInformationId: group.paymentInformationId, count: group.transactions.length });
+    groups.push({
+      paymentInformationId: group.paymentInformationId,
+      count: group.transactions.length,
+      // ISO leaves an absent BtchBookg to the bank's agreement: here, batch booking.
+      batchBooking: group.batchBooking ?? true,
+    });
     for (const transaction of group.transactions)
       candidates.push({
         body:
