@@ -53,6 +53,8 @@ export type {
   CreatedWebhookEndpoint,
   CreditTransfer,
   CreditTransferAnswer,
+  CreditTransferApprovalRequiredEvent,
+  CreditTransferApprovedEvent,
   CreditTransferBatchAnswer,
   CreditTransferBatchCompletedEvent,
   CreditTransferBatchSummary,

@@ -76,6 +76,10 @@ export const initiationRuleViolations = (
   return violations;
 };
 
+/** The earlier of two ISO 8601 UTC timestamps, the second optional. */
+const earliest = (date: string, other: string | undefined): string =>
+  other !== undefined && other < date ? other : date;
+
 export const initiateCreditTransfer = async (
   {
     store,
@@ -141,12 +145,13 @@ export const initiateCreditTransfer = async (
     transfer: command.body as CreditTransferRequest,
     history: [{ status, date, actor: clientId }],
     ...(approval !== undefined && { approval }),
-    // Should the workflow not start, the reconciler finds the transfer due from then on; a pending
-    // one is due when its approval expires.
-    nextCheckAt: approval?.expiresAt ?? secondsAfter(now, STALL_SECONDS).toISOString(),
+    // Should the workflow not start, the reconciler finds the transfer due from then on (a pending
+    // one's execution only publishes its change to Pending; the reconciler then looks again when
+    // its approval expires).
+    nextCheckAt: earliest(secondsAfter(now, STALL_SECONDS).toISOString(), approval?.expiresAt),
   };
   if (await store.create(record)) {
-    if (approval === undefined) await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return { creditTransfer: toCreditTransfer(record), replayed: false };
   }
 
