@@ -1211,7 +1211,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       'A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one ' +
       '`Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer ' +
       '(amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, ' +
-      "`PmtInfId`, `InstrId` and `EndToEndId`). Nothing settled yet: the accounts with no entry. Another tenant's " +
+      '`PmtInfId`, `InstrId` and `EndToEndId`), or, for a pain.001 payment group whose `BtchBookg` is `true` or ' +
+      'absent, one batch entry of its settled transfers (their sum, `NtryDtls/Btch` with `PmtInfId`, `NbOfTxs` ' +
+      "and `TtlAmt`, one `TxDtls` per transfer). Nothing settled yet: the accounts with no entry. Another tenant's " +
       'batch answers 404, exactly as an unknown one.',
     requestParams: {
       path: z.strictObject({
@@ -1222,7 +1224,9 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     responses: {
       '200': {
         description: 'The debit notification.',
-        content: xml('A camt.054.001.08 BkToCstmrDbtCdtNtfctn: one Ntry per settled transfer.'),
+        content: xml(
+          'A camt.054.001.08 BkToCstmrDbtCdtNtfctn: one Ntry per settled transfer, or per payment group booked as a batch.',
+        ),
       },
       ...errors([400, 401, 403, 404]),
     },

@@ -351,6 +351,46 @@ const BATCH_COMPLETED_EVENT_EXAMPLE = {
   },
 };
 
+const APPROVAL_EXAMPLE = {
+  rule: 'large EUR payments',
+  approvalsRequired: 2,
+  approvals: [],
+  expiresAt: '2026-11-27T09:15:00.000Z',
+};
+const APPROVAL_REQUIRED_EVENT_EXAMPLE = {
+  id: '5a2e9c1f-3b7d-8c4e-9f10-2d6b8a4c1e73',
+  type: 'credit-transfer.approval-required',
+  createdAt: '2026-11-24T09:15:00.142Z',
+  data: {
+    paymentId: PAYMENT_ID_EXAMPLE,
+    date: '2026-11-24T09:15:00.118Z',
+    sequence: 0,
+    approval: APPROVAL_EXAMPLE,
+  },
+};
+const APPROVED_EVENT_EXAMPLE = {
+  id: '7c4b1e8a-2d5f-8a9c-b3e6-4f1a7d2c9b05',
+  type: 'credit-transfer.approved',
+  createdAt: '2026-11-24T10:02:11.380Z',
+  data: {
+    paymentId: PAYMENT_ID_EXAMPLE,
+    date: '2026-11-24T10:02:11.361Z',
+    sequence: 1,
+    approval: {
+      ...APPROVAL_EXAMPLE,
+      approvals: [
+        { clientId: 'acme-treasury-1', decision: 'approve', at: '2026-11-24T09:41:03.220Z' },
+        {
+          clientId: 'acme-cfo',
+          decision: 'approve',
+          reason: 'Checked against PO-5521',
+          at: '2026-11-24T10:02:11.344Z',
+        },
+      ],
+    },
+  },
+};
+
 export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   Account: ACCOUNT_EXAMPLE,
   Agent: AGENT_EXAMPLE,
@@ -426,6 +466,8 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
   CreditTransferStatusChangedEvent: STATUS_CHANGED_EVENT_EXAMPLE,
   WebhookEndpointDisabledEvent: ENDPOINT_DISABLED_EVENT_EXAMPLE,
   CreditTransferBatchCompletedEvent: BATCH_COMPLETED_EVENT_EXAMPLE,
+  CreditTransferApprovalRequiredEvent: APPROVAL_REQUIRED_EVENT_EXAMPLE,
+  CreditTransferApprovedEvent: APPROVED_EVENT_EXAMPLE,
   Event: STATUS_CHANGED_EVENT_EXAMPLE,
 };
 

@@ -280,7 +280,7 @@ export interface paths {
     };
     /**
      * A batch's debit notification (camt.054.001.08) of what settled
-     * @description A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one `Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer (amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`). Nothing settled yet: the accounts with no entry. Another tenant's batch answers 404, exactly as an unknown one.
+     * @description A camt.054.001.08 debit notification (`BkToCstmrDbtCdtNtfctn`) of what the batch has settled so far: one `Ntfctn` per debtor account of the batch, with one booked debit entry (`Ntry`) per settled transfer (amount, booking and value dates, `AcctSvcrRef`, `BkTxCd`, and in `Refs` the original `MsgId`, `PmtInfId`, `InstrId` and `EndToEndId`), or, for a pain.001 payment group whose `BtchBookg` is `true` or absent, one batch entry of its settled transfers (their sum, `NtryDtls/Btch` with `PmtInfId`, `NbOfTxs` and `TtlAmt`, one `TxDtls` per transfer). Nothing settled yet: the accounts with no entry. Another tenant's batch answers 404, exactly as an unknown one.
      *
      *     Requires scope `transactions:read`.
      */
@@ -721,6 +721,8 @@ export interface components {
         | 'credit-transfer.status-changed'
         | 'webhook-endpoint.disabled'
         | 'credit-transfer-batch.completed'
+        | 'credit-transfer.approval-required'
+        | 'credit-transfer.approved'
       )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
@@ -1203,6 +1205,152 @@ export interface components {
          * @description When the transfer is rejected (WaitingTimeExpired) unless approved.
          */
         expiresAt: string;
+      };
+    };
+    /**
+     * @example {
+     *       "id": "5a2e9c1f-3b7d-8c4e-9f10-2d6b8a4c1e73",
+     *       "type": "credit-transfer.approval-required",
+     *       "createdAt": "2026-11-24T09:15:00.142Z",
+     *       "data": {
+     *         "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+     *         "date": "2026-11-24T09:15:00.118Z",
+     *         "sequence": 0,
+     *         "approval": {
+     *           "rule": "large EUR payments",
+     *           "approvalsRequired": 2,
+     *           "approvals": [],
+     *           "expiresAt": "2026-11-27T09:15:00.000Z"
+     *         }
+     *       }
+     *     }
+     */
+    CreditTransferApprovalRequiredEvent: {
+      /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit-transfer.approval-required';
+      /**
+       * Format: date-time
+       * @description When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.
+       */
+      createdAt: string;
+      data: {
+        /** @description The credit transfer that waits for approval (status Pending). */
+        paymentId: string;
+        /**
+         * Format: date-time
+         * @description When it became Pending.
+         */
+        date: string;
+        /**
+         * Format: int32
+         * @description Position in the transfer history of the status change this event is about (its status-changed event has the same).
+         */
+        sequence: number;
+        /** @description What it waits for: the rule, how many approvals, until when (no decision yet). */
+        approval: {
+          /** @description The approval rule that holds the transfer. */
+          rule: string;
+          /** Format: int32 */
+          approvalsRequired: number;
+          approvals: {
+            /** @description The client that decided. */
+            clientId: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            reason?: string;
+            /** Format: date-time */
+            at: string;
+          }[];
+          /**
+           * Format: date-time
+           * @description When the transfer is rejected (WaitingTimeExpired) unless approved.
+           */
+          expiresAt: string;
+        };
+      };
+    };
+    /**
+     * @example {
+     *       "id": "7c4b1e8a-2d5f-8a9c-b3e6-4f1a7d2c9b05",
+     *       "type": "credit-transfer.approved",
+     *       "createdAt": "2026-11-24T10:02:11.380Z",
+     *       "data": {
+     *         "paymentId": "5f0c9a2e-8d4b-8c1e-9f6a-2b7d3e8c1a40",
+     *         "date": "2026-11-24T10:02:11.361Z",
+     *         "sequence": 1,
+     *         "approval": {
+     *           "rule": "large EUR payments",
+     *           "approvalsRequired": 2,
+     *           "approvals": [
+     *             {
+     *               "clientId": "acme-treasury-1",
+     *               "decision": "approve",
+     *               "at": "2026-11-24T09:41:03.220Z"
+     *             },
+     *             {
+     *               "clientId": "acme-cfo",
+     *               "decision": "approve",
+     *               "reason": "Checked against PO-5521",
+     *               "at": "2026-11-24T10:02:11.344Z"
+     *             }
+     *           ],
+     *           "expiresAt": "2026-11-27T09:15:00.000Z"
+     *         }
+     *       }
+     *     }
+     */
+    CreditTransferApprovedEvent: {
+      /** @description Unique id of the event: the `webhook-id` header of its deliveries, the same on every retry. */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit-transfer.approved';
+      /**
+       * Format: date-time
+       * @description When the service recorded the event (ISO 8601, UTC, milliseconds). The list is ordered by it.
+       */
+      createdAt: string;
+      data: {
+        /** @description The credit transfer whose approvals moved it on (from Pending to Received). */
+        paymentId: string;
+        /**
+         * Format: date-time
+         * @description When it moved on to Received.
+         */
+        date: string;
+        /**
+         * Format: int32
+         * @description Position in the transfer history of the status change this event is about (its status-changed event has the same).
+         */
+        sequence: number;
+        /** @description The approvals that moved it on. */
+        approval: {
+          /** @description The approval rule that holds the transfer. */
+          rule: string;
+          /** Format: int32 */
+          approvalsRequired: number;
+          approvals: {
+            /** @description The client that decided. */
+            clientId: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            reason?: string;
+            /** Format: date-time */
+            at: string;
+          }[];
+          /**
+           * Format: date-time
+           * @description When the transfer is rejected (WaitingTimeExpired) unless approved.
+           */
+          expiresAt: string;
+        };
       };
     };
     /**
@@ -2129,6 +2277,27 @@ export interface components {
          * @description Position of this change in the transfer history, from 0: it grows with each change of one transfer, so a receiver can drop an event older than one it already applied.
          */
         sequence: number;
+        /** @description The transfer's approval as it stood at this change (the decisions taken by then): present on a change to or from Pending. */
+        approval?: {
+          /** @description The approval rule that holds the transfer. */
+          rule: string;
+          /** Format: int32 */
+          approvalsRequired: number;
+          approvals: {
+            /** @description The client that decided. */
+            clientId: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            reason?: string;
+            /** Format: date-time */
+            at: string;
+          }[];
+          /**
+           * Format: date-time
+           * @description When the transfer is rejected (WaitingTimeExpired) unless approved.
+           */
+          expiresAt: string;
+        };
       };
     };
     /**
@@ -2148,7 +2317,9 @@ export interface components {
     Event:
       | components['schemas']['CreditTransferStatusChangedEvent']
       | components['schemas']['WebhookEndpointDisabledEvent']
-      | components['schemas']['CreditTransferBatchCompletedEvent'];
+      | components['schemas']['CreditTransferBatchCompletedEvent']
+      | components['schemas']['CreditTransferApprovalRequiredEvent']
+      | components['schemas']['CreditTransferApprovedEvent'];
     /**
      * @example {
      *       "codeType": "ISO20022",
@@ -2571,6 +2742,8 @@ export interface components {
         | 'credit-transfer.status-changed'
         | 'webhook-endpoint.disabled'
         | 'credit-transfer-batch.completed'
+        | 'credit-transfer.approval-required'
+        | 'credit-transfer.approved'
       )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
@@ -2716,6 +2889,8 @@ export interface components {
         | 'credit-transfer.status-changed'
         | 'webhook-endpoint.disabled'
         | 'credit-transfer-batch.completed'
+        | 'credit-transfer.approval-required'
+        | 'credit-transfer.approved'
       )[];
       /**
        * @description `disabled` once it answered 410 Gone or failed every delivery for three days; it then receives nothing.
@@ -2800,6 +2975,8 @@ export interface components {
         | 'credit-transfer.status-changed'
         | 'webhook-endpoint.disabled'
         | 'credit-transfer-batch.completed'
+        | 'credit-transfer.approval-required'
+        | 'credit-transfer.approved'
       )[];
     };
     /**
@@ -9874,7 +10051,9 @@ export interface operations {
         type?:
           | 'credit-transfer.status-changed'
           | 'webhook-endpoint.disabled'
-          | 'credit-transfer-batch.completed';
+          | 'credit-transfer-batch.completed'
+          | 'credit-transfer.approval-required'
+          | 'credit-transfer.approved';
         /** @description Only events about the credit transfer with this paymentId. */
         'paymentId.eq'?: string;
         /** @description Only events recorded at or after this time (ISO 8601, UTC). */

@@ -69,6 +69,8 @@ export type {
   CreatedWebhookEndpoint,
   CreditTransfer,
   CreditTransferAnswer,
+  CreditTransferApprovalRequiredEvent,
+  CreditTransferApprovedEvent,
   CreditTransferBatchAnswer,
   CreditTransferBatchCompletedEvent,
   CreditTransferBatchSummary,

@@ -125,11 +125,17 @@ export interface CreditTransferStatusChangedEvent extends Fields<'CreditTransfer
 export interface WebhookEndpointDisabledEvent extends Fields<'WebhookEndpointDisabledEvent'> {}
 /** Every transfer of a batch is final (`credit-transfer-batch.completed`): its group status and counts. */
 export interface CreditTransferBatchCompletedEvent extends Fields<'CreditTransferBatchCompletedEvent'> {}
+/** A transfer waits for approval (`credit-transfer.approval-required`): the rule, how many approvals, until when. */
+export interface CreditTransferApprovalRequiredEvent extends Fields<'CreditTransferApprovalRequiredEvent'> {}
+/** Enough approvals moved a transfer on to Received (`credit-transfer.approved`): the approvals given. */
+export interface CreditTransferApprovedEvent extends Fields<'CreditTransferApprovedEvent'> {}
 /** Every event the service sends and lists: narrow it by `type`. */
 export type WebhookEvent =
   | CreditTransferStatusChangedEvent
   | WebhookEndpointDisabledEvent
-  | CreditTransferBatchCompletedEvent;
+  | CreditTransferBatchCompletedEvent
+  | CreditTransferApprovalRequiredEvent
+  | CreditTransferApprovedEvent;
 /** Every event type. */
 export type WebhookEventType = WebhookEvent['type'];
 

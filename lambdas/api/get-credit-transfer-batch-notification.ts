@@ -9,7 +9,7 @@ import { servicerHeaders } from './request-headers.ts';
 
 let batches: DynamoDbBatchStore | undefined;
 
-/** The camt.054 debit notification of a batch: an entry per settled transfer, per debtor account. */
+/** The camt.054 debit notification of a batch: an entry per settled transfer or batch-booked group, per debtor account. */
 export const getCreditTransferBatchNotification = async (
   event: APIGatewayProxyEvent,
 ): Promise<APIGatewayProxyResult> => {

@@ -8,17 +8,25 @@ import { webhookRetryPolicy, webhookUrlPolicy } from '#adapters/webhooks/webhook
 import { DynamoDbWebhookStore } from '#adapters/webhooks/webhook-store';
 import { systemClock } from '#domain/commons/ports';
 import type { TransferHistories } from '#domain/webhooks/status-event-check';
-import type { CompletedBatches, DeliveryDependencies } from '#domain/webhooks/webhook-delivery';
+import type {
+  CompletedBatches,
+  DeliveryDependencies,
+  TransferApprovals,
+} from '#domain/webhooks/webhook-delivery';
 import { optionalEnv } from '#shared/config';
 
 let wired: DeliveryDependencies | undefined;
-let histories: TransferHistories | undefined;
-
-/** The stored transfers' histories, which every status event from the bus is checked against. */
-export const transferHistories = (): TransferHistories => {
+let histories: DynamoDbTransferHistories | undefined;
+const storedTransfers = (): DynamoDbTransferHistories => {
   histories ??= new DynamoDbTransferHistories(documentClient(), tableName());
   return histories;
 };
+
+/** The stored transfers' histories, which every status event from the bus is checked against. */
+export const transferHistories = (): TransferHistories => storedTransfers();
+
+/** The stored transfers' approvals, which a change to or from Pending is told with. */
+export const transferApprovals = (): TransferApprovals => storedTransfers();
 
 let batches: CompletedBatches | undefined;
 

@@ -12,7 +12,12 @@ import { DEFAULT_DISPATCHER_LIMITS, DeliveryDispatcher } from '#domain/webhooks/
 import { logger } from '#shared/logger';
 import { countStatusEventForged, countWebhookEndpointDisabled } from '#shared/metrics';
 import { observed } from '#shared/observability';
-import { completedBatches, deliveryDependencies, transferHistories } from './dependencies.ts';
+import {
+  completedBatches,
+  deliveryDependencies,
+  transferApprovals,
+  transferHistories,
+} from './dependencies.ts';
 
 /** The EventBridge event as the rule puts it in the queue. */
 interface StatusEventMessage {
@@ -39,6 +44,7 @@ export const ingestStatusEvents = async (event: SQSEvent): Promise<SQSBatchRespo
     ...deps,
     endpoints: endpointsOncePerBatch(deps.endpoints),
     histories: historiesOncePerBatch(transferHistories()),
+    approvals: transferApprovals(),
     batches: completedBatches(),
     onForged: forgedStatusEvent,
   };

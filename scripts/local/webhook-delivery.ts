@@ -20,6 +20,7 @@ import { countStatusEventForged, flushMetrics } from '#shared/metrics';
 import {
   completedBatches,
   deliveryDependencies,
+  transferApprovals,
   transferHistories,
 } from '../../lambdas/webhooks/dependencies.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './iam-policies.ts';
@@ -361,6 +362,7 @@ export const startLocalWebhookDelivery = async (options: {
       ...deps,
       endpoints: endpointsOncePerBatch(deps.endpoints),
       histories: historiesOncePerBatch(transferHistories()),
+      approvals: transferApprovals(),
       batches: completedBatches(),
       onForged,
     };

@@ -4,11 +4,30 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceNotFoundException,
+  waitUntilTableExists,
   waitUntilTableNotExists,
 } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createTableInput } from '#adapters/table/table-definition';
 import type { DrillTables, Item, RecoveryPoint, RecoveryPoints, TableKey } from './restore-drill.ts';
+
+/**
+ * How the SDK's table waiters poll here, in seconds. Their own default waits 20 s before its second
+ * look: a table DynamoDB (or dynalite) still shows CREATING or DELETING at the first look would
+ * hold the drill 20 s or more for a change of well under a second locally, and a few seconds on
+ * AWS for an empty table. The first look is at once; then from a tenth of a second, doubling to 5 s.
+ */
+const TABLE_POLLING = { minDelay: 0.1, maxDelay: 5, maxWaitTime: 600 };
+
+/**
+ * Creates a table from the shared definition and resolves once it is ACTIVE. DynamoDB, and
+ * dynalite as the local runtime and the tests run it, answer CreateTable with the table CREATING
+ * and refuse writes to it (ResourceNotFoundException) until it is ACTIVE.
+ */
+export const createActiveTable = async (client: DynamoDBClient, table: string): Promise<void> => {
+  await client.send(new CreateTableCommand(createTableInput(table)));
+  await waitUntilTableExists({ client, ...TABLE_POLLING }, { TableName: table });
+};
 
 /** The drill's table reads over DynamoDB (a stage's tables, or local ones). */
 export class DynamoDbDrillTables implements DrillTables {
@@ -49,7 +68,7 @@ export class DynamoDbDrillTables implements DrillTables {
   async delete(table: string): Promise<void> {
     try {
       await this.client.send(new DeleteTableCommand({ TableName: table }));
-      await waitUntilTableNotExists({ client: this.client, maxWaitTime: 600 }, { TableName: table });
+      await waitUntilTableNotExists({ client: this.client, ...TABLE_POLLING }, { TableName: table });
     } catch (error) {
       if (!(error instanceof ResourceNotFoundException)) throw error;
     }
@@ -76,7 +95,7 @@ export class TableCopyRecoveryPoints implements RecoveryPoints {
   }
 
   async restore(point: RecoveryPoint, targetTable: string): Promise<void> {
-    await this.client.send(new CreateTableCommand(createTableInput(targetTable)));
+    await createActiveTable(this.client, targetTable);
     const tables = new DynamoDbDrillTables(this.client);
     let batch: Item[] = [];
     const flush = async (): Promise<void> => {

@@ -320,7 +320,8 @@ describe('hostile pain.001 uploads', () => {
             transactions: 2,
           },
         },
-        { paymentInformationId: 'SUPPLIERS-DEC', count: 1 },
+        // No BtchBookg in the file: batch booking, the service's agreement.
+        { paymentInformationId: 'SUPPLIERS-DEC', count: 1, batchBooking: true },
       ]);
     });
 

@@ -28,6 +28,8 @@ export const EVENT_TYPES = [
   'credit-transfer.status-changed',
   'webhook-endpoint.disabled',
   'credit-transfer-batch.completed',
+  'credit-transfer.approval-required',
+  'credit-transfer.approved',
 ] as const satisfies readonly WebhookEventType[];
 type MissingType = Exclude<WebhookEventType, (typeof EVENT_TYPES)[number]>;
 const everyTypeListed: [MissingType] extends [never] ? true : MissingType = true;
@@ -85,6 +87,15 @@ const summaryOf = (event: WebhookEvent): string => {
     const { batchId, groupStatus, count, countsByStatus } = event.data;
     const counts = Object.entries(countsByStatus).map(([status, n]) => `${status} ${n}`);
     return `batch ${batchId} completed ${groupStatus}: ${count} transfers (${counts.join(', ')})`;
+  }
+  if (event.type === 'credit-transfer.approval-required') {
+    const { paymentId, approval } = event.data;
+    return `${paymentId} waits for ${approval.approvalsRequired} approval(s) (${approval.rule}) until ${approval.expiresAt}`;
+  }
+  if (event.type === 'credit-transfer.approved') {
+    const { paymentId, approval } = event.data;
+    const approvers = approval.approvals.map((decision) => decision.clientId);
+    return `${paymentId} approved by ${approvers.join(', ')}`;
   }
   return `endpoint ${event.data.endpointId} disabled (${event.data.reason})`;
 };

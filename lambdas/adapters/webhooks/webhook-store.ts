@@ -1,5 +1,5 @@
 import { TENANT_ID_PATTERN } from '#domain/access/client';
-import { statusEventId } from '#domain/credit-transfers/lifecycle';
+import type { StatusChange } from '#domain/credit-transfers/ports';
 import type {
   EventPageRequest,
   PendingDelivery,
@@ -10,6 +10,7 @@ import type {
 import type { DeliveryAttempt, WebhookEndpointRecord } from '#domain/webhooks/webhook-endpoint';
 import {
   EVENT_WRITE_LIMIT_MS,
+  eventIdsOfHistory,
   type WebhookEventRecord,
   type WebhookEventType,
 } from '#domain/webhooks/webhook-event';
@@ -519,15 +520,15 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
 
   /**
    * A page of one transfer's events (`paymentId.eq`), in the same order and with the same
-   * filters and positions as the tenant's list: its status events have the ids of its history's
-   * entries (statusEventId), so the transfer's history (one read) names them and they are read by
-   * key, strongly consistent. A change whose event is not recorded yet is not listed yet.
+   * filters and positions as the tenant's list: its events have ids derived from its history's
+   * entries (eventIdsOfHistory), so the transfer's history (one read) names them and they are read
+   * by key, strongly consistent. A change whose event is not recorded yet is not listed yet.
    */
   private async paymentPage(
     request: EventPageRequest & { paymentId: string },
   ): Promise<{ events: WebhookEventRecord[]; next?: string }> {
     const history = await this.historyOf(request.tenant, request.paymentId);
-    const ids = history.map((_, sequence) => statusEventId(request.tenant, request.paymentId, sequence));
+    const ids = eventIdsOfHistory(request.tenant, request.paymentId, history);
     const now = epochSeconds(request.now);
     const listed = (await this.eventItems(ids.map((id) => ({ ...webhookEventKey(request.tenant, id) }))))
       .filter(
@@ -553,7 +554,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
   }
 
   /** The transfer's history alone (the transfer's body can be large), or none when there is no transfer. */
-  private async historyOf(tenant: string, paymentId: string): Promise<unknown[]> {
+  private async historyOf(tenant: string, paymentId: string): Promise<StatusChange[]> {
     if (!TENANT_ID_PATTERN.test(tenant)) return [];
     const { Item } = await this.client.get({
       TableName: this.tableName,
@@ -562,7 +563,7 @@ export class DynamoDbWebhookStore implements WebhookEventStore, WebhookDeliveryS
       ProjectionExpression: '#history',
       ExpressionAttributeNames: { '#history': 'history' },
     });
-    return Array.isArray(Item?.history) ? Item.history : [];
+    return Array.isArray(Item?.history) ? (Item.history as StatusChange[]) : [];
   }
 
   /** Events by key, strongly consistent, a hundred at a time (BatchGetItem's bound). */

@@ -46,3 +46,17 @@ export const compareDecimals = (a: string, b: string): -1 | 0 | 1 => {
   if (magnitude === 0) return 0;
   return (left.negative ? -magnitude : magnitude) < 0 ? -1 : 1;
 };
+
+/**
+ * The exact sum of non-negative decimal strings (amounts), with as many fraction digits as the
+ * longest of them: "3150.25" and "2250.5" make "5400.75", "10.50" and "2" make "12.50".
+ */
+export const sumDecimals = (amounts: readonly string[]): string => {
+  const places = Math.max(0, ...amounts.map((amount) => (amount.split('.')[1] ?? '').length));
+  const total = amounts.reduce((sum, amount) => {
+    const { integer, fraction } = parseDecimal(amount);
+    return sum + BigInt(`${integer}${fraction.padEnd(places, '0')}` || '0');
+  }, 0n);
+  const digits = total.toString().padStart(places + 1, '0');
+  return places === 0 ? digits : `${digits.slice(0, -places)}.${digits.slice(-places)}`;
+};

@@ -352,24 +352,7 @@ function buildTransferSchemas() {
       ),
       date: described(isoDateTime(), 'Timestamp of the status report.'),
       approval: optional(
-        z.strictObject({
-          rule: described(text(1, 100), 'The approval rule that holds the transfer.'),
-          approvalsRequired: z.int().check(z.gte(1), z.lte(3)),
-          approvals: z
-            .array(
-              z.strictObject({
-                clientId: described(text(1, 64), 'The client that decided.'),
-                decision: z.enum(['approve', 'reject']),
-                reason: optional(descriptionSchema),
-                at: isoDateTime(),
-              }),
-            )
-            .check(z.maxLength(3)),
-          expiresAt: described(
-            isoDateTime(),
-            'When the transfer is rejected (WaitingTimeExpired) unless approved.',
-          ),
-        }),
+        approvalViewSchema(),
         'Present when the transfer met an approval rule of its tenant: it is Pending until approved (docs/approvals.md).',
       ),
     }),
@@ -377,6 +360,27 @@ function buildTransferSchemas() {
   );
   return { request, transfer };
 }
+
+/** A transfer's approval as clients see it (its status, the list, events and webhooks). */
+export const approvalViewSchema = () =>
+  z.strictObject({
+    rule: described(text(1, 100), 'The approval rule that holds the transfer.'),
+    approvalsRequired: z.int().check(z.gte(1), z.lte(3)),
+    approvals: z
+      .array(
+        z.strictObject({
+          clientId: described(text(1, 64), 'The client that decided.'),
+          decision: z.enum(['approve', 'reject']),
+          reason: optional(descriptionSchema),
+          at: isoDateTime(),
+        }),
+      )
+      .check(z.maxLength(3)),
+    expiresAt: described(
+      isoDateTime(),
+      'When the transfer is rejected (WaitingTimeExpired) unless approved.',
+    ),
+  });
 
 let built: ReturnType<typeof buildTransferSchemas> | undefined;
 const transferSchemas = () => {

@@ -13,7 +13,7 @@ import {
   type ServicerHeaders,
 } from './credit-transfer.ts';
 import { toCreditTransfer } from './credit-transfer-view.ts';
-import { STALL_SECONDS, secondsAfter } from './lifecycle.ts';
+import { earliest, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { moneyRuleViolations } from './money-rules.ts';
 import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
 import type { CreditTransferRecord, CreditTransferStore, LifecycleStore, WorkflowStarter } from './ports.ts';
@@ -154,21 +154,23 @@ export const initiateCreditTransfer = async (
     history: [{ status, date, actor: clientId }],
     ...(approval !== undefined && { approval }),
     ...(limits !== undefined && { limits }),
-    // Should the workflow not start, the reconciler finds the transfer due from then on; a pending
-    // one is due when its approval expires (once counted against its limits).
-    nextCheckAt:
-      approval !== undefined && limits === undefined
-        ? approval.expiresAt
-        : secondsAfter(now, STALL_SECONDS).toISOString(),
+    // Should the workflow not start, the reconciler finds the transfer due from then on (a pending
+    // one's execution only publishes its change to Pending; the reconciler then looks again when
+    // its approval expires).
+    nextCheckAt: earliest(secondsAfter(now, STALL_SECONDS).toISOString(), approval?.expiresAt),
   };
-  /** Counts it against its limits, when any cover it; then starts it when nothing holds it. */
+  /**
+   * Counts it against its limits, when any cover it (which starts it as the outcome says); else
+   * starts it: a pending one's execution only publishes its change to Pending.
+   */
   const proceed = async (stored: CreditTransferRecord): Promise<CreditTransferRecord> => {
     if (stored.limits?.state === 'reserving') {
       if (limitCounting === undefined)
         throw new Error('Limits cover the transfer and no limit counters were given');
       return reserveLimits({ ...limitCounting, clock, workflow }, stored);
     }
-    if (startable(stored)) await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    if (stored.status === 'Received' || stored.status === 'Pending')
+      await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
     return stored;
   };
   if (await store.create(record)) {

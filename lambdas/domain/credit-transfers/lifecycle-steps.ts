@@ -491,6 +491,10 @@ export const validateCheckAndSubmit = (
   const claim = randomUUID();
   return runStep(deps, state, async (record, now) => {
     switch (record.status) {
+      case 'Pending':
+        // Waiting for approval: nothing to do but publish the change to Pending (so approvers hear
+        // of it); the approval starts the lifecycle again.
+        return output(state, record, 'finish');
       case 'Received':
         // Not counted against its limits yet: whoever counts it (the initiation, else the
         // reconciler) starts the lifecycle afterwards. Nothing goes to clearing before.

@@ -81,6 +81,10 @@ export class IllegalStatusTransitionError extends Error {
  */
 export const STALL_SECONDS = 120;
 
+/** The earlier of two ISO 8601 UTC timestamps, the second optional. */
+export const earliest = (date: string, other: string | undefined): string =>
+  other !== undefined && other < date ? other : date;
+
 export const secondsAfter = (date: Date, seconds: number): Date => new Date(date.getTime() + seconds * 1000);
 
 /** Why a workflow execution is started. */

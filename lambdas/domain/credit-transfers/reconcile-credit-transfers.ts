@@ -16,6 +16,7 @@ import type {
   RecoveryQueue,
   WorkflowStarter,
 } from './ports.ts';
+import { startLifecycle } from './start-lifecycle.ts';
 
 /**
  * The reconciler: every transfer that is not final, or whose changes are not all published, sits
@@ -171,6 +172,14 @@ export const reconcileCreditTransfers = async (
       const settled = await settlePending(deps, record);
       if (settled.status !== 'Pending') return 'started';
       if (isExpired(record.approval, now)) return 'skipped';
+      // Its change to Pending not published yet (the initiation's start was lost): an execution
+      // publishes it, so approvers hear of the transfer.
+      if ((record.publishedCount ?? 0) < record.history.length)
+        await startLifecycle(deps.workflow, {
+          tenant: record.tenant,
+          paymentId: record.paymentId,
+          trigger: 'initiation',
+        });
       return (await deps.queue.defer(candidate, new Date(record.approval.expiresAt)))
         ? 'deferred'
         : 'skipped';

@@ -32,6 +32,8 @@ export interface MessageGroup {
   executionDate?: { value: string; path: string };
   numberOfTransactions?: { value: string; path: string };
   controlSum?: { value: string; path: string };
+  /** `BtchBookg` (xs:boolean: `true`/`1`, `false`/`0`); absent when the group does not say. */
+  batchBooking?: boolean;
   transactions: MessageTransaction[];
 }
 
@@ -308,6 +310,7 @@ export const readPain001 = (version: Pain001Version, root: XmlTree): Pain001Mess
     const numberOfTransactions = counted(child(group, 'NbOfTxs'));
     const controlSum = counted(child(group, 'CtrlSum'));
     const executionDay = counted(executionDate(group));
+    const batchBooking = child(group, 'BtchBookg')?.text;
     return {
       path: group.path,
       paymentInformationId: child(group, 'PmtInfId')?.text ?? '',
@@ -315,6 +318,7 @@ export const readPain001 = (version: Pain001Version, root: XmlTree): Pain001Mess
       ...(executionDay !== undefined && { executionDate: executionDay }),
       ...(numberOfTransactions !== undefined && { numberOfTransactions }),
       ...(controlSum !== undefined && { controlSum }),
+      ...(batchBooking !== undefined && { batchBooking: batchBooking === 'true' || batchBooking === '1' }),
       transactions: transactions.map((transaction) => ({
         ...transactionOf(group, transaction),
         identification: paymentIdentificationOf(transaction),

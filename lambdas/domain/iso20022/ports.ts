@@ -82,6 +82,12 @@ export interface BatchMessageSummary {
 export interface BatchPaymentGroup {
   paymentInformationId: string;
   count: number;
+  /**
+   * Its settled transfers are booked as one debit entry (camt.054), as `BtchBookg` asked; `true`
+   * where the group did not say (the service's agreement, docs/iso20022.md). Absent on groups
+   * stored before it was kept: booked one entry per transfer, as they always were.
+   */
+  batchBooking?: boolean;
   /** The whole group refused while the rest of the message was taken: a pain.002's `PmtInfSts` `RJCT`. */
   rejection?: PaymentGroupRejection;
 }

@@ -36,7 +36,7 @@ export interface BatchLifecyclesReport {
   found: boolean;
   /** Lifecycles asked to start (a start under a name used already starts nothing). */
   started: number;
-  /** Transfers held for approval: none started; an approval starts each (decide-approval.ts). */
+  /** Transfers held for approval: their executions only publish the change to Pending; an approval moves each on. */
   held: number;
   /** Starts that failed: those transfers stay due in the recovery index, for the reconciler. */
   failed: number;
@@ -46,8 +46,9 @@ export interface BatchLifecyclesReport {
  * Starts the lifecycle of every transfer of a stored batch, at the pace given and a bounded
  * number at a time: the n-th start waits until n / startsPerSecond seconds after the first. Each
  * execution's name is derived from its transfer, so a repeat (a retried invocation, a second
- * request that stored the same batch) starts nothing twice. A transfer held for approval waits,
- * with no execution: its approval starts it.
+ * request that stored the same batch) starts nothing twice. A transfer held for approval waits:
+ * its execution only publishes the change to Pending, and its approval moves it on. With limits,
+ * each transfer is first counted against them (which starts it as the outcome says).
  */
 export const startBatchLifecycles = async (
   deps: BatchLifecyclesDependencies,
@@ -61,13 +62,11 @@ export const startBatchLifecycles = async (
   const paymentIds = batchPaymentIds(batch);
   // Counted against limits first, each held transfer too (it holds its reservation while it waits).
   const counted = batch.limitRules !== undefined;
-  const positions = paymentIds.flatMap((_, position) => (counted || !held.has(position) ? [position] : []));
   const { startsPerSecond, clock, sleep } = deps.pace;
   const first = clock.now().getTime();
   let failed = 0;
   let started = 0;
-  await inPool(positions, START_CONCURRENCY, async (position, index) => {
-    const paymentId = paymentIds[position] as string;
+  await inPool(paymentIds, START_CONCURRENCY, async (paymentId, index) => {
     const wait = first + (index * 1000) / startsPerSecond - clock.now().getTime();
     if (wait > 0) await sleep(wait);
     try {
@@ -77,11 +76,11 @@ export const startBatchLifecycles = async (
         if (record?.limits?.state === 'reserving') {
           // Counting it starts it, holds it for approval or rejects it, as the limits say.
           const counted = await reserveLimits({ ...deps.limits, workflow: deps.workflow }, record);
-          if (counted.status === 'Received') started += 1;
+          if (counted.status !== 'Rejected') started += 1;
           return;
         }
-        if (held.has(position)) return;
       }
+      // A held transfer's execution only publishes its change to Pending, so approvers hear of it.
       await deps.workflow.start({ tenant, paymentId, trigger: 'initiation' });
       started += 1;
     } catch {

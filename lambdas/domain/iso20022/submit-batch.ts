@@ -21,7 +21,7 @@ import {
   DEFAULT_MAX_VALUE_DATE_DAYS,
   initiationRuleViolations,
 } from '../credit-transfers/initiate-credit-transfer.ts';
-import { STALL_SECONDS, secondsAfter } from '../credit-transfers/lifecycle.ts';
+import { earliest, STALL_SECONDS, secondsAfter } from '../credit-transfers/lifecycle.ts';
 import { derivedPaymentId, randomPaymentId } from '../credit-transfers/payment-id.ts';
 import type {
   CreditTransferRecord,
@@ -349,7 +349,12 @@ const readXmlBatch = async (
       });
       continue;
     }
-    groups.push({ paymentInformationId: group.paymentInformationId, count: group.transactions.length });
+    groups.push({
+      paymentInformationId: group.paymentInformationId,
+      count: group.transactions.length,
+      // ISO leaves an absent BtchBookg to the bank's agreement: here, batch booking.
+      batchBooking: group.batchBooking ?? true,
+    });
     for (const transaction of group.transactions)
       candidates.push({
         body:
@@ -548,14 +553,13 @@ export const submitBatch = async (
         }),
         ...(approval !== undefined && { approval }),
         ...(limits !== undefined && { limits }),
-        // A pending transfer is due when its approval expires (the reconciler ends it then), once
-        // counted against its limits; any other once its paced start (at the slowest pace) is
-        // STALL_SECONDS late: the reconciler never takes a batch's later transfers for stuck while
-        // their starts (or their counting) are still coming.
-        nextCheckAt:
-          approval !== undefined && limits === undefined
-            ? approval.expiresAt
-            : secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
+        // Due once its paced start (at the slowest pace) is STALL_SECONDS late: the reconciler never
+        // takes a batch's later transfers for stuck while their starts (or their counting) are
+        // still coming; a pending one is looked at again when its approval expires.
+        nextCheckAt: earliest(
+          secondsAfter(now, STALL_SECONDS + index / MIN_BATCH_STARTS_PER_SECOND).toISOString(),
+          approval?.expiresAt,
+        ),
       };
       // Taken already: stored by the attempt that crashed, under the same derived id.
       await deps.store.create(record);

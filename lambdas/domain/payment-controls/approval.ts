@@ -32,6 +32,13 @@ export const approvalView = (approval: PendingApproval) => ({
   expiresAt: approval.expiresAt,
 });
 
+/**
+ * The approval as it stood at `date` (ISO 8601, UTC): the decisions taken by then. An event about a
+ * change reads the same whenever it is recorded, however many decisions came after it.
+ */
+export const approvalViewAt = (approval: PendingApproval, date: string) =>
+  approvalView({ ...approval, approvals: approval.approvals.filter((entry) => entry.at <= date) });
+
 export const approvalsGiven = (approval: PendingApproval): number =>
   approval.approvals.filter((entry) => entry.decision === 'approve').length;
 

@@ -174,7 +174,8 @@ export const reserveLimits = async (
     return current;
   }
   for (const key of counted) await deps.counters.acknowledge(key, paymentId);
-  if (decided.status === 'Received')
+  // A pending one's execution only publishes its change to Pending.
+  if (decided.status === 'Received' || decided.status === 'Pending')
     await startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'initiation' });
   if (decided.status === 'Rejected')
     await startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'cancellation' });

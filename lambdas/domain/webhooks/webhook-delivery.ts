@@ -1,6 +1,7 @@
 import type { Clock } from '../commons/ports.ts';
 import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
 import { batchCompletedEventId } from '../iso20022/batch-outcome.ts';
+import { approvalViewAt, type PendingApproval } from '../payment-controls/approval.ts';
 import type {
   DeliveryWaker,
   PendingDelivery,
@@ -17,12 +18,16 @@ import {
   type WebhookEndpointRecord,
 } from './webhook-endpoint.ts';
 import {
+  type ApprovalView,
+  approvalEventRecord,
+  approvalEventTypeOf,
   BATCH_COMPLETED_TYPE,
   batchCompletedEventRecord,
   type CompletedBatch,
   endpointDisabledEventRecord,
   STATUS_CHANGED_TYPE,
   statusChangedEventRecord,
+  touchesApproval,
   type WebhookEventRecord,
 } from './webhook-event.ts';
 import {
@@ -160,9 +165,10 @@ export interface RecordedEvent {
 export const recordStatusChangeForFirstDeliveries = (
   deps: RecordingDependencies,
   change: StatusChangedEvent,
+  approval?: ApprovalView,
 ): Promise<RecordedEvent> =>
   recordForFirstDeliveries(deps, change.tenant, STATUS_CHANGED_TYPE, (now) =>
-    statusChangedEventRecord(change, now),
+    statusChangedEventRecord(change, now, approval),
   );
 
 /** Keeps an event of `type` for first deliveries made at once (see recordStatusChangeForFirstDeliveries). */
@@ -204,16 +210,22 @@ export const makeFirstDeliveries = async (
   const results = await Promise.allSettled(
     recorded.first.map(async (first) => {
       if ((await dispatcher.offerFirst(first)) === undefined)
-        await queueFor(deps, { tenant: recorded.tenant, id: recorded.eventId }, [first.endpoint]);
+        await queueFor(deps, first.event, [first.endpoint]);
     }),
   );
   const failed = results.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
 };
 
+/** The approval of a stored transfer (kept once decided), read strongly consistent. */
+export interface TransferApprovals {
+  approval(tenant: string, paymentId: string): Promise<PendingApproval | undefined>;
+}
+
 /** What recording an event from the bus needs besides: the stored transfers, and who hears of a forgery. */
 export type BusRecordingDependencies = RecordingDependencies & {
   histories: TransferHistories;
+  approvals: TransferApprovals;
   /** Told of every event dropped as no true status change (a metric counts these, and is alarmed). */
   onForged: (event: unknown, reason: ForgedReason) => void;
 };
@@ -233,7 +245,23 @@ export const recordStatusEventFromBus = async (
     deps.onForged(event, check.reason);
     return undefined;
   }
-  return recordStatusChangeForFirstDeliveries(deps, check.event);
+  const change = check.event;
+  if (!touchesApproval(change)) return recordStatusChangeForFirstDeliveries(deps, change);
+  // As it stood at the change: the same body whenever (and however often) the change is recorded.
+  const kept = await deps.approvals.approval(change.tenant, change.paymentId);
+  const approval = kept === undefined ? undefined : approvalViewAt(kept, change.date);
+  const recorded = await recordStatusChangeForFirstDeliveries(deps, change, approval);
+  const type = approvalEventTypeOf(change);
+  if (type === undefined || approval === undefined) return recorded;
+  // After the status change, so a receiver of both hears of the change first.
+  const told = await recordForFirstDeliveries(deps, change.tenant, type, (now) =>
+    approvalEventRecord(type, change, approval, now),
+  );
+  return {
+    ...recorded,
+    first: [...recorded.first, ...told.first],
+    queued: [...recorded.queued, ...told.queued],
+  };
 };
 
 /** The completed batches, which every batch completion from the bus is checked against. */

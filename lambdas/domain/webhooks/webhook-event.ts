@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { atMostCharacters, boundedText, described, optionalField } from '../commons/text.ts';
+import { approvalViewSchema } from '../credit-transfers/credit-transfer.ts';
 import { CREDIT_TRANSFER_STATUSES } from '../credit-transfers/credit-transfer-status.ts';
+import { statusEventId } from '../credit-transfers/lifecycle.ts';
 import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
+import type { approvalView } from '../payment-controls/approval.ts';
 
 /**
  * The events the service tells clients about: each is delivered to the tenant's webhook
@@ -11,10 +14,14 @@ import type { StatusChangedEvent } from '../credit-transfers/ports.ts';
 export const STATUS_CHANGED_TYPE = 'credit-transfer.status-changed';
 export const ENDPOINT_DISABLED_TYPE = 'webhook-endpoint.disabled';
 export const BATCH_COMPLETED_TYPE = 'credit-transfer-batch.completed';
+export const APPROVAL_REQUIRED_TYPE = 'credit-transfer.approval-required';
+export const APPROVED_TYPE = 'credit-transfer.approved';
 export const WEBHOOK_EVENT_TYPES = [
   STATUS_CHANGED_TYPE,
   ENDPOINT_DISABLED_TYPE,
   BATCH_COMPLETED_TYPE,
+  APPROVAL_REQUIRED_TYPE,
+  APPROVED_TYPE,
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -76,10 +83,51 @@ const statusChangedEventSchema = () =>
           z.int().check(z.gte(0), z.lte(1000)),
           'Position of this change in the transfer history, from 0: it grows with each change of one transfer, so a receiver can drop an event older than one it already applied.',
         ),
+        approval: optionalField(
+          approvalViewSchema(),
+          "The transfer's approval as it stood at this change (the decisions taken by then): present on a change to or from Pending.",
+        ),
       }),
     }),
     'CreditTransferStatusChangedEvent',
   );
+
+const approvalEventSchema = (
+  type: typeof APPROVAL_REQUIRED_TYPE | typeof APPROVED_TYPE,
+  id: string,
+  texts: { paymentId: string; date: string; approval: string },
+) =>
+  named(
+    z.strictObject({
+      id: eventIdSchema(),
+      type: z.literal(type),
+      createdAt: createdAtSchema(),
+      data: z.strictObject({
+        paymentId: described(boundedText(1, 36), texts.paymentId),
+        date: described(isoTimestamp(), texts.date),
+        sequence: described(
+          z.int().check(z.gte(0), z.lte(1000)),
+          'Position in the transfer history of the status change this event is about (its status-changed event has the same).',
+        ),
+        approval: described(approvalViewSchema(), texts.approval),
+      }),
+    }),
+    id,
+  );
+
+const approvalRequiredEventSchema = () =>
+  approvalEventSchema(APPROVAL_REQUIRED_TYPE, 'CreditTransferApprovalRequiredEvent', {
+    paymentId: 'The credit transfer that waits for approval (status Pending).',
+    date: 'When it became Pending.',
+    approval: 'What it waits for: the rule, how many approvals, until when (no decision yet).',
+  });
+
+const approvedEventSchema = () =>
+  approvalEventSchema(APPROVED_TYPE, 'CreditTransferApprovedEvent', {
+    paymentId: 'The credit transfer whose approvals moved it on (from Pending to Received).',
+    date: 'When it moved on to Received.',
+    approval: 'The approvals that moved it on.',
+  });
 
 const endpointDisabledEventSchema = () =>
   named(
@@ -143,6 +191,8 @@ export const webhookEventSchema = z.lazy(() =>
       statusChangedEventSchema(),
       endpointDisabledEventSchema(),
       batchCompletedEventSchema(),
+      approvalRequiredEventSchema(),
+      approvedEventSchema(),
     ]),
     'Event',
   ),
@@ -189,11 +239,19 @@ const recordOf = (
   expiresAt: Math.floor(Date.parse(event.createdAt) / 1000) + EVENT_RETENTION_DAYS * 86_400,
 });
 
+/** A transfer's approval as events show it. */
+export type ApprovalView = ReturnType<typeof approvalView>;
+
 /**
- * The event of a status change. Its id is the status event's, which is stable however often the
- * workflow publishes it, so a republished change is recognised and never delivered as new.
+ * The event of a status change, with the transfer's approval when the change is to or from
+ * Pending. Its id is the status event's, which is stable however often the workflow publishes it,
+ * so a republished change is recognised and never delivered as new.
  */
-export const statusChangedEventRecord = (change: StatusChangedEvent, now: Date): WebhookEventRecord =>
+export const statusChangedEventRecord = (
+  change: StatusChangedEvent,
+  now: Date,
+  approval?: ApprovalView,
+): WebhookEventRecord =>
   recordOf(
     change.tenant,
     {
@@ -208,10 +266,71 @@ export const statusChangedEventRecord = (change: StatusChangedEvent, now: Date):
         date: change.date,
         ...(change.previousStatus !== undefined && { previousStatus: change.previousStatus }),
         sequence: change.sequence,
+        ...(approval !== undefined && { approval }),
       },
     },
     change.paymentId,
   );
+
+/** Whether a status change concerns the transfer's approval: it waits for one, or is done with it. */
+export const touchesApproval = (change: Pick<StatusChangedEvent, 'status' | 'previousStatus'>): boolean =>
+  change.status === 'Pending' || change.previousStatus === 'Pending';
+
+/**
+ * The approval event a status change makes, if any: `approval-required` when the transfer became
+ * Pending, `approved` when its approvals moved it on to Received (a rejection, an expiry or a
+ * cancellation is told by the status change alone).
+ */
+export const approvalEventTypeOf = (
+  change: Pick<StatusChangedEvent, 'status' | 'previousStatus'>,
+): typeof APPROVAL_REQUIRED_TYPE | typeof APPROVED_TYPE | undefined => {
+  if (change.status === 'Pending') return APPROVAL_REQUIRED_TYPE;
+  if (change.previousStatus === 'Pending' && change.status === 'Received') return APPROVED_TYPE;
+  return undefined;
+};
+
+/**
+ * The approval event of a status change (approvalEventTypeOf). Its id is derived from the change
+ * (tenant, paymentId, position in the history), so each change makes it once, however often the
+ * change is published.
+ */
+export const approvalEventRecord = (
+  type: typeof APPROVAL_REQUIRED_TYPE | typeof APPROVED_TYPE,
+  change: StatusChangedEvent,
+  approval: ApprovalView,
+  now: Date,
+): WebhookEventRecord =>
+  recordOf(
+    change.tenant,
+    {
+      id: approvalEventId(type, change.tenant, change.paymentId, change.sequence),
+      type,
+      createdAt: now.toISOString(),
+      data: { paymentId: change.paymentId, date: change.date, sequence: change.sequence, approval },
+    },
+    change.paymentId,
+  );
+
+const approvalEventId = (type: string, tenant: string, paymentId: string, sequence: number): string =>
+  derivedEventId(type, tenant, paymentId, String(sequence));
+
+/**
+ * The ids of every event a transfer's history makes: each change's status event, and the approval
+ * event of a change to or from Pending that makes one. The events of one transfer are read by them.
+ */
+export const eventIdsOfHistory = (
+  tenant: string,
+  paymentId: string,
+  history: readonly Pick<StatusChangedEvent, 'status'>[],
+): string[] =>
+  history.flatMap((entry, sequence) => {
+    const type = approvalEventTypeOf({
+      status: entry.status,
+      ...(sequence > 0 && { previousStatus: history[sequence - 1]?.status }),
+    });
+    const status = statusEventId(tenant, paymentId, sequence);
+    return type === undefined ? [status] : [status, approvalEventId(type, tenant, paymentId, sequence)];
+  });
 
 /** A UUID-shaped id (RFC 9562 version 8) derived from its parts: the same parts always give the same id. */
 export const derivedEventId = (...parts: string[]): string => {

@@ -9,7 +9,12 @@ import {
   scriptArguments,
   startLocalService as startServiceProcess,
 } from '#local/service-process';
-import { assertNoContractViolations, type ContractViolation, startContractProxy } from './contract-proxy.ts';
+import {
+  assertNoContractViolations,
+  type ContractProxy,
+  type ContractViolation,
+  startContractProxy,
+} from './contract-proxy.ts';
 
 export { LOCAL_CLIENT } from '#local/service-process';
 
@@ -25,12 +30,22 @@ export interface LocalService extends ServiceProcess {
  * which checks every response against the service's /openapi.json. `stop` and `kill` fail the
  * suite when a response broke the document. `env.PORT` is the port clients use (the proxy's),
  * and the service announces the proxy as its address (issuer, links).
+ *
+ * `proxy`: a proxy that outlives this service (its public address kept across a restart), which
+ * `stop` and `kill` check but leave open; without it the service gets a proxy of its own, closed
+ * with it.
  */
 export const startLocalService = async (
-  options: { dataDir?: string; env?: Record<string, string>; fromSources?: boolean } = {},
+  options: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    fromSources?: boolean;
+    proxy?: ContractProxy;
+  } = {},
 ): Promise<LocalService> => {
   const { PORT: publicPort, ...env } = options.env ?? {};
-  const proxy = await startContractProxy(Number(publicPort ?? 0));
+  const proxy = options.proxy ?? (await startContractProxy(Number(publicPort ?? 0)));
+  const closeOwnProxy = () => (options.proxy === undefined ? proxy.close() : Promise.resolve());
   let service: ServiceProcess;
   try {
     service = await startServiceProcess({
@@ -40,13 +55,13 @@ export const startLocalService = async (
     });
     await proxy.connect(service.baseUrl);
   } catch (error) {
-    await proxy.close();
+    await closeOwnProxy();
     throw error;
   }
   const finish = async (end: () => Promise<void>) => {
     await end();
     const violations = await proxy.violations();
-    await proxy.close();
+    await closeOwnProxy();
     assertNoContractViolations(violations);
   };
   return {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createDocumentClient, type DocumentClient } from '#adapters/aws/dynamodb-client';
+import { type ContractProxy, startContractProxy } from './contract-proxy.ts';
 import { type LocalService, removeDataDir, requestToken, startLocalService } from './local-service.ts';
 
 export interface LocalServiceOptions {
@@ -20,7 +21,10 @@ export interface LocalServiceFixture extends LocalService {
   readonly table: DocumentClient;
   /**
    * Starts the service again on its data folder and environment, once the test has stopped or
-   * killed it. `samePort` keeps its public port, the issuer its earlier tokens name.
+   * killed it. `samePort` keeps its public address (the issuer its earlier tokens name): the
+   * contract proxy that stands for it stays listening through the restart, as the port was never
+   * given up, so nothing else on the machine (another suite's receiver, an outgoing connection's
+   * port) can take it in between.
    */
   startAgain(options?: { samePort?: boolean }): Promise<void>;
 }
@@ -34,6 +38,8 @@ export const useLocalService = (options: LocalServiceOptions = {}): LocalService
   let running: LocalService | undefined;
   let token: string | undefined;
   let table: DocumentClient | undefined;
+  /** The public address clients use (PORT), kept across a restart on the same port. */
+  let publicAddress: ContractProxy | undefined;
 
   const current = (): LocalService => {
     if (running === undefined)
@@ -41,8 +47,18 @@ export const useLocalService = (options: LocalServiceOptions = {}): LocalService
     return running;
   };
   const configuredEnv = () => (typeof options.env === 'function' ? options.env() : (options.env ?? {}));
-  const start = async (dataDir?: string, env = configuredEnv()) => {
-    running = await startLocalService({ ...(dataDir !== undefined && { dataDir }), env });
+  const start = async (dataDir?: string, { keepAddress = false } = {}) => {
+    const env = configuredEnv();
+    if (!keepAddress || publicAddress === undefined) {
+      await publicAddress?.close();
+      publicAddress = undefined;
+      publicAddress = await startContractProxy(Number(env.PORT ?? 0));
+    }
+    running = await startLocalService({
+      ...(dataDir !== undefined && { dataDir }),
+      env,
+      proxy: publicAddress,
+    });
     table = undefined;
     token = undefined;
     if (options.token !== undefined)
@@ -51,11 +67,15 @@ export const useLocalService = (options: LocalServiceOptions = {}): LocalService
 
   beforeAll(() => start());
   afterAll(async () => {
-    if (running === undefined) return;
     try {
-      await running.stop();
+      if (running === undefined) return;
+      try {
+        await running.stop();
+      } finally {
+        await removeDataDir(running.dataDir);
+      }
     } finally {
-      await removeDataDir(running.dataDir);
+      await publicAddress?.close();
     }
   });
 
@@ -88,9 +108,7 @@ export const useLocalService = (options: LocalServiceOptions = {}): LocalService
       return table;
     },
     startAgain: async ({ samePort = false } = {}) => {
-      const { baseUrl, dataDir } = current();
-      const env = { ...configuredEnv(), ...(samePort && { PORT: new URL(baseUrl).port }) };
-      await start(dataDir, env);
+      await start(current().dataDir, { keepAddress: samePort });
     },
   };
 };

@@ -275,7 +275,7 @@ const eurCommand = (count: number) => {
 };
 
 describe('a batch under approval rules', () => {
-  it('stores each transfer a rule holds Pending with the approval a single initiation gets, reads the controls once, and starts none of them', async () => {
+  it('stores each transfer a rule holds Pending with the approval a single initiation gets, reads the controls once, and starts them only to publish their change to Pending', async () => {
     const { store, batchStore, transfers } = memoryStores();
     const { approvalRules, reads } = controlsOf({ current: OVER_10 });
     const now = new Date('2026-12-08T10:00:00Z');
@@ -293,7 +293,8 @@ describe('a batch under approval rules', () => {
       expiresAt: '2026-12-08T11:00:00.000Z',
     });
     expect(held?.history).toEqual([{ status: 'Pending', date: batch.createdAt, actor: 'c1' }]);
-    expect(held?.nextCheckAt).toBe('2026-12-08T11:00:00.000Z');
+    // Due once its paced start is late (120 s, plus 19 starts at the slowest pace), before its expiry.
+    expect(held?.nextCheckAt).toBe('2026-12-08T10:02:02.111Z');
     expect(transfers.get(paymentIds[9] as string)?.approval?.rule).toBe('over 10');
 
     const started: string[] = [];
@@ -306,8 +307,8 @@ describe('a batch under approval rules', () => {
       { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
       { tenant: 't1', batchId: batch.batchId },
     );
-    expect(report).toEqual({ found: true, started: 9, held: 21, failed: 0 });
-    expect(started.sort()).toEqual(paymentIds.slice(0, 9).sort());
+    expect(report).toEqual({ found: true, started: 30, held: 21, failed: 0 });
+    expect(started.sort()).toEqual([...paymentIds].sort());
   });
 
   it('reads the payment history per transfer only when a rule asks whether the creditor is new', async () => {

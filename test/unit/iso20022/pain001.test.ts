@@ -34,6 +34,19 @@ const refusal = async (xml: string) => {
 };
 
 describe('pain.001 reading', () => {
+  it("reads each group's BtchBookg in both of xs:boolean's spellings, and absent as absent", async () => {
+    const [first, second] = ['<BtchBookg>1</BtchBookg>', '<BtchBookg>false</BtchBookg>'];
+    const parts = EXAMPLE.split('<PmtMtd>TRF</PmtMtd>');
+    expect(parts).toHaveLength(3);
+    const both = `${parts[0]}<PmtMtd>TRF</PmtMtd>${first}${parts[1]}<PmtMtd>TRF</PmtMtd>${second}${parts[2]}`;
+    expect((await read(both)).groups.map((group) => group.batchBooking)).toEqual([true, false]);
+    const zero = both
+      .replace(first, '<BtchBookg>0</BtchBookg>')
+      .replace(second, '<BtchBookg>true</BtchBookg>');
+    expect((await read(zero)).groups.map((group) => group.batchBooking)).toEqual([false, true]);
+    expect((await read(EXAMPLE)).groups.map((group) => group.batchBooking)).toEqual([undefined, undefined]);
+  });
+
   it('maps each element to its transfer field, with the XML path of each', async () => {
     const message = await read(EXAMPLE);
     expect(message.groups.map((group) => group.paymentInformationId)).toEqual([

@@ -6,7 +6,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clientKey, creditTransferKey } from '#adapters/table/keys';
 import { createTableInput, RECOVERY_INDEX, TABLE_DEFINITION } from '#adapters/table/table-definition';
 import { createDynamoDbClient } from '#local/table';
-import { DynamoDbDrillTables, TableCopyRecoveryPoints } from '../../../scripts/recovery/drill-tables.ts';
+import {
+  createActiveTable,
+  DynamoDbDrillTables,
+  TableCopyRecoveryPoints,
+} from '../../../scripts/recovery/drill-tables.ts';
 import {
   type RecoveryPoint,
   type RecoveryPoints,
@@ -53,7 +57,7 @@ const payment = (tenant: string, paymentId: string, status: string) => ({
 beforeEach(async () => {
   run += 1;
   live = `live-${run}`;
-  await client.send(new CreateTableCommand(createTableInput(live)));
+  await createActiveTable(client, live);
   const items = [
     payment('acme', 'p1', 'AcceptedSettlementCompleted'),
     payment('acme', 'p2', 'Rejected'),
@@ -81,8 +85,11 @@ const restoring = (damage: (scratch: string) => Promise<void> = async () => {}):
   };
 };
 
-const drill = (points: RecoveryPoints, options: { exact?: boolean; scratchTable?: string } = {}) =>
-  runRestoreDrill(points, tables, {
+const drill = (
+  points: RecoveryPoints,
+  options: { exact?: boolean; scratchTable?: string; tables?: DynamoDbDrillTables } = {},
+) =>
+  runRestoreDrill(points, options.tables ?? tables, {
     scratchTable: options.scratchTable ?? scratchOf(),
     sampleSize: 10,
     exact: options.exact ?? true,
@@ -193,5 +200,28 @@ describe('the restore drill', () => {
     expect(lost.report.problems).toContain(
       `payment ${creditTransferKey('acme', 'p1').pk} is restored but not live`,
     );
+  });
+
+  it('restores into a table that takes a while to become active, as on DynamoDB, and waits for its deletion', async () => {
+    // A second dynalite that keeps a new table CREATING (and a deleted one DELETING) a moment,
+    // as DynamoDB does: a write before the table is ACTIVE is refused as ResourceNotFoundException.
+    const slow = dynalite({ createTableMs: 300, deleteTableMs: 300 });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowClient = createDynamoDbClient(`http://127.0.0.1:${(slow.address() as AddressInfo).port}`);
+    try {
+      const slowTables = new DynamoDbDrillTables(slowClient);
+      await createActiveTable(slowClient, live);
+      const slowDocuments = DynamoDBDocumentClient.from(slowClient);
+      await slowDocuments.send(new PutCommand({ TableName: live, Item: payment('acme', 'p1', 'Rejected') }));
+
+      const report = await drill(new TableCopyRecoveryPoints(slowClient, live), { tables: slowTables });
+
+      expect(report.problems).toEqual([]);
+      expect(report.counts).toEqual([{ kind: 'PAYMENT', restored: 1, live: 1 }]);
+      expect(await slowTables.exists(scratchOf())).toBe(false);
+    } finally {
+      slowClient.destroy();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 });

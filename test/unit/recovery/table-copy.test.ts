@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import type { AddressInfo, Server } from 'node:net';
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clientKey, creditTransferKey } from '#adapters/table/keys';
-import { createTableInput } from '#adapters/table/table-definition';
 import { createDynamoDbClient } from '#local/table';
+import { createActiveTable } from '../../../scripts/recovery/drill-tables.ts';
 import { copyTable } from '../../../scripts/recovery/table-copy.ts';
 
 /**
@@ -37,7 +37,7 @@ beforeEach(async () => {
   run += 1;
   restored = `restored-${run}`;
   live = `live-${run}`;
-  for (const table of [restored, live]) await client.send(new CreateTableCommand(createTableInput(table)));
+  for (const table of [restored, live]) await createActiveTable(client, table);
 });
 
 const entry = (status: string, date: string) => ({ status, date });

@@ -13,6 +13,7 @@ import { createTableInput } from '#adapters/table/table-definition';
 import { systemClock } from '#domain/commons/ports';
 import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
 import type { CreditTransferRecord, WorkflowStarter } from '#domain/credit-transfers/ports';
+import type { PendingApproval } from '#domain/payment-controls/approval';
 import { createDynamoDbClient } from '#local/table';
 import {
   type ExecutionSummary,
@@ -95,9 +96,16 @@ export const initiate = async (
   workflow: WorkflowStarter | undefined,
   overrides: Record<string, unknown> = {},
   tenant = TENANT,
+  /** The approval the tenant's controls hold the transfer for, if any. */
+  approval?: PendingApproval,
 ): Promise<string> => {
   const { creditTransfer } = await initiateCreditTransfer(
-    { store: new DynamoDbCreditTransferStore(documentClient(), TABLE), clock: systemClock, workflow },
+    {
+      store: new DynamoDbCreditTransferStore(documentClient(), TABLE),
+      clock: systemClock,
+      workflow,
+      ...(approval !== undefined && { controls: async () => ({ approval }) }),
+    },
     {
       tenant,
       clientId: CLIENT,

@@ -18,6 +18,7 @@ import {
   executionsOf,
   initiate,
   lifecycleStore,
+  publishedEvents,
   startRunner,
   startWorkflowEnvironment,
   stored,
@@ -82,6 +83,25 @@ describe('the reconciler', () => {
     // Final and published: it left the index, nothing is found for it again.
     const after = await reconcileAt(at(later(3600)), runner, { everything: true });
     expect(after.found).toBe(0);
+  });
+
+  it('publishes the change to Pending of a held transfer whose start was lost, then looks again at its expiry', async () => {
+    const { runner, executions } = await startRunner();
+    const expiresAt = later(86_400).toISOString();
+    const approval = { rule: 'EUR payments', approvalsRequired: 2, approvals: [], expiresAt };
+    const paymentId = await initiate(failingStarter, {}, undefined, approval);
+    expect((await stored(paymentId)).status).toBe('Pending');
+    expect(await publishedEvents(paymentId)).toEqual([]);
+
+    expect((await reconcileAt(at(new Date()), runner)).found).toBe(0);
+    const report = await reconcileAt(at(later(125)), runner);
+    expect(report).toMatchObject({ found: 1, deferred: 1 });
+    await runner.idle();
+    // Published for approvers to hear of; still waiting, due again when the approval expires.
+    expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(['Pending']);
+    const held = await stored(paymentId);
+    expect(held).toMatchObject({ status: 'Pending', publishedCount: 1, nextCheckAt: expiresAt });
+    expect(executionsOf(executions, paymentId)).toHaveLength(1);
   });
 
   it('asks clearing about a handed-over transfer and starts nothing while clearing is pending', async () => {
