@@ -1189,6 +1189,8 @@ export interface components {
       approval?: {
         /** @description The approval rule that holds the transfer. */
         rule: string;
+        /** @description The client that initiated the transfer: it may not decide on it (absent on transfers held before it was kept). */
+        initiatingClientId?: string;
         /** Format: int32 */
         approvalsRequired: number;
         approvals: {
@@ -1255,6 +1257,8 @@ export interface components {
         approval: {
           /** @description The approval rule that holds the transfer. */
           rule: string;
+          /** @description The client that initiated the transfer: it may not decide on it (absent on transfers held before it was kept). */
+          initiatingClientId?: string;
           /** Format: int32 */
           approvalsRequired: number;
           approvals: {
@@ -1334,6 +1338,8 @@ export interface components {
         approval: {
           /** @description The approval rule that holds the transfer. */
           rule: string;
+          /** @description The client that initiated the transfer: it may not decide on it (absent on transfers held before it was kept). */
+          initiatingClientId?: string;
           /** Format: int32 */
           approvalsRequired: number;
           approvals: {
@@ -2281,6 +2287,8 @@ export interface components {
         approval?: {
           /** @description The approval rule that holds the transfer. */
           rule: string;
+          /** @description The client that initiated the transfer: it may not decide on it (absent on transfers held before it was kept). */
+          initiatingClientId?: string;
           /** Format: int32 */
           approvalsRequired: number;
           approvals: {

@@ -3,7 +3,6 @@ import createClient, { type Client } from 'openapi-fetch';
 import { type ApiCaller, type ResultShape, responseInfo } from './api-caller.ts';
 import type { paths } from './api-types.ts';
 import { apiErrorFrom, type RequestLine, WaitTimeoutError } from './errors.ts';
-import type { HandTypedPaths } from './hand-typed-paths.ts';
 import {
   asksForNonce,
   type DpopOption,
@@ -475,9 +474,8 @@ export class CreditTransfersClient {
    * not, with why. Without `idempotencyKey` a new one is made: a retry is answered again.
    */
   async approveBatch(batchId: string, options: BatchDecisionOptions): Promise<BatchApprovalResult> {
-    const api = this.#api as unknown as Client<HandTypedPaths>;
     return this.#unwrap(
-      await api.POST('/v1/payments/credit-transfer-batches/{batchId}/approvals', {
+      await this.#api.POST('/v1/payments/credit-transfer-batches/{batchId}/approvals', {
         ...this.#init(options),
         params: {
           path: { batchId },

@@ -1,7 +1,5 @@
-import type { Client } from 'openapi-fetch';
 import { type ApiCaller, responseInfo } from './api-caller.ts';
 import type { CallOptions } from './client.ts';
-import type { HandTypedPaths } from './hand-typed-paths.ts';
 import type {
   PaymentControls,
   PaymentControlsRequest,
@@ -91,9 +89,8 @@ export class PaymentControlsCalls {
   /** The limits that apply to an account in a currency, each with what its current period has used and has left. */
   async usage(query: UsageQuery, options: CallOptions = {}): Promise<PaymentControlsUsage> {
     const { init, unwrap } = this.#caller;
-    const api = this.#caller.api as unknown as Client<HandTypedPaths>;
     return unwrap(
-      await api.GET('/v1/payment-controls/usage', {
+      await this.#caller.api.GET('/v1/payment-controls/usage', {
         ...init(options),
         params: { query: { debtorAccountId: query.debtorAccountId, currency: query.currency } },
       }),

@@ -211,38 +211,14 @@ export interface PaymentControlsResult extends ResponseInfo {
   etag: string;
 }
 
-/*
- * Hand-typed: `GET /v1/payment-controls/usage` and the batch approvals route are not in the
- * OpenAPI document yet. Once they are, these become names for the generated types.
- */
+/** The limits that apply to one account and currency, each with what its current period has used and has left. */
+export interface PaymentControlsUsage extends JsonAnswer<'getPaymentControlsUsage'> {}
 
 /** A limit of the payment controls with what the current period has used and has left. */
-export interface LimitUsage extends Limit {
-  /** When the current period began and ends (a `transaction` limit: the transfer's moment). */
-  periodStart: string;
-  periodEnd: string;
-  usedAmount: string;
-  usedCount: number;
-  /** Absent when the limit has no `maxAmount` (or `maxCount`). */
-  remainingAmount?: string;
-  remainingCount?: number;
-}
-
-/** The limits that apply to one account and currency, each with its usage. */
-export interface PaymentControlsUsage {
-  limits: LimitUsage[];
-}
+export type LimitUsage = Element<PaymentControlsUsage['limits']>;
 
 /** What `approveBatch` sends: one decision for every pending transfer of the batch. */
-export interface BatchApprovalRequest {
-  decision: ApprovalDecisionRequest['decision'];
-  reason?: string;
-}
+export interface BatchApprovalRequest extends JsonBody<'decideCreditTransferBatchApproval'> {}
 
 /** The answer of `approveBatch`: how many transfers it decided, and each it could not, with why. */
-export interface BatchApprovalResult {
-  batchId: string;
-  decision: ApprovalDecisionRequest['decision'];
-  decided: number;
-  notDecided: { paymentId: string; reason: string }[];
-}
+export interface BatchApprovalResult extends JsonAnswer<'decideCreditTransferBatchApproval'> {}

@@ -246,6 +246,9 @@ describe('CLI: approvals', () => {
       return (JSON.parse(result.stdout) as { paymentId: string }[]).map((entry) => entry.paymentId).sort();
     };
     expect(await pendingOf(first)).toEqual([held.paymentId, other.paymentId].sort());
+    // The initiator holds transactions:approve too: its own transfers are not its to decide.
+    expect(await pendingOf(initiator)).toEqual([]);
+    expect(held.approval?.initiatingClientId).toBe(initiator.clientId);
 
     const approved = await runCli(
       ['approve', held.paymentId, '--reason', 'invoice 4711', '--format', 'json'],

@@ -139,19 +139,17 @@ export const addApprovalCommands = (program: Command, context: ApprovalContext):
   program
     .command('pending')
     .description(
-      'transfers waiting for approval that this client has not decided yet, oldest expiry first (scopes transactions:read, transactions:approve)',
-    )
-    .addHelpText(
-      'after',
-      "\nThe service does not say which client initiated a transfer, so this client's own initiations\n" +
-        'are listed too: deciding one is refused (403).',
+      "transfers waiting for this client's decision (initiated by another client, not decided yet), oldest expiry first (scopes transactions:read, transactions:approve)",
     )
     .action(async () => {
       const client = context.client();
       const self = context.clientId();
       const pending: CreditTransfer[] = [];
       for await (const transfer of client.list({ 'status.eq': 'Pending' }))
-        if (!transfer.approval?.approvals.some((decision) => decision.clientId === self))
+        if (
+          transfer.approval?.initiatingClientId !== self &&
+          !transfer.approval?.approvals.some((decision) => decision.clientId === self)
+        )
           pending.push(transfer);
       pending.sort((a, b) => (a.approval?.expiresAt ?? '').localeCompare(b.approval?.expiresAt ?? ''));
       const format = context.format();

@@ -365,6 +365,10 @@ function buildTransferSchemas() {
 export const approvalViewSchema = () =>
   z.strictObject({
     rule: described(text(1, 100), 'The approval rule that holds the transfer.'),
+    initiatingClientId: optional(
+      text(1, 64),
+      'The client that initiated the transfer: it may not decide on it (absent on transfers held before it was kept).',
+    ),
     approvalsRequired: z.int().check(z.gte(1), z.lte(3)),
     approvals: z
       .array(

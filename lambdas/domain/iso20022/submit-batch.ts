@@ -418,13 +418,16 @@ const approvalHoldsOf = async (
 };
 
 /** The approval each held transfer of the batch waits for, by position. */
-export const heldForApproval = (batch: Pick<BatchRecord, 'approvalHolds'>): Map<number, PendingApproval> =>
+export const heldForApproval = (
+  batch: Pick<BatchRecord, 'approvalHolds' | 'clientId'>,
+): Map<number, PendingApproval> =>
   new Map(
     (batch.approvalHolds ?? []).flatMap(({ positions, ...hold }) =>
       positions.map((position): [number, PendingApproval] => [
         position,
         {
           rule: hold.rule,
+          initiatingClientId: batch.clientId,
           approvalsRequired: hold.approvalsRequired,
           approvals: [],
           expiresAt: hold.expiresAt,

@@ -50,6 +50,7 @@ export const approvalFor = (
   if (chosen === undefined) return undefined;
   return {
     rule: chosen.name,
+    initiatingClientId: facts.clientId,
     approvalsRequired: chosen.approvalsRequired,
     approvals: [],
     expiresAt: new Date(now.getTime() + approvalExpiryMs(controls)).toISOString(),

@@ -14,6 +14,8 @@ export interface ApprovalDecision {
 /** What a transfer held for approval waits for: the rule that holds it, and the decisions so far. */
 export interface PendingApproval {
   rule: string;
+  /** The client that initiated the transfer: the one client of the tenant that may not decide (absent on older transfers). */
+  initiatingClientId?: string;
   approvalsRequired: number;
   approvals: ApprovalDecision[];
   expiresAt: string;
@@ -22,6 +24,7 @@ export interface PendingApproval {
 /** The approval object of a transfer as clients see it (status, list). */
 export const approvalView = (approval: PendingApproval) => ({
   rule: approval.rule,
+  ...(approval.initiatingClientId !== undefined && { initiatingClientId: approval.initiatingClientId }),
   approvalsRequired: approval.approvalsRequired,
   approvals: approval.approvals.map(({ clientId, decision, reason, at }) => ({
     clientId,

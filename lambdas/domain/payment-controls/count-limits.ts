@@ -83,12 +83,14 @@ const limitRuleName = (limits: readonly AppliedLimit[], currency: string): strin
 };
 
 const approvalForBreach = (
+  record: CreditTransferRecord,
   breached: readonly AppliedLimit[],
   currency: string,
   expirySeconds: number,
   now: Date,
 ): PendingApproval => ({
   rule: limitRuleName(breached, currency),
+  initiatingClientId: record.clientId,
   approvalsRequired: 1,
   approvals: [],
   expiresAt: secondsAfter(now, expirySeconds).toISOString(),
@@ -153,7 +155,7 @@ export const reserveLimits = async (
         'Pending',
       );
     } else {
-      const approval = approvalForBreach(breached, currency, hold.approvalExpirySeconds, now);
+      const approval = approvalForBreach(record, breached, currency, hold.approvalExpirySeconds, now);
       decided = await deps.store.transition(tenant, paymentId, {
         from: 'Received',
         change: { status: 'Pending', date, actor: 'workflow' },

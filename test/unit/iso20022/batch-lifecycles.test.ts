@@ -288,6 +288,7 @@ describe('a batch under approval rules', () => {
     const held = transfers.get(paymentIds[19] as string);
     expect(held?.approval).toEqual({
       rule: 'over 20',
+      initiatingClientId: 'c1',
       approvalsRequired: 2,
       approvals: [],
       expiresAt: '2026-12-08T11:00:00.000Z',

@@ -55,6 +55,7 @@ describe('approval rules', () => {
     );
     expect(approvalFor(rules, { transfer: transfer(), clientId: 'robot' }, NOW)).toEqual({
       rule: 'from this client',
+      initiatingClientId: 'robot',
       approvalsRequired: 3,
       approvals: [],
       expiresAt: '2026-12-07T10:30:00.000Z',
