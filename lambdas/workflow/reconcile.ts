@@ -5,6 +5,7 @@ import {
   type ReconcileReport,
   reconcileCreditTransfers,
 } from '#domain/credit-transfers/reconcile-credit-transfers';
+import type { LimitCounters } from '#domain/payment-controls/ports';
 import { logger } from '#shared/logger';
 import {
   countParkedTransfers,
@@ -25,6 +26,8 @@ export interface ReconcileEvent {
 export type ReconcilerDependencies = WorkflowDependencies & {
   workflow: WorkflowStarter;
   events: OperationsEventPublisher;
+  /** The limit counters: a transfer its initiation left half counted is counted here. */
+  counters?: LimitCounters;
 };
 
 /**
@@ -34,9 +37,18 @@ export type ReconcilerDependencies = WorkflowDependencies & {
  */
 export const reconcile = (dependencies: () => ReconcilerDependencies) =>
   observed(async (event: ReconcileEvent | null | undefined): Promise<ReconcileReport> => {
-    const { store, rail, workflow, clock, settings, events } = dependencies();
+    const { store, rail, workflow, clock, settings, events, counters } = dependencies();
     const report = await reconcileCreditTransfers(
-      { queue: store, store, rail, workflow, clock, settings, events, counters: limitCounters() },
+      {
+        queue: store,
+        store,
+        rail,
+        workflow,
+        clock,
+        settings,
+        events,
+        ...(counters !== undefined && { counters }),
+      },
       { everything: event?.everything === true },
     );
     countTransfersStuck(report.stuck);
@@ -68,4 +80,5 @@ export const handler = reconcile(() => ({
   ...workflowDependencies(),
   workflow,
   events: operationsEventPublisher(),
+  counters: limitCounters(),
 }));
