@@ -152,12 +152,14 @@ const warmAuthorizer = async (api: BenchClient): Promise<void> => {
   if (reply.status !== 200) throw new Error(`controls read answered ${reply.status}: ${reply.text}`);
 };
 
+/** The bench's transfer: a typical business payment (the bill bench's), from `debtorAccountId`. */
+export const controlsBenchTransfer = (debtorAccountId = SETTLED_ACCOUNT) =>
+  realisticCreditTransfer({ debtorAccountId });
+
 const initiate = async (api: BenchClient, debtorAccountId: string): Promise<string> => {
-  const reply = await api.post(
-    '/v1/payments/credit-transfers',
-    realisticCreditTransfer({ debtorAccountId }),
-    { idempotencyId: randomUUID() },
-  );
+  const reply = await api.post('/v1/payments/credit-transfers', controlsBenchTransfer(debtorAccountId), {
+    idempotencyId: randomUUID(),
+  });
   if (reply.status !== 202) throw new Error(`initiation answered ${reply.status}: ${reply.text}`);
   const { paymentId, status } = JSON.parse(reply.text) as { paymentId: string; status: string };
   // A transfer held for approval or rejected would measure another path than the one compared.
@@ -518,8 +520,11 @@ export const paymentControlsSections = (
             byKind(`${entry.configuration}, cancelled`, entry.cancelled, lifeOff.cancelled),
           ]),
         '',
-        `Limits add **USD ${usd(limitsLife?.settled, lifeOff.settled)} per million settled transfers** (kept: nothing written at the end) and **USD ${usd(limitsLife?.cancelled, lifeOff.cancelled)} per million cancelled ones** (given back: each counter written twice more, the record once more), in DynamoDB units; compare the bill section's DynamoDB lines. ` +
-          "A rule that does not match costs only what reading the document costs. The workflow polls and the local runtime's timers make the other calls vary by a fraction of a call between configurations.",
+        `Limits add **USD ${usd(limitsLife?.settled, lifeOff.settled)} per million settled transfers** and **USD ${usd(limitsLife?.cancelled, lifeOff.cancelled)} per million cancelled ones** in DynamoDB units (compare the bill section's DynamoDB lines). ` +
+          'Settled, a transfer keeps what it counted: nothing is written at its end, but the final publish step reads the record (one GetItem) to ask whether anything goes back. ' +
+          'Cancelled, it gives back: each counter written twice more (the release, then its acknowledgement) and the record once more (`released`). ' +
+          "The record's writes cost more units than calls: the hold it carries (its limits and counters, about 250 bytes) takes its later writes into another kilobyte sooner. " +
+          "A rule that does not match costs what reading the document costs. The workflow's clearing polls and the local runtime's timers make the other calls vary by a fraction of a call between configurations.",
       ],
     },
   ];
