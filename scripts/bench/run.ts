@@ -79,7 +79,8 @@ if (runs('payment-controls')) {
   const settings = {
     transfers: benchCount('BENCH_CONTROLS_TRANSFERS', process.env.BENCH_CONTROLS_TRANSFERS, 3000),
     concurrency: benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16),
-    rounds: 4,
+    // Many short rounds: a busy moment of the shared machine falls on every configuration alike.
+    rounds: 8,
     lifeTransfers: benchCount('BENCH_CONTROLS_LIFE_TRANSFERS', process.env.BENCH_CONTROLS_LIFE_TRANSFERS, 40),
   };
   const counting = await tableCallCounting(process.env.NODE_OPTIONS);
