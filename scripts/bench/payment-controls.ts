@@ -300,13 +300,27 @@ const untilEvery = async (
 /** Transfers counted by a limit in each period (`usedCount` of the usage endpoint), by period. */
 type CountedByPeriod = Record<string, number>;
 
+export type LifeOutcome = 'settled' | 'cancelled';
+
 export interface LifeFigures {
   configuration: string;
-  settled: ServiceFigures;
-  cancelled: ServiceFigures;
-  /** With limits, what they count once every transfer is final: the settled account's, and the cancelled one's. */
-  usage?: { settledAccount: CountedByPeriod; cancelledAccount: CountedByPeriod };
+  outcome: LifeOutcome;
+  /** Per transfer, from its initiation to its final status. */
+  table: ServiceFigures;
+  /** With limits, what they count of the transfers' account once every transfer is final. */
+  counted?: CountedByPeriod;
 }
+
+/**
+ * The service's settings for each outcome. A cancelled transfer's first clearing poll comes after
+ * the bench is done with it: the recall alone ends it, so every configuration takes the same path
+ * (a poll racing the recall publishes the final status a second time, now and then).
+ */
+export const LIFE_SERVICE_ENV: Record<LifeOutcome, Record<string, string>> = {
+  settled: {},
+  // BENCH_CONTROLS_CANCEL_POLL_SECONDS=1 lets the polls race the recall, as they do on a stage.
+  cancelled: { CLEARING_POLL_INITIAL_SECONDS: process.env.BENCH_CONTROLS_CANCEL_POLL_SECONDS ?? '120' },
+};
 
 const countedOf = async (api: BenchClient, debtorAccountId: string): Promise<CountedByPeriod> => {
   const reply = await api.get(
@@ -319,61 +333,50 @@ const countedOf = async (api: BenchClient, debtorAccountId: string): Promise<Cou
 
 /**
  * One configuration's transfers over their whole life, the workflow on, on a service of its own
- * (a cancelled transfer's first workflow still waits for its next clearing poll, which would count
- * in another configuration's figures): `transfers` initiated and settled (a limit keeps what it
- * counted), then `transfers` from an account the sandbox holds in clearing, cancelled once
- * submitted (the recall ends them Cancelled and a limit gives back what it counted). Every service
- * table call from the first initiation to the last final status, per transfer.
+ * (LIFE_SERVICE_ENV): `transfers` initiated and settled (a limit keeps what it counted), or
+ * initiated from an account the sandbox clearing holds and cancelled once submitted (the recall
+ * ends them Cancelled, and a limit gives back what it counted). Every service table call from the
+ * first initiation to the last final status, per transfer.
  */
 export const benchControlsLife = async (
   service: LocalService,
   countsDirectory: string,
   configuration: ControlsConfiguration,
-  options: { transfers: number },
+  options: { transfers: number; outcome: LifeOutcome },
 ): Promise<LifeFigures> => {
   const [tenant] = await configuredTenants(service, [configuration]);
   if (tenant === undefined) throw new Error('no tenant');
   const processes = await serviceProcesses(service.pid);
+  const account = options.outcome === 'settled' ? SETTLED_ACCOUNT : HELD_ACCOUNT;
   // The last publish step's bookkeeping (a limit's release) follows its event.
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
-  const initiated = async (account: string) => {
-    const ids: string[] = [];
-    await runConcurrently({ requests: options.transfers, concurrency: 4 }, async () => {
-      ids.push(await initiate(tenant.api, account));
-    });
-    return ids;
-  };
   await warmAuthorizer(tenant.api);
   await settle();
-  const beforeSettled = await readTableFigures(processes, countsDirectory);
-  await untilEvery(service, await initiated(SETTLED_ACCOUNT), 'AcceptedSettlementCompleted');
-  await settle();
-  const afterSettled = await readTableFigures(processes, countsDirectory);
-
-  await warmAuthorizer(tenant.api);
-  const beforeCancelled = await readTableFigures(processes, countsDirectory);
-  const held = await initiated(HELD_ACCOUNT);
-  await untilEvery(service, held, 'AcceptedSettlementInProcess');
-  await runConcurrently({ requests: held.length, concurrency: 4 }, async (index) => {
-    const reply = await tenant.api.post(`/v1/payments/credit-transfers/${held[index]}/cancellation`, {
-      cancellationReason: 'Ordered twice',
-    });
-    if (reply.status !== 202) throw new Error(`cancellation answered ${reply.status}: ${reply.text}`);
+  const before = await readTableFigures(processes, countsDirectory);
+  const paymentIds: string[] = [];
+  await runConcurrently({ requests: options.transfers, concurrency: 4 }, async () => {
+    paymentIds.push(await initiate(tenant.api, account));
   });
-  await untilEvery(service, held, 'Cancelled');
+  if (options.outcome === 'settled') {
+    await untilEvery(service, paymentIds, 'AcceptedSettlementCompleted');
+  } else {
+    await untilEvery(service, paymentIds, 'AcceptedSettlementInProcess');
+    await runConcurrently({ requests: paymentIds.length, concurrency: 4 }, async (index) => {
+      const reply = await tenant.api.post(`/v1/payments/credit-transfers/${paymentIds[index]}/cancellation`, {
+        cancellationReason: 'Ordered twice',
+      });
+      if (reply.status !== 202) throw new Error(`cancellation answered ${reply.status}: ${reply.text}`);
+    });
+    await untilEvery(service, paymentIds, 'Cancelled');
+  }
   await settle();
-  const afterCancelled = await readTableFigures(processes, countsDirectory);
+  const after = await readTableFigures(processes, countsDirectory);
   const limited = ((configuration.controls?.limits as unknown[] | undefined)?.length ?? 0) > 0;
   return {
     configuration: configuration.name,
-    settled: serviceFigures(beforeSettled, afterSettled, options.transfers),
-    cancelled: serviceFigures(beforeCancelled, afterCancelled, options.transfers),
-    ...(limited && {
-      usage: {
-        settledAccount: await countedOf(tenant.api, SETTLED_ACCOUNT),
-        cancelledAccount: await countedOf(tenant.api, HELD_ACCOUNT),
-      },
-    }),
+    outcome: options.outcome,
+    table: serviceFigures(before, after, options.transfers),
+    ...(limited && { counted: await countedOf(tenant.api, account) }),
   };
 };
 
@@ -469,8 +472,13 @@ export const paymentControlsSections = (
   settings: { transfers: number; concurrency: number; rounds: number; lifeTransfers: number },
 ): ReportSection[] => {
   const [off] = throughput;
-  const [lifeOff] = life;
-  if (off === undefined || lifeOff === undefined) throw new Error('payment controls: no figures');
+  const lifeOf = (name: string | undefined, outcome: LifeOutcome) =>
+    life.find((entry) => entry.configuration === name && entry.outcome === outcome)?.table;
+  const offName = CONTROLS_CONFIGURATIONS[0]?.name;
+  const lifeOff = { settled: lifeOf(offName, 'settled'), cancelled: lifeOf(offName, 'cancelled') };
+  if (off === undefined || lifeOff.settled === undefined || lifeOff.cancelled === undefined)
+    throw new Error('payment controls: no figures');
+  const baselineOf = (outcome: LifeOutcome) => lifeOff[outcome] as ServiceFigures;
   const byKind = (name: string, figures: ServiceFigures, baseline: ServiceFigures) => {
     const added = addedByKind(figures, baseline);
     return `- ${name}: ${added.length > 0 ? added.join('; ') : 'nothing'}`;
@@ -480,16 +488,14 @@ export const paymentControlsSections = (
   const [, , limits, , spread] = CONTROLS_CONFIGURATIONS;
   const oneAccountRatio = rateOf(limits?.name) / off.run.perSecond;
   const spreadRatio = rateOf(spread?.name) / off.run.perSecond;
-  const limitsLife = life.find((entry) => entry.configuration === limits?.name);
-  const usageLine = (name: string, usage: NonNullable<LifeFigures['usage']>) => {
-    const counted = (byPeriod: CountedByPeriod) => `day ${byPeriod.day}, month ${byPeriod.month}`;
-    const expected = (byPeriod: CountedByPeriod, count: number) =>
-      byPeriod.day === count && byPeriod.month === count;
-    const right =
-      expected(usage.settledAccount, settings.lifeTransfers) && expected(usage.cancelledAccount, 0);
+  const countedLine = (entry: LifeFigures & { counted: CountedByPeriod }) => {
+    const expected = entry.outcome === 'settled' ? settings.lifeTransfers : 0;
+    const right = entry.counted.day === expected && entry.counted.month === expected;
     return (
-      `- ${name}, transfers counted once all were final: the settled account ${counted(usage.settledAccount)} (${settings.lifeTransfers} expected), ` +
-      `the cancelled one ${counted(usage.cancelledAccount)} (0 expected)${right ? '' : ': **not what was expected** (below it, a transfer was given back more than once, and the limit admits more than it allows)'}`
+      `- ${entry.configuration}, ${entry.outcome}: counted once all were final, day ${entry.counted.day}, month ${entry.counted.month} (${expected} expected)` +
+      (right
+        ? ''
+        : ': **not what was expected** (below it, a transfer was given back more than once, and the limit admits more than it allows)')
     );
   };
   const usd = (figures: ServiceFigures | undefined, baseline: ServiceFigures) =>
@@ -533,28 +539,31 @@ export const paymentControlsSections = (
     {
       title: `Payment controls: table cost over a transfer's life (${settings.lifeTransfers} settled and ${settings.lifeTransfers} cancelled transfers per configuration, workflow on)`,
       lines: [
-        "Every service table call from the initiation to the final status, each configuration's tenant (set up as above) alone on a fresh service with the workflow on: settled (clearing answers at the first poll; a limit keeps what it counted) and cancelled (from an account the sandbox clearing holds, cancelled once submitted: the recall ends it Cancelled, and the final publish step gives back what limits counted).",
+        "Every service table call from the initiation to the final status, each configuration's tenant (set up as above) alone on a fresh service for each outcome, the workflow on: settled (clearing answers at the first poll; a limit keeps what it counted) and cancelled (from an account the sandbox clearing holds, cancelled once submitted, its first clearing poll put off past the bench: the recall alone ends it Cancelled, and the final publish step gives back what limits counted).",
       ],
       table: {
         columns: ['case', ...COST_COLUMNS],
-        rows: life.flatMap((entry) => [
-          ['settled', ...costRow(entry.configuration, entry.settled, lifeOff.settled, prices.prices)],
-          ['cancelled', ...costRow(entry.configuration, entry.cancelled, lifeOff.cancelled, prices.prices)],
+        rows: life.map((entry) => [
+          entry.outcome,
+          ...costRow(entry.configuration, entry.table, baselineOf(entry.outcome), prices.prices),
         ]),
       },
       notes: [
         'Added per transfer over its life, by item and operation:',
         '',
         ...life
-          .slice(1)
-          .flatMap((entry) => [
-            byKind(`${entry.configuration}, settled`, entry.settled, lifeOff.settled),
-            byKind(`${entry.configuration}, cancelled`, entry.cancelled, lifeOff.cancelled),
-          ]),
+          .filter((entry) => entry.configuration !== offName)
+          .map((entry) =>
+            byKind(`${entry.configuration}, ${entry.outcome}`, entry.table, baselineOf(entry.outcome)),
+          ),
         '',
-        ...life.flatMap((entry) => (entry.usage ? [usageLine(entry.configuration, entry.usage)] : [])),
+        'What the limits count of the account once every transfer is final:',
         '',
-        `Limits add **USD ${usd(limitsLife?.settled, lifeOff.settled)} per million settled transfers** and **USD ${usd(limitsLife?.cancelled, lifeOff.cancelled)} per million cancelled ones** in DynamoDB units (compare the bill section's DynamoDB lines). ` +
+        ...life.flatMap((entry) =>
+          entry.counted ? [countedLine({ ...entry, counted: entry.counted })] : [],
+        ),
+        '',
+        `Limits add **USD ${usd(lifeOf(limits?.name, 'settled'), baselineOf('settled'))} per million settled transfers** and **USD ${usd(lifeOf(limits?.name, 'cancelled'), baselineOf('cancelled'))} per million cancelled ones** in DynamoDB units (compare the bill section's DynamoDB lines). ` +
           'Settled, a transfer keeps what it counted: nothing is written at its end, but the final publish step reads the record (one GetItem) to ask whether anything goes back. ' +
           'Cancelled, it gives back: each counter written twice more (the release, then its acknowledgement) and the record once more (`released`). ' +
           "The record's writes cost more units than calls: the hold it carries (its limits and counters, about 250 bytes) takes its later writes into another kilobyte sooner. " +

@@ -20,6 +20,7 @@ import {
   benchControlsLife,
   benchControlsThroughput,
   CONTROLS_CONFIGURATIONS,
+  LIFE_SERVICE_ENV,
   paymentControlsSections,
 } from './payment-controls.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
@@ -95,13 +96,18 @@ if (runs('payment-controls')) {
     const life: Awaited<ReturnType<typeof benchControlsLife>>[] = [];
     // A transfer's life costs the same from one account as from many.
     for (const configuration of CONTROLS_CONFIGURATIONS.filter((entry) => entry.accounts === undefined))
-      await withService({ ...counting.env, RECONCILE_INTERVAL_SECONDS: '3600' }, async (service) => {
-        life.push(
-          await benchControlsLife(service, counting.directory, configuration, {
-            transfers: settings.lifeTransfers,
-          }),
+      for (const outcome of ['settled', 'cancelled'] as const)
+        await withService(
+          { ...counting.env, RECONCILE_INTERVAL_SECONDS: '3600', ...LIFE_SERVICE_ENV[outcome] },
+          async (service) => {
+            life.push(
+              await benchControlsLife(service, counting.directory, configuration, {
+                transfers: settings.lifeTransfers,
+                outcome,
+              }),
+            );
+          },
         );
-      });
     const controlsReport = new BenchReport('bench-payment-controls', [
       '## Payment controls (`npm run bench -- payment-controls`)',
     ]);
