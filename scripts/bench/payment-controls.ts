@@ -487,6 +487,7 @@ export const paymentControlsSections = (
     throughput.find((entry) => entry.configuration === name)?.run.perSecond ?? 0;
   const [, , limits, , spread] = CONTROLS_CONFIGURATIONS;
   const oneAccountRatio = rateOf(limits?.name) / off.run.perSecond;
+  const limitsThroughput = throughput.find((entry) => entry.configuration === limits?.name);
   const spreadRatio = rateOf(spread?.name) / off.run.perSecond;
   const countedLine = (entry: LifeFigures & { counted: CountedByPeriod }) => {
     const expected = entry.outcome === 'settled' ? settings.lifeTransfers : 0;
@@ -533,6 +534,7 @@ export const paymentControlsSections = (
           (1 - spreadRatio > 0.75 * (1 - oneAccountRatio)
             ? "most of the rate lost is the five writes made one after another before the 202, not one account's counters. "
             : "much of the rate lost is one account's two counters, written by one transfer at a time. ") +
+          `Locally the rate follows the table calls an initiation makes, dynalite answering them all on the shared machine (off ${fixed(totalCalls(off.table), 2)}, limits ${fixed(totalCalls(limitsThroughput?.table ?? off.table), 2)}: a ratio of ${fixed(totalCalls(off.table) / totalCalls(limitsThroughput?.table ?? off.table), 2)}); on AWS each added write adds its latency (a few milliseconds) to the 202 rather than bounding the rate. ` +
           "On AWS one item takes at most 1,000 write units a second, so one account's initiations under day and month limits would top out near 500 a second (two writes on each counter), whatever the table's capacity.",
       ],
     },
