@@ -21,7 +21,7 @@ import { readTableFigures, type TableFigures } from './table-figures.ts';
 /**
  * What a tenant's payment controls (docs/approvals.md) cost per transfer: the same transfers for
  * tenants set up alike but for their controls (none, an approval rule that does not match, day and
- * month limits nothing breaches, both), side by side on one service. Initiations per second, and
+ * month limits nothing breaches, both), side by side in one run. Initiations per second, and
  * the table calls and capacity units each transfer costs, counted inside dynalite
  * (table-call-counter.mjs): at initiation, and over its whole life to a settlement (a limit keeps
  * it) or a cancellation (a limit gives it back).
