@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { type LocalService, startLocalService } from '#local/service-process';
 import { benchAuthorizer } from './authorizer.ts';
 import { benchBatchLifecycles } from './batch.ts';
+import { readPrices } from './bill.ts';
 import { benchBill } from './bill-report.ts';
 import { benchBundles } from './bundles.ts';
 import { benchCliStart } from './cli-start.ts';
@@ -15,6 +16,13 @@ import { benchLifecycleThroughput, benchLifecycleTransitions, formatLifecycleRep
 import { benchListCreditTransfers, formatListBenchReport } from './list.ts';
 import { benchListAtScale, MAX_COUNTED_ENTRIES } from './list-scale.ts';
 import { benchMemory, DEFAULT_SIZES } from './memory.ts';
+import {
+  benchControlsLife,
+  benchControlsThroughput,
+  CONTROLS_CONFIGURATIONS,
+  LIFE_SERVICE_ENV,
+  paymentControlsSections,
+} from './payment-controls.ts';
 import { BenchReport, barChart, lineChart } from './report.ts';
 import { type BenchClient, benchClient, benchCount, fixed, requestToken } from './support.ts';
 import { benchHappyPathTableCalls, formatHappyPath, tableCallCounting } from './table-figures.ts';
@@ -53,7 +61,7 @@ const webhookReport = new BenchReport('bench-webhooks', ['## Webhook delivery (`
 
 /**
  * BENCH_ONLY=list-scale (names: bill, initiation, list, lifecycle, batch, table-calls, authorizer,
- * upload-memory, hostile-uploads, iam-check, bundles, memory, cli, list-scale, webhooks, token-flood, fairness, delivery-fairness, dpop-replay; comma-separated), or the same names as arguments
+ * upload-memory, hostile-uploads, iam-check, bundles, memory, cli, list-scale, webhooks, token-flood, fairness, delivery-fairness, dpop-replay, payment-controls; comma-separated), or the same names as arguments
  * (`npm run bench -- bill`), runs only those sections; a region is rewritten only when one of its
  * sections ran, and keeps the sections that did not run.
  */
@@ -64,6 +72,52 @@ const runs = (name: string) => only === undefined || only.includes(name);
 // The AWS bill per million settled transfers and of an idle prod stage: a region of its own, and
 // quick (a few fresh services, tens of transfers each), so it can be run alone: npm run bench -- bill.
 if (runs('bill')) await benchBill();
+
+// What payment controls add per transfer: four tenants alike but for their controls, side by side
+// on one service for the initiation rate, then each on a service of its own with the workflow on for
+// a transfer's whole life; all count table calls inside dynalite. A region of its own: npm run bench -- payment-controls.
+if (runs('payment-controls')) {
+  const settings = {
+    transfers: benchCount('BENCH_CONTROLS_TRANSFERS', process.env.BENCH_CONTROLS_TRANSFERS, 3000),
+    concurrency: benchCount('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, 16),
+    // Many short rounds: a busy moment of the shared machine falls on every configuration alike.
+    rounds: 8,
+    lifeTransfers: benchCount('BENCH_CONTROLS_LIFE_TRANSFERS', process.env.BENCH_CONTROLS_LIFE_TRANSFERS, 40),
+  };
+  const counting = await tableCallCounting(process.env.NODE_OPTIONS);
+  try {
+    let throughput: Awaited<ReturnType<typeof benchControlsThroughput>> = [];
+    await withService(
+      { ...counting.env, LOCAL_LIFECYCLE: 'off', RECONCILE_INTERVAL_SECONDS: '3600' },
+      async (service) => {
+        throughput = await benchControlsThroughput(service, counting.directory, settings);
+      },
+    );
+    const life: Awaited<ReturnType<typeof benchControlsLife>>[] = [];
+    // A transfer's life costs the same from one account as from many.
+    for (const configuration of CONTROLS_CONFIGURATIONS.filter((entry) => entry.accounts === undefined))
+      for (const outcome of ['settled', 'cancelled'] as const)
+        await withService(
+          { ...counting.env, RECONCILE_INTERVAL_SECONDS: '3600', ...LIFE_SERVICE_ENV[outcome] },
+          async (service) => {
+            life.push(
+              await benchControlsLife(service, counting.directory, configuration, {
+                transfers: settings.lifeTransfers,
+                outcome,
+              }),
+            );
+          },
+        );
+    const controlsReport = new BenchReport('bench-payment-controls', [
+      '## Payment controls (`npm run bench -- payment-controls`)',
+    ]);
+    for (const section of paymentControlsSections(throughput, life, await readPrices(), settings))
+      controlsReport.section(section);
+    await controlsReport.write();
+  } finally {
+    await counting.remove();
+  }
+}
 
 // The API alone: on AWS the workflow runs in Step Functions, not beside the API's functions, so
 // here it is off, and its own cost is measured in the lifecycle section.
