@@ -10,6 +10,7 @@ import type { BatchReference } from '#domain/iso20022/ports';
 import {
   type BatchLifecyclesDependencies,
   type BatchLifecyclesReport,
+  MAX_BATCH_STARTS_PER_SECOND,
   type StartPace,
   startBatchLifecycles,
 } from '#domain/iso20022/start-batch-lifecycles';
@@ -51,7 +52,7 @@ export const startLifecyclesOfBatch = (dependencies: () => BatchLifecyclesDepend
 const startsPerSecond = (): number =>
   wholeNumber('Environment variable BATCH_STARTS_PER_SECOND', requiredEnv('BATCH_STARTS_PER_SECOND'), {
     min: MIN_BATCH_STARTS_PER_SECOND,
-    max: 10_000,
+    max: MAX_BATCH_STARTS_PER_SECOND,
   });
 
 let batches: DynamoDbBatchStore | undefined;

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { watchedTenantRateLimits } from '#adapters/access/tenant-rate-limit-file';
+import { MAX_BATCH_STARTS_PER_SECOND } from '#domain/iso20022/start-batch-lifecycles';
 import { ROUTES, type Route } from '#routes';
 import { wholeNumberEnv } from '#shared/config';
 import { problemResponse } from '#shared/problem';
-import { batchStartsPerSecond, PRODUCTION_CONCURRENCY_INPUTS } from '../../lib/concurrency.ts';
 import { markApiRequest } from './api-activity.ts';
 import {
   AUTHORIZER_ENTRY,
@@ -185,9 +185,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       // claim older than this has no holder, and a restart after a crash resolves it within a
       // reconciler run or two rather than Lambda's two minutes.
       SUBMISSION_LEASE_SECONDS: process.env.SUBMISSION_LEASE_SECONDS ?? '15',
-      // A batch's lifecycle starts are paced as on prod (lib/concurrency.ts) unless told otherwise.
-      BATCH_STARTS_PER_SECOND:
-        process.env.BATCH_STARTS_PER_SECOND ?? String(batchStartsPerSecond(PRODUCTION_CONCURRENCY_INPUTS)),
+      // Unpaced: the local runner queues executions itself (no Lambda to throttle), and a paced
+      // 2,000-transfer batch would hold a stop for two minutes. BATCH_STARTS_PER_SECOND paces it
+      // as prod does (lib/concurrency.ts) to try that out.
+      BATCH_STARTS_PER_SECOND: process.env.BATCH_STARTS_PER_SECOND ?? String(MAX_BATCH_STARTS_PER_SECOND),
       // A developer's own receiver on this machine may be a webhook endpoint (never on AWS).
       WEBHOOK_ALLOW_LOCAL_RECEIVERS: 'true',
     });

@@ -178,17 +178,19 @@ export class DynamoDbLifecycleStore
   async updateLimits(
     tenant: string,
     paymentId: string,
-    from: LimitHold['state'],
+    from: LimitHold['state'] | { state: 'releasing'; since: string },
     to: LimitHold,
     nextCheckAt?: Date,
     status?: CreditTransferStatus,
   ): Promise<CreditTransferRecord | undefined> {
+    const since = typeof from === 'string' ? undefined : from.since;
     return this.updateRecord({
       TableName: this.tableName,
       Key: creditTransferKey(tenant, paymentId),
       UpdateExpression: `SET limits = :limits${nextCheckAt ? ', #shard = :shard, #due = :due' : ''}`,
       ConditionExpression: [
         'limits.#limitState = :from',
+        ...(since !== undefined ? ['limits.releasingSince = :since'] : []),
         ...(status !== undefined ? ['#status = :status'] : []),
         // A parked transfer keeps out of recovery: its check is not moved.
         ...(nextCheckAt ? ['attribute_not_exists(parked)'] : []),
@@ -200,7 +202,8 @@ export class DynamoDbLifecycleStore
       },
       ExpressionAttributeValues: {
         ':limits': to,
-        ':from': from,
+        ':from': typeof from === 'string' ? from : from.state,
+        ...(since !== undefined && { ':since': since }),
         ...(status !== undefined && { ':status': status }),
         ...(nextCheckAt && this.recoveryValues(tenant, paymentId, nextCheckAt)),
       },

@@ -195,14 +195,15 @@ export interface LifecycleStore {
     claim: SubmissionClaim,
   ): Promise<CreditTransferRecord | undefined>;
   /**
-   * Replaces the transfer's limit hold while it is in state `from` (one conditional write), and
+   * Replaces the transfer's limit hold while it is in state `from` (and, for a claim of its
+   * release, still the claim made at `since`) in one conditional write, and
    * while the transfer is in `status` when given; moves the next recovery check when given. The
    * updated record, or undefined when refused.
    */
   updateLimits(
     tenant: string,
     paymentId: string,
-    from: LimitHold['state'],
+    from: LimitHold['state'] | { state: 'releasing'; since: string },
     to: LimitHold,
     nextCheckAt?: Date,
     status?: CreditTransferStatus,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../commons/ports.ts';
 import { isExpired } from '../payment-controls/approval.ts';
-import { reserveLimits } from '../payment-controls/count-limits.ts';
+import { owesLimitRelease, reserveLimits } from '../payment-controls/count-limits.ts';
 import { settlePending } from '../payment-controls/decide-approval.ts';
 import type { LimitCounters } from '../payment-controls/ports.ts';
 import { isFinal, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
@@ -194,8 +194,7 @@ export const reconcileCreditTransfers = async (
     // A batch's transfer is counted toward its batch by the publish step (the one that puts the
     // batch's completion on the bus), so its execution runs again rather than this shortcut.
     // So is one that still owes back what it counted against its limits (the publish step gives it).
-    const owesRelease =
-      record.limits?.state === 'held' && (record.status === 'Rejected' || record.status === 'Cancelled');
+    const owesRelease = owesLimitRelease(record);
     if (isFinal(record.status) && published && record.batch === undefined && !owesRelease) {
       await deps.store.markPublished(record.tenant, record.paymentId, record.history.length, true);
       return 'skipped';

@@ -12,6 +12,9 @@ import { batchPaymentIds, heldForApproval } from './submit-batch.ts';
  */
 export const START_CONCURRENCY = 16;
 
+/** The fastest pace a setting may ask for: in effect unpaced (the local runtime's default). */
+export const MAX_BATCH_STARTS_PER_SECOND = 10_000;
+
 /**
  * How fast a batch's lifecycles are started: `startsPerSecond` is what the workflow's reserved
  * concurrency takes beside the API's peak (lib/concurrency.ts), so a batch never drives its

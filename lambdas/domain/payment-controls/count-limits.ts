@@ -111,13 +111,14 @@ export const reserveLimits = async (
   if (hold?.state !== 'reserving') return record;
   const { tenant, paymentId } = record;
   const currency = record.transfer.currency as string;
-  const counted: LimitCounterKey[] = [];
   let breached = transactionBreaches(hold.limits, amountOf(record));
-  for (const key of breached.length === 0 ? keysOf(record, hold.counters) : []) {
-    breached = await reserveWithin(deps.counters, key, record, hold.limits);
-    if (breached.length > 0) break;
-    counted.push(key);
-  }
+  // The day and the month at once: each its own conditional write.
+  const keys = breached.length === 0 ? keysOf(record, hold.counters) : [];
+  const outcomes = await Promise.all(
+    keys.map((key) => reserveWithin(deps.counters, key, record, hold.limits)),
+  );
+  const counted = keys.filter((_, index) => outcomes[index]?.length === 0);
+  breached = [...breached, ...outcomes.flat()];
   const now = deps.clock.now();
   let decided: CreditTransferRecord | undefined;
   if (breached.length === 0) {
@@ -130,7 +131,7 @@ export const reserveLimits = async (
       record.status,
     );
   } else {
-    for (const key of counted) await deps.counters.release(key, paymentId, amountOf(record));
+    await Promise.all(counted.map((key) => deps.counters.release(key, paymentId, amountOf(record))));
     const date = now.toISOString();
     if (breachOutcome(breached) === 'reject') {
       decided = await deps.store.transition(tenant, paymentId, {
@@ -169,13 +170,13 @@ export const reserveLimits = async (
     // Cancelled meanwhile: what it counted goes back, and nothing counts it any more.
     const current = (await deps.store.get(tenant, paymentId)) ?? record;
     if (isFinal(current.status) && current.limits?.state === 'reserving') {
-      for (const key of counted) await deps.counters.release(key, paymentId, amountOf(record));
+      await Promise.all(counted.map((key) => deps.counters.release(key, paymentId, amountOf(record))));
       await deps.store.updateLimits(tenant, paymentId, 'reserving', { ...hold, state: 'released' });
     }
-    for (const key of counted) await deps.counters.acknowledge(key, paymentId);
+    await Promise.all(counted.map((key) => deps.counters.acknowledge(key, paymentId)));
     return current;
   }
-  for (const key of counted) await deps.counters.acknowledge(key, paymentId);
+  await Promise.all(counted.map((key) => deps.counters.acknowledge(key, paymentId)));
   // A pending one's execution only publishes its change to Pending.
   if (decided.status === 'Received' || decided.status === 'Pending')
     await startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'initiation' });
@@ -211,27 +212,83 @@ export const countApproved = async (
     nextCheckAt: secondsAfter(now, STALL_SECONDS),
   });
   if (moved === undefined) {
-    // Ended meanwhile (cancelled, expired): nothing counts it. Moved on by another caller: it counts.
+    // Ended meanwhile (cancelled, expired): nothing counts it, and one caller gives it back.
+    // Moved on by another caller: it counts.
     const current = await deps.store.get(record.tenant, record.paymentId);
     if (current !== undefined && givesBack(current) && current.limits?.state === 'onApproval') {
-      for (const key of keys) await deps.counters.release(key, record.paymentId, amountOf(record));
+      await giveBack(deps, current, counters).catch((error: unknown) => {
+        if (!(error instanceof ReleaseInProgressError)) throw error;
+      });
     }
   }
   for (const key of keys) await deps.counters.acknowledge(key, record.paymentId);
   return moved;
 };
 
+/** How long a claim to give back holds: longer than any function runs, so its holder is gone after it. */
+export const RELEASE_LEASE_SECONDS = 120;
+
+/** Another caller gives back what the transfer counted (or moved it meanwhile): try again later. */
+export class ReleaseInProgressError extends Error {
+  constructor(paymentId: string) {
+    super(`The limits of ${paymentId} are being given back by another caller`);
+    this.name = 'ReleaseInProgressError';
+  }
+}
+
+/**
+ * Gives back what a transfer that ended Rejected or Cancelled counted, exactly once: the record is
+ * claimed first (`releasing`, by one conditional write), then the counters are released (each
+ * idempotent while its mark stays), then the record notes `released`, and only then the marks go.
+ * Of two callers one claims; the other throws, and retries. A claim whose holder died is taken
+ * over after RELEASE_LEASE_SECONDS.
+ */
+const giveBack = async (
+  deps: Omit<LimitDependencies, 'workflow'>,
+  record: CreditTransferRecord,
+  counters: LimitHold['counters'],
+): Promise<void> => {
+  const hold = record.limits as LimitHold;
+  const now = deps.clock.now();
+  const held = hold.releasingSince;
+  if (
+    hold.state === 'releasing' &&
+    held !== undefined &&
+    Date.parse(held) + RELEASE_LEASE_SECONDS * 1000 > now.getTime()
+  )
+    throw new ReleaseInProgressError(record.paymentId);
+  const since = now.toISOString();
+  const { releasingSince: _previous, ...rest } = hold;
+  const claimed = await deps.store.updateLimits(
+    record.tenant,
+    record.paymentId,
+    hold.state === 'releasing' && held !== undefined ? { state: 'releasing', since: held } : hold.state,
+    { ...rest, counters, state: 'releasing', releasingSince: since },
+  );
+  if (claimed === undefined) throw new ReleaseInProgressError(record.paymentId);
+  const keys = keysOf(record, counters);
+  await Promise.all(keys.map((key) => deps.counters.release(key, record.paymentId, amountOf(record))));
+  await deps.store.updateLimits(
+    record.tenant,
+    record.paymentId,
+    { state: 'releasing', since },
+    { ...rest, counters, state: 'released' },
+  );
+  await Promise.all(keys.map((key) => deps.counters.acknowledge(key, record.paymentId)));
+};
+
+/** Whether a final transfer still owes back what it counted against its limits. */
+export const owesLimitRelease = (record: CreditTransferRecord): boolean =>
+  givesBack(record) && (record.limits?.state === 'held' || record.limits?.state === 'releasing');
+
 /**
  * Told of every final transfer before it leaves the recovery index: one that ended Rejected or
- * Cancelled gives back what it counted; a settled one stays counted.
+ * Cancelled gives back what it counted (one caller at a time; another throws and is retried); a
+ * settled one stays counted.
  */
 export const limitReleaseListener = (deps: Omit<LimitDependencies, 'workflow'>): FinalTransferListener => ({
   async transferFinal(record) {
-    const hold = record.limits;
-    if (hold?.state !== 'held' || !givesBack(record)) return;
-    const keys = keysOf(record, hold.counters);
-    for (const key of keys) await deps.counters.release(key, record.paymentId, amountOf(record));
-    await deps.store.updateLimits(record.tenant, record.paymentId, 'held', { ...hold, state: 'released' });
-    for (const key of keys) await deps.counters.acknowledge(key, record.paymentId);
+    if (!owesLimitRelease(record)) return;
+    await giveBack(deps, record, (record.limits as LimitHold).counters);
   },
 });

@@ -43,10 +43,14 @@ export interface AppliedLimit {
  * - `held`: counted in `counters` (kept when it settles, given back when it ends otherwise);
  * - `onApproval`: it broke a limit whose breach asks for approval; it counts once approved;
  * - `refused`: it broke a limit whose breach rejects it; it counts nowhere;
- * - `released`: it ended Rejected or Cancelled, and what it counted is given back.
+ * - `releasing`: it ended Rejected or Cancelled, and one caller (claimed at `releasingSince`) gives
+ *   back what it counted;
+ * - `released`: given back.
  */
 export interface LimitHold {
-  state: 'reserving' | 'held' | 'onApproval' | 'refused' | 'released';
+  state: 'reserving' | 'held' | 'onApproval' | 'refused' | 'releasing' | 'released';
+  /** When the caller giving back claimed it: another takes over only after RELEASE_LEASE_SECONDS. */
+  releasingSince?: string;
   limits: AppliedLimit[];
   /** The period starts it counts (or would count) in. */
   counters: { period: CountedPeriod; start: string }[];
