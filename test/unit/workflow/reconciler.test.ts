@@ -19,6 +19,7 @@ import {
   initiate,
   lifecycleStore,
   publishedEvents,
+  publishingAnnouncer,
   startRunner,
   startWorkflowEnvironment,
   stored,
@@ -50,6 +51,7 @@ const reconcileAt = (
       store: lifecycleStore(),
       rail: new SandboxRail(documentClient(), TABLE, clock, { settlementSeconds: 0, holdSeconds: 300 }),
       workflow,
+      announcer: publishingAnnouncer,
       clock,
       settings: { ...DEFAULT_LIFECYCLE_SETTINGS, pollMaxAttempts: 4 },
       events: operationsEventPublisher(),
@@ -169,6 +171,7 @@ describe('the reconciler', () => {
     const handler = reconcile(() => ({
       ...workflowDependencies(),
       workflow: runner,
+      announcer: publishingAnnouncer,
       events: operationsEventPublisher(),
     }));
     const report = await handler({ everything: true });
