@@ -162,6 +162,7 @@ export class CreditTransferStack extends Stack {
     this.batchLifecycles = new BatchLifecycles(this, 'BatchLifecycles', {
       table: this.table.table,
       lifecycle: this.lifecycle.stateMachine,
+      statusPublisher: this.lifecycle.taskFunctions.publishStatusEvents.function,
       startsPerSecond: config.batchStartsPerSecond,
       logRetention: config.logRetention,
     });
@@ -172,6 +173,7 @@ export class CreditTransferStack extends Stack {
       cursorKey: this.cursorKey,
       lifecycle: this.lifecycle.stateMachine,
       batchLifecycles: this.batchLifecycles.function.function,
+      statusPublisher: this.lifecycle.taskFunctions.publishStatusEvents.function,
       webhookSecretKey: this.webhookSecretKey,
       issuer: config.issuer,
       audience: config.audience,

@@ -22,6 +22,8 @@ export interface ServiceResources {
   readonly lifecycle: IStateMachine;
   /** The function that starts a stored batch's lifecycles (lambdas/workflow/start-batch-lifecycles.ts). */
   readonly batchLifecycles: IFunction;
+  /** The lifecycle's publish step function, which also announces transfers held for approval. */
+  readonly statusPublisher: IFunction;
   /** The key the webhook signing secrets are sealed under. */
   readonly webhookSecretKey: WebhookSecretKey;
   /** The `iss` and `aud` of the access tokens. */
@@ -285,16 +287,37 @@ export const batchLifecyclesInvocation = (fn: IFunction): Binding => ({
 });
 
 /**
- * The batch lifecycle starter reads the batch item (BATCH#, which holds its count: the paymentIds
- * derive from it) and starts one execution per transfer; it reads a transfer only to count it
- * against its tenant's limits.
+ * Lets a function announce a transfer held for approval: invoke the lifecycle's publish step
+ * function (asynchronously) outside any execution, and tells it which function. No workflow runs
+ * for the transfer while it waits, and the status events still come from that function alone.
  */
-export const BATCH_LIFECYCLES_BINDINGS = (table: ITable, lifecycle: IStateMachine): readonly Binding[] => [
+export const pendingAnnouncement = (fn: IFunction): Binding => ({
+  environment: { PUBLISH_STATUS_EVENTS_FUNCTION: fn.functionName },
+  grant: (grantee) =>
+    Grant.addToPrincipal({
+      grantee,
+      actions: ['lambda:InvokeFunction'],
+      // The unqualified ARN the invocation names: no version or alias wildcard.
+      resourceArns: [fn.functionArn],
+    }),
+});
+
+/**
+ * The batch lifecycle starter reads the batch item (BATCH#, which holds its count: the paymentIds
+ * derive from it) and starts one execution per transfer, or announces one held for approval; it
+ * reads a transfer only to count it against its tenant's limits.
+ */
+export const BATCH_LIFECYCLES_BINDINGS = (
+  table: ITable,
+  lifecycle: IStateMachine,
+  statusPublisher: IFunction,
+): readonly Binding[] => [
   tableAccess(table, ['GetItem'], [KEY_PREFIXES.batches]),
   // A batch whose tenant has limits: each transfer is read and counted (conditional updates of
   // its counters, read to explain a refusal), then the decision written on the transfer.
   tableAccess(table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.limitUsage]),
   workflowAccess(lifecycle),
+  pendingAnnouncement(statusPublisher),
 ];
 
 export const tokenClaims = (resources: ServiceResources): Binding => ({
@@ -373,6 +396,8 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
       [LIST_INDEXES.creditorAccountId.indexName],
     ),
     workflowAccess(r.lifecycle),
+    // A transfer held for approval: its change to Pending announced, no workflow started.
+    pendingAnnouncement(r.statusPublisher),
   ],
   // Records the request by a conditional update, reads to explain a refusal, starts the workflow.
   cancelCreditTransfer: (r) => [

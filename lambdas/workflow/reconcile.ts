@@ -1,6 +1,11 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { pendingAnnouncer } from '#adapters/credit-transfers/pending-announcer';
 import { workflowStarter } from '#adapters/credit-transfers/workflow-starter';
-import type { OperationsEventPublisher, WorkflowStarter } from '#domain/credit-transfers/ports';
+import type {
+  OperationsEventPublisher,
+  PendingAnnouncer,
+  WorkflowStarter,
+} from '#domain/credit-transfers/ports';
 import {
   type ReconcileReport,
   reconcileCreditTransfers,
@@ -25,6 +30,7 @@ export interface ReconcileEvent {
 
 export type ReconcilerDependencies = WorkflowDependencies & {
   workflow: WorkflowStarter;
+  announcer: PendingAnnouncer;
   events: OperationsEventPublisher;
   /** The limit counters: a transfer its initiation left half counted is counted here. */
   counters?: LimitCounters;
@@ -37,13 +43,14 @@ export type ReconcilerDependencies = WorkflowDependencies & {
  */
 export const reconcile = (dependencies: () => ReconcilerDependencies) =>
   observed(async (event: ReconcileEvent | null | undefined): Promise<ReconcileReport> => {
-    const { store, rail, workflow, clock, settings, events, counters } = dependencies();
+    const { store, rail, workflow, announcer, clock, settings, events, counters } = dependencies();
     const report = await reconcileCreditTransfers(
       {
         queue: store,
         store,
         rail,
         workflow,
+        announcer,
         clock,
         settings,
         events,
@@ -76,9 +83,12 @@ const workflow: WorkflowStarter = {
   isDriving: (transfer) => workflowStarter().isDriving?.(transfer) ?? false,
 };
 
+const announcer: PendingAnnouncer = { announce: (transfer) => pendingAnnouncer().announce(transfer) };
+
 export const handler = reconcile(() => ({
   ...workflowDependencies(),
   workflow,
+  announcer,
   events: operationsEventPublisher(),
   counters: limitCounters(),
 }));

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { documentClient, tableName } from '#adapters/aws/dynamodb-client';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
+import { pendingAnnouncer } from '#adapters/credit-transfers/pending-announcer';
 import { bulkWorkflowStarter } from '#adapters/credit-transfers/workflow-starter';
 import { DynamoDbBatchStore } from '#adapters/iso20022/batch-store';
 import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
 import { systemClock } from '#domain/commons/ports';
-import type { WorkflowStarter } from '#domain/credit-transfers/ports';
+import type { PendingAnnouncer, WorkflowStarter } from '#domain/credit-transfers/ports';
 import type { BatchReference } from '#domain/iso20022/ports';
 import {
   type BatchLifecyclesDependencies,
@@ -59,6 +60,7 @@ let batches: DynamoDbBatchStore | undefined;
 let pace: StartPace | undefined;
 // Resolved at each start, so a starter registered by the local runtime is always the one used.
 const workflow: WorkflowStarter = { start: (start) => bulkWorkflowStarter().start(start) };
+const announcer: PendingAnnouncer = { announce: (transfer) => pendingAnnouncer().announce(transfer) };
 
 let store: DynamoDbLifecycleStore | undefined;
 let counters: DynamoDbLimitCounters | undefined;
@@ -72,5 +74,5 @@ export const handler = startLifecyclesOfBatch(() => {
   };
   store ??= new DynamoDbLifecycleStore(documentClient(), tableName());
   counters ??= new DynamoDbLimitCounters(documentClient(), tableName());
-  return { batches, workflow, pace, limits: { store, counters, clock: systemClock } };
+  return { batches, workflow, announcer, pace, limits: { store, counters, clock: systemClock } };
 });

@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -13,6 +14,8 @@ import { bind, ServiceFunction } from './function-defaults.ts';
 export interface BatchLifecyclesProps {
   readonly table: ITable;
   readonly lifecycle: IStateMachine;
+  /** The lifecycle's publish step function: announces the transfers held for approval. */
+  readonly statusPublisher: IFunction;
   /** The pace of a batch's starts (lib/concurrency.ts, batchStartsPerSecond). */
   readonly startsPerSecond: number;
   /** @default three months */
@@ -39,7 +42,10 @@ export class BatchLifecycles extends Construct {
       timeout: Duration.seconds(BATCH_START_TIMEOUT_SECONDS),
     });
     this.function.function.addEnvironment('BATCH_STARTS_PER_SECOND', String(props.startsPerSecond));
-    bind(this.function.function, ...BATCH_LIFECYCLES_BINDINGS(props.table, props.lifecycle));
+    bind(
+      this.function.function,
+      ...BATCH_LIFECYCLES_BINDINGS(props.table, props.lifecycle, props.statusPublisher),
+    );
 
     const reason =
       'A dead-letter queue itself: it keeps the batch references whose lifecycle starts failed for good (the reconciler starts those transfers anyway); it is read by an operator, never by a function.';

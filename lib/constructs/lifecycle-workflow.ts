@@ -29,6 +29,7 @@ import {
   CONNECTOR_CALLS_PER_INVOCATION,
   connectorDeadlineMs,
   KEY_PREFIXES,
+  pendingAnnouncement,
   type RailBinding,
   TASKS_CALLING_THE_RAIL,
   tableAccess,
@@ -270,6 +271,8 @@ export class CreditTransferLifecycle extends Construct {
       // Counts a transfer its initiation left half counted against limits (read to explain a refusal).
       tableAccess(props.table, ['GetItem', 'UpdateItem'], [KEY_PREFIXES.limitUsage]),
       workflowAccess(this.stateMachine),
+      // Announces a held transfer whose change to Pending is still unpublished (no workflow for it).
+      pendingAnnouncement(this.taskFunctions.publishStatusEvents.function),
       // Parks transfers that had their last attempt, and announces each.
       publishes,
       // Its TransfersStuck metric: namespace CreditTransfers, dimension service=credit-transfers.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { checkStandInCall } from '#adapters/aws/stand-ins';
+import { announcement, usePendingAnnouncer } from '#adapters/credit-transfers/pending-announcer';
 import {
   StepFunctionsWorkflowStarter,
   useWorkflowStarter,
@@ -12,7 +13,7 @@ import type { ReconcileReport } from '#domain/credit-transfers/reconcile-credit-
 import type { BatchReference } from '#domain/iso20022/ports';
 import { logger } from '#shared/logger';
 import type { ReconcileEvent } from '#workflow/reconcile';
-import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY } from '#workflow/task-functions';
+import { BATCH_LIFECYCLES_ENTRY, RECONCILER_ENTRY, WORKFLOW_FUNCTIONS } from '#workflow/task-functions';
 import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_STATE_MACHINE_NAME } from './iam-policies.ts';
 import { inOwnContext } from './invocations.ts';
 import { checkServiceCall } from './service-calls.ts';
@@ -149,10 +150,67 @@ const startLocalBatchLifecycles = async () => {
   };
 };
 
+/**
+ * The lifecycle's PublishStatusEvents function, invoked as Lambda invokes it asynchronously (the
+ * caller's lambda:InvokeFunction checked first) to announce a transfer held for approval: it runs
+ * after the request has answered, as that function (its IAM policies), outside any execution. A
+ * run that fails leaves the change unpublished, for the reconciler, as after Lambda's retries.
+ */
+const startLocalPendingAnnouncer = async () => {
+  const { handler } = await import('#workflow/publish-status-events');
+  const running = new Set<Promise<unknown>>();
+  usePendingAnnouncer({
+    announce: async (transfer) => {
+      // The calling function's lambda:InvokeFunction, refused as Lambda refuses it.
+      try {
+        await checkStandInCall({
+          action: 'lambda:InvokeFunction',
+          resource: 'PUBLISH_STATUS_EVENTS_FUNCTION',
+        });
+      } catch (error) {
+        logger.warn(
+          "A held transfer's change to Pending was not announced; the reconciler will announce it",
+          {
+            paymentId: transfer.paymentId,
+            error: error as Error,
+          },
+        );
+        throw error;
+      }
+      setImmediate(() => {
+        const run = inOwnContext(
+          'PublishStatusEvents',
+          `announce-${randomUUID()}`,
+          () => handler(announcement(transfer)),
+          WORKFLOW_FUNCTIONS.publishStatusEvents.entry,
+        )
+          .catch((error: unknown) =>
+            logger.warn(
+              "A held transfer's change to Pending was not published; the reconciler will announce it",
+              {
+                paymentId: transfer.paymentId,
+                error: error as Error,
+              },
+            ),
+          )
+          .finally(() => running.delete(run));
+        running.add(run);
+      });
+    },
+  });
+  return {
+    stop: async () => {
+      usePendingAnnouncer(undefined);
+      await Promise.all(running);
+    },
+  };
+};
+
 export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promise<LocalLifecycle> => {
   if (!options.enabled) {
     useWorkflowStarter({ start: async () => undefined });
     useBatchLifecycleStarter({ start: async () => undefined });
+    usePendingAnnouncer({ announce: async () => undefined });
     return { stop: async () => undefined };
   }
   const runner = await LocalWorkflowRunner.create({
@@ -166,6 +224,7 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     isDriving: (transfer) => runner.isDriving(transfer),
   });
   const batchLifecycles = await startLocalBatchLifecycles();
+  const announcer = await startLocalPendingAnnouncer();
   const { handler } = await import('#workflow/reconcile');
   const reconciler = startLocalReconciler(handler, options.reconcileIntervalSeconds);
   const first = await reconciler.runStartUp();
@@ -175,6 +234,7 @@ export const startLocalLifecycle = async (options: LocalLifecycleOptions): Promi
     stop: async () => {
       await batchLifecycles.stop();
       await reconciler.stop();
+      await announcer.stop();
       await runner.stop();
       useWorkflowStarter(undefined);
     },

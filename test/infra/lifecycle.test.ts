@@ -203,7 +203,7 @@ describe('credit transfer lifecycle stack', () => {
     expect(cancel.has('dynamodb:PutItem')).toBe(false);
   });
 
-  it('lets the reconciler query only the recovery index, update transfers, start executions of the fast path and announce parkings', () => {
+  it('lets the reconciler query only the recovery index, update transfers, start executions of the fast path, announce parkings and held transfers', () => {
     const [machineId] = stateMachine();
     const reconciler = functionByEntry(RECONCILER_ENTRY);
     const statements = statementsOfFunction(template, reconciler);
@@ -216,16 +216,24 @@ describe('credit transfer lifecycle stack', () => {
         'dynamodb:Query',
         'dynamodb:UpdateItem',
         'events:PutEvents',
+        'lambda:InvokeFunction',
         'states:StartExecution',
       ].sort(),
     );
+    expect(grantsOf(statements, 'lambda:InvokeFunction')).toEqual([
+      [
+        JSON.stringify({
+          'Fn::GetAtt': [functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry), 'Arn'],
+        }),
+      ],
+    ]);
     const [queryResources] = grantsOf(statements, 'dynamodb:Query');
     expect(queryResources).toHaveLength(2);
     expect(queryResources?.[1]).toContain(`/index/${RECOVERY_INDEX.indexName}`);
     expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
   });
 
-  it('lets the batch request only invoke the batch lifecycle starter, which reads batch items, counts transfers against limits and starts executions', () => {
+  it('lets the batch request only invoke the batch lifecycle starter, which reads batch items, counts transfers against limits, starts executions and announces held transfers', () => {
     const [machineId] = stateMachine();
     const [starter] = [...functions.entries()].find(([, fn]) =>
       String(fn.Properties.Description ?? '').startsWith('Batches: starts the lifecycles'),
@@ -252,6 +260,7 @@ describe('credit transfer lifecycle stack', () => {
       [
         'dynamodb:GetItem',
         'dynamodb:UpdateItem',
+        'lambda:InvokeFunction',
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
         'sqs:SendMessage',
@@ -259,6 +268,13 @@ describe('credit transfer lifecycle stack', () => {
       ].sort(),
     );
     expect(grantsOf(statements, 'states:StartExecution')).toEqual([[JSON.stringify({ Ref: machineId })]]);
+    expect(grantsOf(statements, 'lambda:InvokeFunction')).toEqual([
+      [
+        JSON.stringify({
+          'Fn::GetAtt': [functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry), 'Arn'],
+        }),
+      ],
+    ]);
     const reads = statements.filter((statement) =>
       (Array.isArray(statement.Action) ? statement.Action : [statement.Action]).includes('dynamodb:GetItem'),
     );
@@ -272,6 +288,30 @@ describe('credit transfer lifecycle stack', () => {
       (candidate) => refOf(candidate.Properties.FunctionName) === starter,
     );
     expect(config?.Properties).toMatchObject({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 });
+  });
+
+  it('lets exactly the initiation, the batch lifecycle starter and the reconciler invoke the publish step function outside an execution (held transfers are announced, no workflow started), each told its name', () => {
+    const publisher = functionByEntry(WORKFLOW_FUNCTIONS.publishStatusEvents.entry);
+    const publisherArn = JSON.stringify({ 'Fn::GetAtt': [publisher, 'Arn'] });
+    const invokers = [...functions.keys()].filter((id) =>
+      grantsOf(statementsOfFunction(template, id), 'lambda:InvokeFunction').flat().includes(publisherArn),
+    );
+    const [starter] = [...functions.entries()].find(([, fn]) =>
+      String(fn.Properties.Description ?? '').startsWith('Batches: starts the lifecycles'),
+    ) ?? [undefined];
+    const expected = [
+      routeFunction('/v1/payments/credit-transfers', 'POST'),
+      starter,
+      functionByEntry(RECONCILER_ENTRY),
+    ];
+    expect(invokers.sort()).toEqual(expected.sort());
+    for (const id of invokers) {
+      const environment = functions.get(id)?.Properties.Environment as { Variables: Record<string, unknown> };
+      expect(refOf(environment.Variables.PUBLISH_STATUS_EVENTS_FUNCTION), id).toBe(publisher);
+    }
+    // The approval decisions start the lifecycle of an approved transfer, they announce nothing.
+    const approve = routeFunction('/v1/payments/credit-transfers/{paymentId}/approvals', 'POST');
+    expect(allowedActions(statementsOfFunction(template, approve)).has('lambda:InvokeFunction')).toBe(false);
   });
 
   it('runs the reconciler every 5 minutes from an EventBridge Scheduler schedule whose role may only invoke it', () => {

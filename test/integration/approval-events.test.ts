@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, createClient, requestToken } from './support/local-service.ts';
@@ -91,6 +93,14 @@ const delivered = (path: string, paymentId: string, what: string, matches: (even
     60_000,
   );
 
+/** The workflow executions of a transfer the local runtime ran so far (its execution history). */
+const executionsOf = async (paymentId: string) =>
+  (await readFile(join(service.dataDir, 'executions.jsonl'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { paymentId: string; trigger: string })
+    .filter((execution) => execution.paymentId === paymentId);
+
 /** Each event received once per id (a redelivery repeats its id). */
 const distinct = (received: readonly ReceivedWebhook[]) => [
   ...new Map(received.map((entry) => [entry.event.id, entry.event])).values(),
@@ -126,6 +136,8 @@ describe('approval events and webhooks', () => {
       (event) => event.data.status === 'Pending',
     );
     expect(toPending.event.data.approval).toEqual(required.event.data.approval);
+    // Announced with no workflow execution: none runs while it waits for approval.
+    expect(await executionsOf(paymentId)).toEqual([]);
 
     await decide(first, paymentId, 'approve');
     await decide(second, paymentId, 'approve');

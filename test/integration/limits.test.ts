@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { minimalCreditTransfer } from '../fixtures/credit-transfers.ts';
 import { callApi, createClient, requestToken } from './support/local-service.ts';
@@ -67,6 +69,14 @@ const usageOf = async (admin: Client, account: string, currency = 'EUR') => {
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   return reply.body.limits as Record<string, unknown>[];
 };
+
+/** The workflow executions of a transfer the local runtime ran so far (its execution history). */
+const executionsOf = async (paymentId: string) =>
+  (await readFile(join(service.dataDir, 'executions.jsonl'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { paymentId: string })
+    .filter((execution) => execution.paymentId === paymentId);
 
 const statusOf = async (as: Client, paymentId: string) =>
   (await callApi(service.baseUrl, `${TRANSFERS}/${paymentId}/status`, { token: as.token })).body;
@@ -197,6 +207,22 @@ describe('limits', () => {
     expect(large.approval).toMatchObject({ rule: 'limit EUR 500.00 per transfer', approvalsRequired: 1 });
     // Waiting, it counts nowhere.
     expect((await usageOf(admin, account))[0]).toMatchObject({ usedAmount: '400.00', usedCount: 1 });
+    // Approvers hear of it (its change to Pending published), and no workflow runs while it waits.
+    await eventually(
+      async () => {
+        const events = await callApi(service.baseUrl, `/v1/events?paymentId.eq=${large.paymentId}`, {
+          token: initiator.token,
+        });
+        return (events.body as { type: string }[]).some(
+          (event) => event.type === 'credit-transfer.approval-required',
+        )
+          ? true
+          : undefined;
+      },
+      'the change to Pending of the transfer held by a limit published',
+      30_000,
+    );
+    expect(await executionsOf(large.paymentId)).toEqual([]);
     const approved = await callApi(service.baseUrl, `${TRANSFERS}/${large.paymentId}/approvals`, {
       token: approver.token,
       body: { decision: 'approve' },

@@ -18,6 +18,8 @@ export type StandInResource =
   | 'WEBHOOK_WAKE_UP_QUEUE_URL'
   /** The function that starts a batch's lifecycles, invoked asynchronously (lambda:InvokeFunction). */
   | 'BATCH_LIFECYCLES_FUNCTION'
+  /** The lifecycle's publish step function, invoked asynchronously to announce a held transfer (lambda:InvokeFunction). */
+  | 'PUBLISH_STATUS_EVENTS_FUNCTION'
   /** The queue the calling function's event source mapping reads (Lambda polls it with the function's role). */
   | 'EVENT_SOURCE_QUEUE';
 

@@ -16,14 +16,22 @@ import { toCreditTransfer } from './credit-transfer-view.ts';
 import { earliest, STALL_SECONDS, secondsAfter } from './lifecycle.ts';
 import { moneyRuleViolations } from './money-rules.ts';
 import { derivedPaymentId, randomPaymentId } from './payment-id.ts';
-import type { CreditTransferRecord, CreditTransferStore, LifecycleStore, WorkflowStarter } from './ports.ts';
-import { startLifecycle } from './start-lifecycle.ts';
+import type {
+  CreditTransferRecord,
+  CreditTransferStore,
+  LifecycleStore,
+  PendingAnnouncer,
+  WorkflowStarter,
+} from './ports.ts';
+import { announcePending, startLifecycle } from './start-lifecycle.ts';
 
 export interface InitiationDependencies {
   store: CreditTransferStore;
   clock: Clock;
   /** Starts the lifecycle after the write; without one, the reconciler starts it once due. */
   workflow?: WorkflowStarter;
+  /** Publishes the change to Pending of a transfer held for approval; without one, the reconciler does once due. */
+  announcer?: PendingAnnouncer;
   /**
    * The tenant's payment controls: a transfer meeting an approval rule waits in Pending, no
    * workflow started; one covered by limits is counted against them first.
@@ -92,6 +100,7 @@ export const initiateCreditTransfer = async (
     store,
     clock,
     workflow,
+    announcer,
     controls,
     limits: limitCounting,
     maxValueDateDays = DEFAULT_MAX_VALUE_DATE_DAYS,
@@ -155,22 +164,23 @@ export const initiateCreditTransfer = async (
     ...(approval !== undefined && { approval }),
     ...(limits !== undefined && { limits }),
     // Should the workflow not start, the reconciler finds the transfer due from then on (a pending
-    // one's execution only publishes its change to Pending; the reconciler then looks again when
+    // one, should its change to Pending not be published; the reconciler then looks again when
     // its approval expires).
     nextCheckAt: earliest(secondsAfter(now, STALL_SECONDS).toISOString(), approval?.expiresAt),
   };
   /**
    * Counts it against its limits, when any cover it (which starts it as the outcome says); else
-   * starts it: a pending one's execution only publishes its change to Pending.
+   * starts it, or announces a pending one (no workflow runs while it waits).
    */
   const proceed = async (stored: CreditTransferRecord): Promise<CreditTransferRecord> => {
     if (stored.limits?.state === 'reserving') {
       if (limitCounting === undefined)
         throw new Error('Limits cover the transfer and no limit counters were given');
-      return reserveLimits({ ...limitCounting, clock, workflow }, stored);
+      return reserveLimits({ ...limitCounting, clock, workflow, announcer }, stored);
     }
-    if (stored.status === 'Received' || stored.status === 'Pending')
+    if (stored.status === 'Received')
       await startLifecycle(workflow, { tenant, paymentId, trigger: 'initiation' });
+    if (stored.status === 'Pending') await announcePending(announcer, stored);
     return stored;
   };
   if (await store.create(record)) {

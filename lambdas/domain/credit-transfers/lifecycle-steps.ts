@@ -492,8 +492,9 @@ export const validateCheckAndSubmit = (
   return runStep(deps, state, async (record, now) => {
     switch (record.status) {
       case 'Pending':
-        // Waiting for approval: nothing to do but publish the change to Pending (so approvers hear
-        // of it); the approval starts the lifecycle again.
+        // Waiting for approval, which no execution is started for (its change to Pending is
+        // announced without one): should one run all the same, it does nothing but publish; the
+        // approval starts the lifecycle.
         return output(state, record, 'finish');
       case 'Received':
         // Not counted against its limits yet: whoever counts it (the initiation, else the

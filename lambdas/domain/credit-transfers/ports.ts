@@ -292,6 +292,15 @@ export interface WorkflowStarter {
   isDriving?(transfer: { tenant: string; paymentId: string }): boolean;
 }
 
+/**
+ * Publishes the unpublished changes of a transfer held for approval (its change to Pending), so
+ * approvers hear of it, without any workflow execution: nothing runs while it waits. Asynchronous
+ * (the publish step's function, invoked as an event): a call that returns has only queued it.
+ */
+export interface PendingAnnouncer {
+  announce(transfer: { tenant: string; paymentId: string }): Promise<void>;
+}
+
 /** A status change as published to consumers; `eventId` is stable across retries, for deduplication. */
 export interface StatusChangedEvent {
   eventId: string;

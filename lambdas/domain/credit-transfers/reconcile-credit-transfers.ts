@@ -11,12 +11,12 @@ import type {
   CreditTransferRecord,
   LifecycleStore,
   OperationsEventPublisher,
+  PendingAnnouncer,
   Rail,
   RecoveryCandidate,
   RecoveryQueue,
   WorkflowStarter,
 } from './ports.ts';
-import { startLifecycle } from './start-lifecycle.ts';
 
 /**
  * The reconciler: every transfer that is not final, or whose changes are not all published, sits
@@ -31,6 +31,8 @@ export interface ReconcileDependencies {
   store: LifecycleStore;
   rail: Rail;
   workflow: WorkflowStarter;
+  /** Publishes the change to Pending of a held transfer whose announcement was lost (no workflow runs for it). */
+  announcer: PendingAnnouncer;
   clock: Clock;
   settings: LifecycleSettings;
   /** Where a parking is announced. */
@@ -161,7 +163,13 @@ export const reconcileCreditTransfers = async (
       if ((await deps.queue.claim(candidate, secondsAfter(now, STALL_SECONDS))) === undefined)
         return 'skipped';
       await reserveLimits(
-        { store: deps.store, counters: deps.counters, clock: deps.clock, workflow: deps.workflow },
+        {
+          store: deps.store,
+          counters: deps.counters,
+          clock: deps.clock,
+          workflow: deps.workflow,
+          announcer: deps.announcer,
+        },
         record,
       );
       return 'started';
@@ -172,14 +180,10 @@ export const reconcileCreditTransfers = async (
       const settled = await settlePending(deps, record);
       if (settled.status !== 'Pending') return 'started';
       if (isExpired(record.approval, now)) return 'skipped';
-      // Its change to Pending not published yet (the initiation's start was lost): an execution
-      // publishes it, so approvers hear of the transfer.
+      // Its change to Pending not published yet (the initiation's announcement was lost): announced
+      // now, so approvers hear of the transfer, still with no workflow. Refused, it stays due.
       if ((record.publishedCount ?? 0) < record.history.length)
-        await startLifecycle(deps.workflow, {
-          tenant: record.tenant,
-          paymentId: record.paymentId,
-          trigger: 'initiation',
-        });
+        await deps.announcer.announce({ tenant: record.tenant, paymentId: record.paymentId });
       return (await deps.queue.defer(candidate, new Date(record.approval.expiresAt)))
         ? 'deferred'
         : 'skipped';

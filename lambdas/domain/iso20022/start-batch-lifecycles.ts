@@ -1,5 +1,5 @@
 import type { Clock } from '../commons/ports.ts';
-import type { WorkflowStarter } from '../credit-transfers/ports.ts';
+import type { PendingAnnouncer, WorkflowStarter } from '../credit-transfers/ports.ts';
 import { type LimitDependencies, reserveLimits } from '../payment-controls/count-limits.ts';
 import { inPool } from './pool.ts';
 import type { BatchReference, BatchStore } from './ports.ts';
@@ -29,9 +29,11 @@ export interface StartPace {
 export interface BatchLifecyclesDependencies {
   batches: Pick<BatchStore, 'get'>;
   workflow: WorkflowStarter;
+  /** Publishes the change to Pending of each transfer held for approval: no workflow runs while it waits. */
+  announcer: PendingAnnouncer;
   pace: StartPace;
   /** The transfers and the limit counters: needed for a batch whose tenant has limits. */
-  limits?: Omit<LimitDependencies, 'workflow'>;
+  limits?: Omit<LimitDependencies, 'workflow' | 'announcer'>;
 }
 
 export interface BatchLifecyclesReport {
@@ -39,9 +41,9 @@ export interface BatchLifecyclesReport {
   found: boolean;
   /** Lifecycles asked to start (a start under a name used already starts nothing). */
   started: number;
-  /** Transfers held for approval: their executions only publish the change to Pending; an approval moves each on. */
+  /** Transfers held for approval: no lifecycle, their change to Pending announced; an approval moves each on. */
   held: number;
-  /** Starts that failed: those transfers stay due in the recovery index, for the reconciler. */
+  /** Starts (or announcements) that failed: those transfers stay due in the recovery index, for the reconciler. */
   failed: number;
 }
 
@@ -49,9 +51,10 @@ export interface BatchLifecyclesReport {
  * Starts the lifecycle of every transfer of a stored batch, at the pace given and a bounded
  * number at a time: the n-th start waits until n / startsPerSecond seconds after the first. Each
  * execution's name is derived from its transfer, so a repeat (a retried invocation, a second
- * request that stored the same batch) starts nothing twice. A transfer held for approval waits:
- * its execution only publishes the change to Pending, and its approval moves it on. With limits,
- * each transfer is first counted against them (which starts it as the outcome says).
+ * request that stored the same batch) starts nothing twice. A transfer held for approval waits
+ * with no workflow: its change to Pending is announced (published), and its approval moves it on.
+ * With limits, each transfer is first counted against them (which starts it, holds it or rejects
+ * it, as the outcome says).
  */
 export const startBatchLifecycles = async (
   deps: BatchLifecyclesDependencies,
@@ -78,12 +81,19 @@ export const startBatchLifecycles = async (
         const record = await deps.limits.store.get(tenant, paymentId);
         if (record?.limits?.state === 'reserving') {
           // Counting it starts it, holds it for approval or rejects it, as the limits say.
-          const counted = await reserveLimits({ ...deps.limits, workflow: deps.workflow }, record);
-          if (counted.status !== 'Rejected') started += 1;
+          const counted = await reserveLimits(
+            { ...deps.limits, workflow: deps.workflow, announcer: deps.announcer },
+            record,
+          );
+          if (counted.status === 'Received') started += 1;
           return;
         }
       }
-      // A held transfer's execution only publishes its change to Pending, so approvers hear of it.
+      if (held.has(index)) {
+        // No workflow while it waits: its change to Pending is published, so approvers hear of it.
+        await deps.announcer.announce({ tenant, paymentId });
+        return;
+      }
       await deps.workflow.start({ tenant, paymentId, trigger: 'initiation' });
       started += 1;
     } catch {

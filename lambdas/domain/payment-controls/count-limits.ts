@@ -4,9 +4,10 @@ import type {
   CreditTransferRecord,
   FinalTransferListener,
   LifecycleStore,
+  PendingAnnouncer,
   WorkflowStarter,
 } from '../credit-transfers/ports.ts';
-import { startLifecycle } from '../credit-transfers/start-lifecycle.ts';
+import { announcePending, startLifecycle } from '../credit-transfers/start-lifecycle.ts';
 import type { PendingApproval } from './approval.ts';
 import {
   type AppliedLimit,
@@ -33,6 +34,8 @@ export interface LimitDependencies {
   counters: LimitCounters;
   clock: Clock;
   workflow?: WorkflowStarter;
+  /** Publishes the change to Pending of a transfer the count holds for approval (no workflow runs). */
+  announcer?: PendingAnnouncer;
 }
 
 const keysOf = (record: CreditTransferRecord, counters: LimitHold['counters']): LimitCounterKey[] =>
@@ -177,9 +180,10 @@ export const reserveLimits = async (
     return current;
   }
   await Promise.all(counted.map((key) => deps.counters.acknowledge(key, paymentId)));
-  // A pending one's execution only publishes its change to Pending.
-  if (decided.status === 'Received' || decided.status === 'Pending')
+  if (decided.status === 'Received')
     await startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'initiation' });
+  // Held for approval: no workflow while it waits, its change to Pending published for approvers.
+  if (decided.status === 'Pending') await announcePending(deps.announcer, decided);
   if (decided.status === 'Rejected')
     await startLifecycle(deps.workflow, { tenant, paymentId, trigger: 'cancellation' });
   return decided;
@@ -196,7 +200,7 @@ const givesBack = (record: CreditTransferRecord): boolean =>
  * back).
  */
 export const countApproved = async (
-  deps: Omit<LimitDependencies, 'workflow'>,
+  deps: Omit<LimitDependencies, 'workflow' | 'announcer'>,
   record: CreditTransferRecord,
   approvedAt: Date,
 ): Promise<CreditTransferRecord | undefined> => {
@@ -286,7 +290,9 @@ export const owesLimitRelease = (record: CreditTransferRecord): boolean =>
  * Cancelled gives back what it counted (one caller at a time; another throws and is retried); a
  * settled one stays counted.
  */
-export const limitReleaseListener = (deps: Omit<LimitDependencies, 'workflow'>): FinalTransferListener => ({
+export const limitReleaseListener = (
+  deps: Omit<LimitDependencies, 'workflow' | 'announcer'>,
+): FinalTransferListener => ({
   async transferFinal(record) {
     if (!owesLimitRelease(record)) return;
     await giveBack(deps, record, (record.limits as LimitHold).counters);

@@ -18,6 +18,13 @@ import {
 import { currentApprovalRules } from '#domain/payment-controls/initiation-controls';
 import type { PaymentControls } from '#domain/payment-controls/payment-controls';
 
+/** For a batch no rule holds: nothing is announced. */
+const noAnnouncement = {
+  announce: async () => {
+    throw new Error('must not announce');
+  },
+};
+
 /** The table's two kinds of items, in memory, with the conditional writes the adapters make. */
 const memoryStores = () => {
   const transfers = new Map<string, CreditTransferRecord>();
@@ -138,7 +145,7 @@ describe('a batch’s lifecycles', () => {
       },
     };
     const report = await startBatchLifecycles(
-      { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
+      { batches: batchStore, workflow, announcer: noAnnouncement, pace: virtualPace(10_000).pace },
       { tenant: 't1', batchId: batch.batchId },
     );
     expect(report).toEqual({ found: true, started: 99, held: 0, failed: 1 });
@@ -162,7 +169,7 @@ describe('a batch’s lifecycles', () => {
     for (const batchId of [batch.batchId, 'no-such-batch'])
       expect(
         await startBatchLifecycles(
-          { batches: batchStore, workflow, pace: virtualPace(16).pace },
+          { batches: batchStore, workflow, announcer: noAnnouncement, pace: virtualPace(16).pace },
           { tenant: 't1', batchId },
         ),
       ).toEqual({
@@ -187,7 +194,7 @@ describe('a batch’s lifecycles', () => {
       },
     };
     const report = await startBatchLifecycles(
-      { batches: batchStore, workflow, pace },
+      { batches: batchStore, workflow, announcer: noAnnouncement, pace },
       { tenant: 't1', batchId: batch.batchId },
     );
     expect(report).toEqual({ found: true, started: 2000, held: 0, failed: 0 });
@@ -275,7 +282,7 @@ const eurCommand = (count: number) => {
 };
 
 describe('a batch under approval rules', () => {
-  it('stores each transfer a rule holds Pending with the approval a single initiation gets, reads the controls once, and starts them only to publish their change to Pending', async () => {
+  it('stores each transfer a rule holds Pending with the approval a single initiation gets, reads the controls once, and starts no lifecycle for them: their change to Pending is announced', async () => {
     const { store, batchStore, transfers } = memoryStores();
     const { approvalRules, reads } = controlsOf({ current: OVER_10 });
     const now = new Date('2026-12-08T10:00:00Z');
@@ -304,12 +311,20 @@ describe('a batch under approval rules', () => {
         started.push(start.paymentId);
       },
     };
+    const announced: string[] = [];
+    const announcer = {
+      announce: async (transfer: { tenant: string; paymentId: string }) => {
+        announced.push(transfer.paymentId);
+      },
+    };
     const report = await startBatchLifecycles(
-      { batches: batchStore, workflow, pace: virtualPace(10_000).pace },
+      { batches: batchStore, workflow, announcer, pace: virtualPace(10_000).pace },
       { tenant: 't1', batchId: batch.batchId },
     );
-    expect(report).toEqual({ found: true, started: 30, held: 21, failed: 0 });
-    expect(started.sort()).toEqual([...paymentIds].sort());
+    expect(report).toEqual({ found: true, started: 9, held: 21, failed: 0 });
+    const heldIds = paymentIds.filter((id) => transfers.get(id)?.status === 'Pending');
+    expect(started.sort()).toEqual(paymentIds.slice(0, 9).sort());
+    expect(announced.sort()).toEqual([...heldIds].sort());
   });
 
   it('reads the payment history per transfer only when a rule asks whether the creditor is new', async () => {

@@ -189,6 +189,17 @@ describe('decisions on the stand-ins of KMS, EventBridge, Step Functions, SQS an
     );
   });
 
+  it('lets the initiation, the batch lifecycle starter and the reconciler invoke the publish step function (announcing a held transfer), and no other function', async () => {
+    const invoke = { action: 'lambda:InvokeFunction', resource: 'PUBLISH_STATUS_EVENTS_FUNCTION' } as const;
+    for (const fn of ['InitiateCreditTransfer', 'StartBatchLifecycles', 'Reconciler'])
+      await expect(standIn(fn, invoke), fn).resolves.toBeUndefined();
+    for (const fn of ['DecideCreditTransferApproval', 'SubmitCreditTransferBatch', 'GetCreditTransferStatus'])
+      await expect(standIn(fn, invoke), fn).rejects.toEqual(denied(LambdaServiceException));
+    expect(enforcer.standInRequest('InitiateCreditTransfer', invoke).resource).toMatch(
+      /^arn:aws:lambda:local:000000000000:function:.*PublishStatusEvents/,
+    );
+  });
+
   it('lets the webhook functions use their queues, and no other function', async () => {
     const wake = { action: 'sqs:SendMessage', resource: 'WEBHOOK_WAKE_UP_QUEUE_URL' } as const;
     await expect(standIn('WebhookDeliver', wake)).resolves.toBeUndefined();

@@ -5,7 +5,14 @@ import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/credit-transfers/lifecycle-s
 import { reconcileCreditTransfers } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { workflowDependencies } from '#workflow/dependencies';
 import { type ConnectorStub, startConnectorStub } from '../../support/connector-stub.ts';
-import { initiate, lifecycleStore, startRunner, startWorkflowEnvironment, stored } from './harness.ts';
+import {
+  initiate,
+  lifecycleStore,
+  publishingAnnouncer,
+  startRunner,
+  startWorkflowEnvironment,
+  stored,
+} from './harness.ts';
 
 vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -55,6 +62,7 @@ describe('a connector outage longer than every transfer’s attempts', () => {
         store: lifecycleStore(),
         rail: workflowDependencies().rail,
         workflow: runner,
+        announcer: publishingAnnouncer,
         clock: nextRunClock(),
         settings: DEFAULT_LIFECYCLE_SETTINGS,
         events: new JsonLinesOperationsEventPublisher(process.env.EVENTS_FILE as string),

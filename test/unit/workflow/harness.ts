@@ -8,11 +8,12 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { documentClient } from '#adapters/aws/dynamodb-client';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
 import { DynamoDbCreditTransferStore } from '#adapters/credit-transfers/credit-transfer-store';
+import { announcement } from '#adapters/credit-transfers/pending-announcer';
 import { sandboxClearingKey } from '#adapters/table/keys';
 import { createTableInput } from '#adapters/table/table-definition';
 import { systemClock } from '#domain/commons/ports';
 import { initiateCreditTransfer } from '#domain/credit-transfers/initiate-credit-transfer';
-import type { CreditTransferRecord, WorkflowStarter } from '#domain/credit-transfers/ports';
+import type { CreditTransferRecord, PendingAnnouncer, WorkflowStarter } from '#domain/credit-transfers/ports';
 import type { PendingApproval } from '#domain/payment-controls/approval';
 import { createDynamoDbClient } from '#local/table';
 import {
@@ -88,6 +89,17 @@ export const startRunner = async (options: Partial<LocalWorkflowRunnerOptions> =
     ...options,
   });
   return { runner, executions };
+};
+
+/**
+ * The publish step's function as its asynchronous invocation runs it (the payload the announcer
+ * sends), in-process and awaited: a held transfer's changes published with no execution.
+ */
+export const publishingAnnouncer: PendingAnnouncer = {
+  announce: async (transfer) => {
+    const { handler } = await import('#workflow/publish-status-events');
+    await handler(announcement(transfer));
+  },
 };
 
 export const lifecycleStore = () => new DynamoDbLifecycleStore(documentClient(), TABLE);

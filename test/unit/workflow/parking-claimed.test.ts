@@ -20,6 +20,7 @@ import { reconcileCreditTransfers } from '#domain/credit-transfers/reconcile-cre
 import {
   initiate,
   lifecycleStore,
+  publishingAnnouncer,
   startRunner,
   startWorkflowEnvironment,
   stored,
@@ -57,6 +58,7 @@ const reconcileOnce = (workflow: WorkflowStarter) => {
     store: lifecycleStore(),
     rail: new SandboxRail(documentClient(), TABLE, clock, { settlementSeconds: 0, holdSeconds: 300 }),
     workflow,
+    announcer: publishingAnnouncer,
     clock,
     settings: { ...DEFAULT_LIFECYCLE_SETTINGS, pollMaxAttempts: 4 },
     events: new JsonLinesOperationsEventPublisher(process.env.EVENTS_FILE as string),

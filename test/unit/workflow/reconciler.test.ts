@@ -8,7 +8,12 @@ import { documentClient } from '#adapters/aws/dynamodb-client';
 import { SandboxRail } from '#adapters/credit-transfers/sandbox-rail';
 import type { Clock } from '#domain/commons/ports';
 import { DEFAULT_LIFECYCLE_SETTINGS } from '#domain/credit-transfers/lifecycle-steps';
-import type { RecoveryCandidate, RecoveryQueue, WorkflowStarter } from '#domain/credit-transfers/ports';
+import type {
+  PendingAnnouncer,
+  RecoveryCandidate,
+  RecoveryQueue,
+  WorkflowStarter,
+} from '#domain/credit-transfers/ports';
 import { reconcileCreditTransfers } from '#domain/credit-transfers/reconcile-credit-transfers';
 import { metrics } from '#shared/metrics';
 import { workflowDependencies } from '#workflow/dependencies';
@@ -19,6 +24,7 @@ import {
   initiate,
   lifecycleStore,
   publishedEvents,
+  publishingAnnouncer,
   startRunner,
   startWorkflowEnvironment,
   stored,
@@ -43,6 +49,7 @@ const reconcileAt = (
   workflow: WorkflowStarter,
   options: { everything?: boolean } = {},
   queue: RecoveryQueue = lifecycleStore(),
+  announcer: PendingAnnouncer = publishingAnnouncer,
 ) =>
   reconcileCreditTransfers(
     {
@@ -50,6 +57,7 @@ const reconcileAt = (
       store: lifecycleStore(),
       rail: new SandboxRail(documentClient(), TABLE, clock, { settlementSeconds: 0, holdSeconds: 300 }),
       workflow,
+      announcer,
       clock,
       settings: { ...DEFAULT_LIFECYCLE_SETTINGS, pollMaxAttempts: 4 },
       events: operationsEventPublisher(),
@@ -60,6 +68,12 @@ const reconcileAt = (
 const failingStarter: WorkflowStarter = {
   start: async () => {
     throw new Error('Step Functions unavailable');
+  },
+};
+
+const failingAnnouncer: PendingAnnouncer = {
+  announce: async () => {
+    throw new Error('Lambda unavailable');
   },
 };
 
@@ -85,15 +99,19 @@ describe('the reconciler', () => {
     expect(after.found).toBe(0);
   });
 
-  it('publishes the change to Pending of a held transfer whose start was lost, then looks again at its expiry', async () => {
+  it('publishes the change to Pending of a held transfer whose announcement was lost, with no execution, then looks again at its expiry', async () => {
     const { runner, executions } = await startRunner();
     const expiresAt = later(86_400).toISOString();
     const approval = { rule: 'EUR payments', approvalsRequired: 2, approvals: [], expiresAt };
+    // Initiated with no announcer: as if its announcement was lost.
     const paymentId = await initiate(failingStarter, {}, undefined, approval);
     expect((await stored(paymentId)).status).toBe('Pending');
     expect(await publishedEvents(paymentId)).toEqual([]);
 
     expect((await reconcileAt(at(new Date()), runner)).found).toBe(0);
+    // The announcement refused: still due, for the next run (not deferred to its expiry).
+    const refused = await reconcileAt(at(later(125)), runner, {}, lifecycleStore(), failingAnnouncer);
+    expect(refused).toMatchObject({ found: 1, failed: 1, deferred: 0 });
     const report = await reconcileAt(at(later(125)), runner);
     expect(report).toMatchObject({ found: 1, deferred: 1 });
     await runner.idle();
@@ -101,7 +119,8 @@ describe('the reconciler', () => {
     expect((await publishedEvents(paymentId)).map((event) => event.detail.status)).toEqual(['Pending']);
     const held = await stored(paymentId);
     expect(held).toMatchObject({ status: 'Pending', publishedCount: 1, nextCheckAt: expiresAt });
-    expect(executionsOf(executions, paymentId)).toHaveLength(1);
+    // No workflow ran for it while it waits.
+    expect(executionsOf(executions, paymentId)).toEqual([]);
   });
 
   it('asks clearing about a handed-over transfer and starts nothing while clearing is pending', async () => {
@@ -169,6 +188,7 @@ describe('the reconciler', () => {
     const handler = reconcile(() => ({
       ...workflowDependencies(),
       workflow: runner,
+      announcer: publishingAnnouncer,
       events: operationsEventPublisher(),
     }));
     const report = await handler({ everything: true });

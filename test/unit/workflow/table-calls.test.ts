@@ -18,6 +18,7 @@ import {
   initiate,
   lifecycleStore,
   publishedEvents,
+  publishingAnnouncer,
   startRunner,
   startWorkflowEnvironment,
   statusesOf,
@@ -166,6 +167,7 @@ const restart = async (claimLeft = false) => {
   await reconcile(() => ({
     ...workflowDependencies(),
     workflow: recovery.runner,
+    announcer: publishingAnnouncer,
     events: operationsEventPublisher(),
   }))({ everything: true });
   await recovery.runner.idle();

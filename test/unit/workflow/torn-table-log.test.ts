@@ -20,7 +20,7 @@ import { workflowDependencies } from '#workflow/dependencies';
 import { reconcile } from '#workflow/reconcile';
 import { operationsEventPublisher } from '#workflow/status-events';
 import { ensureTable, TableStuckCreatingError } from '../../../scripts/local/table.ts';
-import { initiate, lifecycleStore, startRunner, TABLE } from './harness.ts';
+import { initiate, lifecycleStore, publishingAnnouncer, startRunner, TABLE } from './harness.ts';
 import { newestLog, recordBoundaries } from './leveldb-log.ts';
 
 /**
@@ -108,6 +108,7 @@ const restartCutAt = async (offset: number) => {
     const run = reconcile(() => ({
       ...workflowDependencies(),
       workflow: runner,
+      announcer: publishingAnnouncer,
       events: operationsEventPublisher(),
     }));
     const report = await run({ everything: true });
