@@ -229,7 +229,8 @@ describe('documentation', () => {
   /**
    * Every `cdk deploy`/`cdk synth` of the guides' blocks synthesizes as the CLI would run it
    * (test/docs/deploy-commands.ts says how `...` and `<...>` are read), cdk-nag and cfn-guard
-   * included: the prod stage with its account and region known, as on every real deploy.
+   * included: the prod stage with its account and region known, as on every real deploy, and
+   * within CloudFormation's 500 resources a stack.
    */
   describe('deploy commands synthesize as written', () => {
     const { syntheses, unreadable } = deploySyntheses(
@@ -251,6 +252,11 @@ describe('documentation', () => {
         expect(stage.guardFindings, 'cfn-guard findings').toEqual([]);
         const made = [stage.stackName, ...(stage.recoveryTemplate ? [`${stage.stackName}-recovery`] : [])];
         for (const name of stacks) expect(made, `the stack ${name}`).toContain(name);
+        // CloudFormation refuses a template of more than 500 resources: the deploy would fail.
+        for (const template of [stage.template, stage.recoveryTemplate]) {
+          const resources = Object.keys(template?.toJSON().Resources ?? {}).length;
+          expect(resources, 'CloudFormation resources in one stack').toBeLessThanOrEqual(500);
+        }
       },
     );
   });

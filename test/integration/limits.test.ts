@@ -236,6 +236,38 @@ describe('limits', () => {
     });
   }, 180_000);
 
+  it('takes a transfer that names no currency as past the limits of its account: it cannot be counted in one', async () => {
+    const rejecting = 'DE-LIMITS-NOCUR-1';
+    const approving = 'DE-LIMITS-NOCUR-2';
+    const { initiator, admin } = await tenantWith({
+      approvalRules: [{ name: 'large EUR', currency: 'EUR', minimumAmount: '1000.00', approvalsRequired: 1 }],
+      limits: [
+        dayLimit(rejecting, { maxAmount: '1000000.00' }),
+        { ...dayLimit(approving, { maxAmount: '1000000.00' }), onBreach: 'approval' },
+      ],
+    });
+    const refused = await initiate(initiator, {
+      debtorAccountId: rejecting,
+      amount: '10.00',
+      currency: undefined,
+    });
+    expect(refused).toMatchObject({ status: 'Rejected', statusReasonCode: 'AM14' });
+    const held = await initiate(initiator, {
+      debtorAccountId: approving,
+      amount: '10.00',
+      currency: undefined,
+    });
+    expect(held.status).toBe('Pending');
+    expect((await usageOf(admin, approving))[0]).toMatchObject({ usedCount: 0 });
+    // No limit on this account, yet a rule in EUR: without a currency it may be in EUR, so it is held.
+    const unlimited = await initiate(initiator, {
+      debtorAccountId: 'DE-LIMITS-NOCUR-3',
+      amount: '5000.00',
+      currency: undefined,
+    });
+    expect(unlimited).toMatchObject({ status: 'Pending', approval: { rule: 'large EUR' } });
+  }, 60_000);
+
   it('shows one tenant nothing of another’s usage', async () => {
     const account = 'DE-LIMITS-TENANT-1';
     const limits = [dayLimit(account, { maxAmount: '1000.00' })];

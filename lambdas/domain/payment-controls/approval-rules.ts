@@ -21,9 +21,9 @@ export const ruleMatches = (
   rule: ApprovalRule,
   { transfer, clientId, newCreditor }: InitiationFacts,
 ): boolean =>
-  (rule.currency === undefined || transfer.currency === rule.currency) &&
-  (rule.minimumAmount === undefined ||
-    (transfer.currency === rule.currency && compareDecimals(transfer.amount, rule.minimumAmount) >= 0)) &&
+  // A transfer that names no currency may be in the rule's: it is held rather than let through.
+  (rule.currency === undefined || transfer.currency === undefined || transfer.currency === rule.currency) &&
+  (rule.minimumAmount === undefined || compareDecimals(transfer.amount, rule.minimumAmount) >= 0) &&
   (rule.paymentMethod === undefined || transfer.paymentMethod === rule.paymentMethod) &&
   (rule.debtorAccountId === undefined || transfer.debtorAccountId === rule.debtorAccountId) &&
   (rule.newCreditorOnly !== true || (transfer.creditorAccountId !== undefined && newCreditor === true)) &&

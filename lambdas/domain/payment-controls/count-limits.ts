@@ -78,17 +78,19 @@ const PERIOD_NAMES: Record<AppliedLimit['period'], string> = {
 };
 
 /** How an approval held by a limit names it: `limit EUR 50000.00 per day` (or `100 transfers per day`). */
-const limitRuleName = (limits: readonly AppliedLimit[], currency: string): string => {
+const limitRuleName = (limits: readonly AppliedLimit[], currency: string | undefined): string => {
   const [first] = limits as [AppliedLimit];
   const bound =
-    first.maxAmount !== undefined ? `${currency} ${first.maxAmount}` : `${first.maxCount} transfers`;
+    first.maxAmount !== undefined
+      ? `${first.currency ?? currency} ${first.maxAmount}`
+      : `${first.maxCount} transfers`;
   return `limit ${bound} ${PERIOD_NAMES[first.period]}${first.debtorAccountId ? ` for ${first.debtorAccountId}` : ''}`;
 };
 
 const approvalForBreach = (
   record: CreditTransferRecord,
   breached: readonly AppliedLimit[],
-  currency: string,
+  currency: string | undefined,
   expirySeconds: number,
   now: Date,
 ): PendingApproval => ({
@@ -113,8 +115,11 @@ export const reserveLimits = async (
   const hold = record.limits;
   if (hold?.state !== 'reserving') return record;
   const { tenant, paymentId } = record;
-  const currency = record.transfer.currency as string;
-  let breached = transactionBreaches(hold.limits, amountOf(record));
+  const { currency } = record.transfer;
+  // Without a currency it cannot be counted against a limit in one: taken as past every limit
+  // that covers its account.
+  let breached =
+    currency === undefined ? [...hold.limits] : transactionBreaches(hold.limits, amountOf(record));
   // The day and the month at once: each its own conditional write.
   const keys = breached.length === 0 ? keysOf(record, hold.counters) : [];
   const outcomes = await Promise.all(
@@ -205,7 +210,8 @@ export const countApproved = async (
   approvedAt: Date,
 ): Promise<CreditTransferRecord | undefined> => {
   const hold = record.limits as LimitHold;
-  const counters = countersFor(hold.limits, approvedAt);
+  // A transfer without a currency counts nowhere (it cannot be counted in one).
+  const counters = record.transfer.currency === undefined ? [] : countersFor(hold.limits, approvedAt);
   const keys = keysOf(record, counters);
   for (const key of keys) await deps.counters.reserve(key, record.paymentId, amountOf(record), 'unbounded');
   const now = deps.clock.now();

@@ -29,6 +29,8 @@ export interface LimitUsage {
 
 /** A limit as it applied to a transfer, kept on the transfer: a later change of the controls leaves it alone. */
 export interface AppliedLimit {
+  /** Absent on transfers held before it was kept: the transfer's own currency then. */
+  currency?: string;
   period: Limit['period'];
   maxAmount?: string;
   maxCount?: number;
@@ -104,7 +106,15 @@ export const limitsCovering = (
       (limit.debtorAccountId === undefined || limit.debtorAccountId === debtorAccountId),
   );
 
-const applied = ({ period, maxAmount, maxCount, onBreach, debtorAccountId }: Limit): AppliedLimit => ({
+const applied = ({
+  currency,
+  period,
+  maxAmount,
+  maxCount,
+  onBreach,
+  debtorAccountId,
+}: Limit): AppliedLimit => ({
+  currency,
   period,
   ...(maxAmount !== undefined && { maxAmount }),
   ...(maxCount !== undefined && { maxCount }),
@@ -112,20 +122,30 @@ const applied = ({ period, maxAmount, maxCount, onBreach, debtorAccountId }: Lim
   ...(debtorAccountId !== undefined && { debtorAccountId }),
 });
 
-/** The hold a new transfer starts with, or undefined when no limit covers it. */
+/**
+ * The hold a new transfer starts with, or undefined when no limit covers it. A transfer that names
+ * no currency may be in any: every limit of its account, whatever its currency, covers it, and it
+ * cannot be counted against one (it is taken as past them: `uncountable`).
+ */
 export const limitHoldFor = (
   controls: Pick<PaymentControls, 'limits'>,
   transfer: Pick<CreditTransferRequest, 'debtorAccountId' | 'currency'>,
   now: Date,
   approvalExpirySeconds: number,
 ): LimitHold | undefined => {
-  if (transfer.currency === undefined) return undefined;
-  const limits = limitsCovering(controls, transfer.debtorAccountId, transfer.currency).map(applied);
+  const covering =
+    transfer.currency === undefined
+      ? controls.limits.filter(
+          (limit) =>
+            limit.debtorAccountId === undefined || limit.debtorAccountId === transfer.debtorAccountId,
+        )
+      : limitsCovering(controls, transfer.debtorAccountId, transfer.currency);
+  const limits = covering.map(applied);
   if (limits.length === 0) return undefined;
   return {
     state: 'reserving',
     limits,
-    counters: countersFor(limits, now),
+    counters: transfer.currency === undefined ? [] : countersFor(limits, now),
     approvalExpirySeconds,
   };
 };

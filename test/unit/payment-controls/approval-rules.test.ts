@@ -38,9 +38,16 @@ describe('approval rules', () => {
     expect(
       approvalFor(rules, { transfer: transfer({ currency: 'USD' }), clientId: 'a' }, NOW),
     ).toBeUndefined();
-    // A transfer without a currency never meets a minimum in one.
+    // A transfer without a currency may be in the rule's: held at or above the minimum, not below.
     expect(
-      approvalFor(rules, { transfer: transfer({ currency: undefined }), clientId: 'a' }, NOW),
+      approvalFor(rules, { transfer: transfer({ currency: undefined }), clientId: 'a' }, NOW)?.rule,
+    ).toBe('large');
+    expect(
+      approvalFor(
+        rules,
+        { transfer: transfer({ currency: undefined, amount: '9999.99' }), clientId: 'a' },
+        NOW,
+      ),
     ).toBeUndefined();
   });
 

@@ -78,8 +78,8 @@ describe('limits', () => {
     expect(hold).toEqual({
       state: 'reserving',
       limits: [
-        { debtorAccountId: 'A', period: 'day', maxAmount: '10.00', onBreach: 'reject' },
-        { period: 'month', maxCount: 5, onBreach: 'approval' },
+        { currency: 'EUR', debtorAccountId: 'A', period: 'day', maxAmount: '10.00', onBreach: 'reject' },
+        { currency: 'EUR', period: 'month', maxCount: 5, onBreach: 'approval' },
       ],
       counters: [
         { period: 'day', start: '2026-12-08' },
@@ -88,7 +88,16 @@ describe('limits', () => {
       approvalExpirySeconds: 3600,
     });
     expect(limitHoldFor(controls, { debtorAccountId: 'A', currency: 'CHF' }, new Date(), 60)).toBeUndefined();
-    expect(limitHoldFor(controls, { debtorAccountId: 'A' }, new Date(), 60)).toBeUndefined();
+    // Without a currency, every limit of the account covers it, and it counts in no counter.
+    expect(limitHoldFor(controls, { debtorAccountId: 'A' }, new Date(), 60)).toMatchObject({
+      limits: [
+        { currency: 'EUR', debtorAccountId: 'A', period: 'day' },
+        { currency: 'EUR', period: 'month' },
+        { currency: 'USD', period: 'transaction' },
+      ],
+      counters: [],
+    });
+    expect(limitHoldFor(controls, { debtorAccountId: 'C', currency: 'CHF' }, new Date(), 60)).toBeUndefined();
     expect(countersFor([{ period: 'transaction', onBreach: 'reject' }], new Date())).toEqual([]);
   });
 
