@@ -10366,7 +10366,7 @@ export interface operations {
             approvalRules: {
               /** @description Names the rule in every transfer it holds for approval; unique. */
               name: string;
-              /** @description Matches transfers in this currency. */
+              /** @description Matches transfers in this currency, and those that name none (they may be in it). */
               currency?: string;
               /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
               minimumAmount?: string;
@@ -10674,7 +10674,7 @@ export interface operations {
           approvalRules?: {
             /** @description Names the rule in every transfer it holds for approval; unique. */
             name: string;
-            /** @description Matches transfers in this currency. */
+            /** @description Matches transfers in this currency, and those that name none (they may be in it). */
             currency?: string;
             /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
             minimumAmount?: string;
@@ -10772,7 +10772,7 @@ export interface operations {
             approvalRules: {
               /** @description Names the rule in every transfer it holds for approval; unique. */
               name: string;
-              /** @description Matches transfers in this currency. */
+              /** @description Matches transfers in this currency, and those that name none (they may be in it). */
               currency?: string;
               /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
               minimumAmount?: string;
@@ -11183,7 +11183,7 @@ export interface operations {
               approvalRules: {
                 /** @description Names the rule in every transfer it holds for approval; unique. */
                 name: string;
-                /** @description Matches transfers in this currency. */
+                /** @description Matches transfers in this currency, and those that name none (they may be in it). */
                 currency?: string;
                 /** @description Matches transfers of at least this amount, in the rule’s currency (which it then requires). */
                 minimumAmount?: string;

@@ -29,7 +29,10 @@ const positiveAmount = () =>
 
 export const approvalRuleSchema = z.strictObject({
   name: described(boundedText(1, 100), 'Names the rule in every transfer it holds for approval; unique.'),
-  currency: optionalField(currencySchema, 'Matches transfers in this currency.'),
+  currency: optionalField(
+    currencySchema,
+    'Matches transfers in this currency, and those that name none (they may be in it).',
+  ),
   minimumAmount: optionalField(
     positiveAmount(),
     'Matches transfers of at least this amount, in the rule’s currency (which it then requires).',
