@@ -234,7 +234,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * The approval decisions on the transfers of a batch
+     * @description The decisions on the transfers of a batch, a hundred transfers at a time in message order (`next` is the `cursor` of the following page): for each transfer held for approval, its decisions oldest first, as the single transfer's decisions list them, with its paymentId. Another tenant's batch answers 404, exactly as an unknown one.
+     *
+     *     Requires scope `transactions:approve`.
+     */
+    get: operations['listCreditTransferBatchApprovals'];
     put?: never;
     /**
      * Approve or reject every transfer of a batch that waits for approval
@@ -6806,6 +6812,289 @@ export interface operations {
            *       "detail": "This idempotency key was used with a different request",
            *       "error": "idempotency_key_reused",
            *       "error_description": "This idempotency key was used with a different request"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`); retry after the number of seconds in `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:rate_limited",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests; retry after the number of seconds in Retry-After",
+           *       "error": "rate_limited",
+           *       "error_description": "Too many requests; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request headers are too large; send fewer or shorter headers. */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_header_fields_too_large",
+           *       "title": "Request Header Fields Too Large",
+           *       "status": 431,
+           *       "detail": "The request headers are too large",
+           *       "error": "request_header_fields_too_large",
+           *       "error_description": "The request headers are too large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description An internal error occurred (`internal_error`); the request may be retried. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "An unexpected error occurred; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service failed to answer; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:internal_error",
+           *       "title": "Bad Gateway",
+           *       "status": 502,
+           *       "detail": "The service answered unexpectedly; the request may be retried",
+           *       "error": "internal_error",
+           *       "error_description": "The service answered unexpectedly; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A service the operation depends on did not answer in time (`service_unavailable`); nothing is known to be wrong with the request: retry it after the number of seconds in `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (1 when the gateway throttles). */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The service is unavailable; retry after the number of seconds in Retry-After",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service is unavailable; retry after the number of seconds in Retry-After"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The service did not answer in time; the request may be retried (with the same idempotencyId for an initiation) (`internal_error`). */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:service_unavailable",
+           *       "title": "Gateway Timeout",
+           *       "status": 504,
+           *       "detail": "The service did not answer in time; the request may be retried",
+           *       "error": "service_unavailable",
+           *       "error_description": "The service did not answer in time; the request may be retried"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listCreditTransferBatchApprovals: {
+    parameters: {
+      query?: {
+        /** @description The `next` of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description The batchId the submission answered. */
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The decisions on a page of the batch’s transfers. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "batchId": "0c7e9f52-4a4e-4f43-9d0f-6f1d2b8a7c31",
+           *       "decisions": [
+           *         {
+           *           "paymentId": "5b2d8c3e-9f1a-4e6b-8d7c-2a1b0c9d8e7f",
+           *           "clientId": "treasury-approver",
+           *           "decision": "approve",
+           *           "reason": "Payroll of November",
+           *           "at": "2026-11-24T09:20:11.402Z",
+           *           "tokenId": "0192f3a6-1b2c-7d3e-8f40-5a6b7c8d9e0f"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @description The batch. */
+            batchId: string;
+            decisions: {
+              /** @description The transfer decided. */
+              paymentId: string;
+              clientId: string;
+              /** @enum {string} */
+              decision: 'approve' | 'reject';
+              reason?: string;
+              /** Format: date-time */
+              at: string;
+              /** @description The `jti` of the access token the decision came with. */
+              tokenId?: string;
+              /** @description The JWK thumbprint of the DPoP key the token was bound to. */
+              dpopThumbprint?: string;
+            }[];
+            /** @description The cursor of the following page. */
+            next?: string;
+          };
+        };
+      };
+      /** @description The request is not valid (`invalid_request`); `invalidParams` names every offending field. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_request",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "error": "invalid_request",
+           *       "error_description": "The request is not valid: amount must be a decimal with at most 2 fractional digits for EUR",
+           *       "invalidParams": [
+           *         {
+           *           "name": "amount",
+           *           "reason": "must have at most 2 fractional digits for EUR"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token is missing, malformed, expired or not valid for this API (`unauthorized`, `invalid_token`). Obtain a new token and retry. */
+      401: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:invalid_token",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The access token is missing, malformed, expired or not valid for this API",
+           *       "error": "invalid_token",
+           *       "error_description": "The access token is missing, malformed, expired or not valid for this API"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The access token does not carry the scope this operation requires (`insufficient_scope`); `error_description` and `WWW-Authenticate` (`error="insufficient_scope", scope="..."`) name it. */
+      403: {
+        headers: {
+          /** @description The Bearer challenge (RFC 6750), naming the error. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:insufficient_scope",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "The access token does not carry the scope transactions:write",
+           *       "error": "insufficient_scope",
+           *       "error_description": "The access token does not carry the scope transactions:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No credit transfer with this paymentId for this tenant (`not_found`). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:not_found",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "No credit transfer with this paymentId",
+           *       "error": "not_found",
+           *       "error_description": "No credit transfer with this paymentId"
+           *     }
+           */
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request was not received in time; send it again, whole. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "urn:problem-type:credit-transfers:request_timeout",
+           *       "title": "Request Timeout",
+           *       "status": 408,
+           *       "detail": "The request was not received in time",
+           *       "error": "request_timeout",
+           *       "error_description": "The request was not received in time"
            *     }
            */
           'application/problem+json': components['schemas']['Problem'];
