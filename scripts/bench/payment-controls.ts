@@ -529,10 +529,10 @@ export const paymentControlsSections = (
         ...throughput.slice(1).map((entry) => byKind(entry.configuration, entry.table, off.table)),
         '',
         "Controls off still reads: the initiation queries the tenant's controls document on every transfer and finds none (dynalite reports no unit for a Query that finds nothing; DynamoDB rounds every read up to 4 KB, so it should bill that Query one read unit like the one that finds the document, and the rule's added read unit is then dynalite's alone). " +
-          "Limits write each counter twice (the conditional reservation, then the acknowledgement that clears its mark) and the transfer's own record once more (its hold noted `held`), one after the other before the 202. " +
+          "Limits write each counter twice (the conditional reservation, then the acknowledgement that clears its mark) and the transfer's own record once more (its hold noted `held`) before the 202, in three round trips (the day's and the month's reservations at once, the record, both acknowledgements at once). " +
           `With the transfers spread over 100 accounts (each with counters of its own) the limits run at **${fixed(spreadRatio, 2)}** x off, against **${fixed(oneAccountRatio, 2)}** from one account: ` +
           (1 - spreadRatio > 0.75 * (1 - oneAccountRatio)
-            ? "most of the rate lost is the five writes made one after another before the 202, not one account's counters. "
+            ? "most of the rate lost is the five writes made before the 202, not one account's counters. "
             : "much of the rate lost is one account's two counters, written by one transfer at a time. ") +
           `Locally the rate follows the table calls an initiation makes, dynalite answering them all on the shared machine (off ${fixed(totalCalls(off.table), 2)}, limits ${fixed(totalCalls(limitsThroughput?.table ?? off.table), 2)}: a ratio of ${fixed(totalCalls(off.table) / totalCalls(limitsThroughput?.table ?? off.table), 2)}); on AWS each added write adds its latency (a few milliseconds) to the 202 rather than bounding the rate. ` +
           "On AWS one item takes at most 1,000 write units a second, so one account's initiations under day and month limits would top out near 500 a second (two writes on each counter), whatever the table's capacity.",
@@ -567,7 +567,7 @@ export const paymentControlsSections = (
         '',
         `Limits add **USD ${usd(lifeOf(limits?.name, 'settled'), baselineOf('settled'))} per million settled transfers** and **USD ${usd(lifeOf(limits?.name, 'cancelled'), baselineOf('cancelled'))} per million cancelled ones** in DynamoDB units (compare the bill section's DynamoDB lines). ` +
           'Settled, a transfer keeps what it counted: nothing is written at its end, but the final publish step reads the record (one GetItem) to ask whether anything goes back. ' +
-          'Cancelled, it gives back: each counter written twice more (the release, then its acknowledgement) and the record once more (`released`). ' +
+          'Cancelled, it gives back: the record claimed (`releasing`), each counter written twice more (the release, then its acknowledgement) and the record once more (`released`). ' +
           "The record's writes cost more units than calls: the hold it carries (its limits and counters, about 250 bytes) takes its later writes into another kilobyte sooner. " +
           "A rule that does not match costs what reading the document costs. The workflow's clearing polls and the local runtime's timers make the other calls vary by a fraction of a call between configurations.",
       ],
