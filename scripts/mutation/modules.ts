@@ -10,6 +10,7 @@ export const modules: Record<string, readonly string[]> = {
   'table-writes': [
     'lambdas/adapters/credit-transfers/*store*.ts',
     'lambdas/adapters/webhooks/webhook-store.ts',
+    'lambdas/adapters/payment-controls/limit-counters.ts',
   ],
   'webhook-sender': ['lambdas/adapters/webhooks/webhook-sender.ts'],
   'local-iam': ['scripts/local/iam-enforcement.ts', 'scripts/local/iam-policies.ts'],

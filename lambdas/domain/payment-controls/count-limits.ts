@@ -176,10 +176,12 @@ export const reserveLimits = async (
   }
   if (decided === undefined) {
     // Cancelled meanwhile: what it counted goes back, and nothing counts it any more.
-    const current = (await deps.store.get(tenant, paymentId)) ?? record;
+    let current = (await deps.store.get(tenant, paymentId)) ?? record;
     if (isFinal(current.status) && current.limits?.state === 'reserving') {
       await Promise.all(counted.map((key) => deps.counters.release(key, paymentId, amountOf(record))));
-      await deps.store.updateLimits(tenant, paymentId, 'reserving', { ...hold, state: 'released' });
+      current =
+        (await deps.store.updateLimits(tenant, paymentId, 'reserving', { ...hold, state: 'released' })) ??
+        current;
     }
     await Promise.all(counted.map((key) => deps.counters.acknowledge(key, paymentId)));
     return current;
@@ -231,7 +233,8 @@ export const countApproved = async (
       });
     }
   }
-  for (const key of keys) await deps.counters.acknowledge(key, record.paymentId);
+  // The marks stay (a manual approval past a limit is rare): a repeat on a record read before this
+  // one moved it finds its counters marked and counts nothing again.
   return moved;
 };
 
