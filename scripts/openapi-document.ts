@@ -84,6 +84,7 @@ import {
   CANCELLATION_REQUEST_EXAMPLE,
   COMPONENT_EXAMPLES,
   CREDIT_TRANSFER_EXAMPLE,
+  DECISION_KEY_EXAMPLE,
   IDEMPOTENCY_KEY_EXAMPLE,
   INITIATION_EXAMPLE,
   JSON_WEB_KEY_SET_EXAMPLE,
@@ -1337,7 +1338,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
     requestParams: {
       path: paymentIdPath,
       header: z.strictObject({
-        ...idempotencyHeaders('A repeat with the same decision answers it again.', CANCELLATION_KEY_EXAMPLE),
+        ...idempotencyHeaders('A repeat with the same decision answers it again.', DECISION_KEY_EXAMPLE),
       }),
     },
     requestBody: {
@@ -1393,7 +1394,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       header: z.strictObject({
         ...idempotencyHeaders(
           'A repeat with the same decision repeats each decision, and answers the same counts.',
-          CANCELLATION_KEY_EXAMPLE,
+          DECISION_KEY_EXAMPLE,
         ),
       }),
     },

@@ -478,3 +478,5 @@ export const COMPONENT_EXAMPLES: Readonly<Record<string, unknown>> = {
  */
 export const IDEMPOTENCY_KEY_EXAMPLE = 'replace-with-a-new-uuid-per-payment';
 export const CANCELLATION_KEY_EXAMPLE = 'inv-2026-118-cancellation';
+/** A decision's key: a placeholder, so the reference page's try-it never sends one key twice by default. */
+export const DECISION_KEY_EXAMPLE = 'replace-with-a-new-uuid-per-decision';

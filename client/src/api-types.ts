@@ -5815,7 +5815,7 @@ export interface operations {
       header?: {
         /**
          * @description Identifier the client reuses when it repeats a call. A repeat with the same decision answers it again.
-         * @example inv-2026-118-cancellation
+         * @example replace-with-a-new-uuid-per-decision
          */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
@@ -7226,7 +7226,7 @@ export interface operations {
       header?: {
         /**
          * @description Identifier the client reuses when it repeats a call. A repeat with the same decision repeats each decision, and answers the same counts.
-         * @example inv-2026-118-cancellation
+         * @example replace-with-a-new-uuid-per-decision
          */
         idempotencyId?: string;
         /** @description Accepted as another name of `idempotencyId`; when both are sent they must be equal. */
