@@ -133,14 +133,6 @@ export const ROUTES: readonly Route[] = [
     summary: 'Approve or reject every transfer of a batch that waits for approval',
   },
   {
-    operationId: 'listCreditTransferBatchApprovals',
-    method: 'GET',
-    path: '/v1/payments/credit-transfer-batches/{batchId}/approvals',
-    entry: 'lambdas/api/list-batch-approvals.ts',
-    scope: 'transactions:approve',
-    summary: 'The approval decisions on the transfers of a batch',
-  },
-  {
     operationId: 'listCreditTransferBatches',
     method: 'GET',
     path: '/v1/payments/credit-transfer-batches',

@@ -418,10 +418,6 @@ export const ROUTE_BINDINGS: Readonly<Record<string, Bindings>> = {
     workflowAccess(r.lifecycle),
   ],
   listCreditTransferApprovals: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
-  // The batch, then a page of its transfers (their decisions).
-  listCreditTransferBatchApprovals: (r) => [
-    tableAccess(r.table, ['GetItem', 'BatchGetItem'], [KEY_PREFIXES.creditTransfers, KEY_PREFIXES.batches]),
-  ],
   getCreditTransferStatus: (r) => [tableAccess(r.table, ['GetItem'], [KEY_PREFIXES.creditTransfers])],
   // Stores the batch, claims its MsgId, stores each transfer (conditional puts), marks it stored,
   // and asks the batch lifecycle starter to start the workflows after it has answered. A batch

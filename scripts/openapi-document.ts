@@ -1435,66 +1435,6 @@ export const OPERATIONS: Readonly<Record<string, OperationDetails>> = {
       }),
     },
   },
-  listCreditTransferBatchApprovals: {
-    tags: ['Payment controls'],
-    description:
-      'The decisions on the transfers of a batch, a hundred transfers at a time in message order (`next` is the ' +
-      '`cursor` of the following page): for each transfer held for approval, its decisions oldest first, as the ' +
-      "single transfer's decisions list them, with its paymentId. Another tenant's batch answers 404, exactly as " +
-      'an unknown one.',
-    requestParams: {
-      path: z.strictObject({
-        batchId: described(z.string().check(z.maxLength(36)), 'The batchId the submission answered.'),
-      }),
-      query: z.strictObject({
-        cursor: optionalField(z.string().check(z.maxLength(10)), 'The `next` of the previous page.'),
-      }),
-    },
-    responses: {
-      '200': {
-        description: 'The decisions on a page of the batch’s transfers.',
-        content: json(
-          z.strictObject({
-            batchId: described(z.string().check(z.maxLength(36)), 'The batch.'),
-            decisions: z
-              .array(
-                z.strictObject({
-                  paymentId: described(z.string().check(z.maxLength(36)), 'The transfer decided.'),
-                  clientId: text(1, 64),
-                  decision: z.enum(['approve', 'reject']),
-                  reason: z.optional(text(1, 1025)),
-                  at: z.iso.datetime().check(z.maxLength(35)),
-                  tokenId: optionalField(
-                    text(1, 256),
-                    'The `jti` of the access token the decision came with.',
-                  ),
-                  dpopThumbprint: optionalField(
-                    text(1, 128),
-                    'The JWK thumbprint of the DPoP key the token was bound to.',
-                  ),
-                }),
-              )
-              .check(z.maxLength(300)),
-            next: optionalField(z.string().check(z.maxLength(10)), 'The cursor of the following page.'),
-          }),
-          {
-            batchId: '0c7e9f52-4a4e-4f43-9d0f-6f1d2b8a7c31',
-            decisions: [
-              {
-                paymentId: '5b2d8c3e-9f1a-4e6b-8d7c-2a1b0c9d8e7f',
-                clientId: 'treasury-approver',
-                decision: 'approve',
-                reason: 'Payroll of November',
-                at: '2026-11-24T09:20:11.402Z',
-                tokenId: '0192f3a6-1b2c-7d3e-8f40-5a6b7c8d9e0f',
-              },
-            ],
-          },
-        ),
-      },
-      ...errors([400, 401, 403, 404]),
-    },
-  },
   listCreditTransferApprovals: {
     tags: ['Payment controls'],
     description:

@@ -189,28 +189,6 @@ describe('batches under approval rules', () => {
       held.map((paymentId) => expect.objectContaining({ paymentId, reason: 'approval_already_decided' })),
     );
 
-    // The batch's decisions: one per held transfer, with the approver and its token's jti.
-    const decisions = await callApi(service.baseUrl, `${BATCHES}/${batchId}/approvals`, {
-      token: approver.token,
-    });
-    expect(decisions.status, JSON.stringify(decisions.body)).toBe(200);
-    expect(decisions.body.batchId).toBe(batchId);
-    expect(decisions.body.decisions.map((entry: { paymentId: string }) => entry.paymentId).sort()).toEqual(
-      [...held].sort(),
-    );
-    for (const entry of decisions.body.decisions) {
-      expect(entry).toMatchObject({
-        clientId: approver.clientId,
-        decision: 'approve',
-        reason: 'payroll checked',
-      });
-      expect(typeof entry.tokenId).toBe('string');
-      expect(entry.idempotencyKey).toBeUndefined();
-    }
-    expect(
-      (await callApi(service.baseUrl, `${BATCHES}/${batchId}/approvals`, { token: stranger.token })).status,
-    ).toBe(404);
-
     const completed = await untilCompleted(initiator, batchId);
     expect(completed.creditTransfers.map((transfer) => transfer.status)).toEqual(
       Array(4).fill('AcceptedSettlementCompleted'),

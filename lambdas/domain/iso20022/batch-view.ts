@@ -1,7 +1,6 @@
 import { InvalidRequestError, PaymentNotFoundError } from '../commons/errors.ts';
 import type { CreditTransferStatus } from '../credit-transfers/credit-transfer-status.ts';
 import { toCreditTransfer } from '../credit-transfers/credit-transfer-view.ts';
-import type { CreditTransferRecord } from '../credit-transfers/ports.ts';
 import { batchTallyOf, type GroupStatusCode, groupStatusOf, tallyOf } from './batch-outcome.ts';
 import type { StatusReport } from './pain002.ts';
 import type { BatchRecord, BatchStore, PaymentGroupRejection } from './ports.ts';
@@ -99,20 +98,11 @@ const loadBatch = async (
   return batch;
 };
 
-export interface BatchPageQuery {
-  tenant: string;
-  batchId: string | undefined;
-  cursor?: string | undefined;
-}
-
-/**
- * One page of a batch's transfers as stored, in message order (BATCH_PAGE_SIZE from the cursor):
- * the batch, the page's records, and the cursor of the page after it.
- */
-export const batchTransfersPage = async (
+/** One page of a batch's transfers with their current statuses, in message order; `next` names the following page. */
+export const getBatchPage = async (
   batches: BatchStore,
-  query: BatchPageQuery,
-): Promise<{ batch: BatchRecord; records: (CreditTransferRecord | undefined)[]; next?: string }> => {
+  query: { tenant: string; batchId: string | undefined; cursor?: string | undefined },
+): Promise<BatchView & { creditTransfers: BatchTransferStatus[]; next?: string }> => {
   const batch = await loadBatch(batches, query.tenant, query.batchId);
   const start = query.cursor === undefined ? 0 : Number(query.cursor);
   if (
@@ -126,16 +116,6 @@ export const batchTransfersPage = async (
     ]);
   const paymentIds = batchPaymentIds(batch).slice(start, start + BATCH_PAGE_SIZE);
   const records = await batches.transfers(query.tenant, paymentIds);
-  const next = start + BATCH_PAGE_SIZE < batch.count ? String(start + BATCH_PAGE_SIZE) : undefined;
-  return { batch, records, ...(next !== undefined && { next }) };
-};
-
-/** One page of a batch's transfers with their current statuses, in message order; `next` names the following page. */
-export const getBatchPage = async (
-  batches: BatchStore,
-  query: BatchPageQuery,
-): Promise<BatchView & { creditTransfers: BatchTransferStatus[]; next?: string }> => {
-  const { batch, records, next } = await batchTransfersPage(batches, query);
   const creditTransfers = records.flatMap((record) =>
     record === undefined
       ? []
@@ -151,6 +131,7 @@ export const getBatchPage = async (
           },
         ],
   );
+  const next = start + BATCH_PAGE_SIZE < batch.count ? String(start + BATCH_PAGE_SIZE) : undefined;
   return { ...batchViewOf(batch), creditTransfers, ...(next !== undefined && { next }) };
 };
 
