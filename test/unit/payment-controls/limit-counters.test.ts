@@ -1,19 +1,12 @@
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
-import { createTableInput } from '#adapters/table/table-definition';
 import type { LimitCounterKey } from '#domain/payment-controls/limits';
-import { createDynamoDbClient } from '#local/table';
+import { type DynaliteTable, startDynaliteTable } from '../../support/dynalite-table.ts';
 
 /** The counters' conditional updates against dynalite: exact bounds, and every write idempotent per transfer. */
-const require = createRequire(import.meta.url);
-const dynalite = require('dynalite') as (options: object) => import('node:net').Server;
 const TABLE = 'limit-counters-unit';
 
-let server: import('node:net').Server;
+let table: DynaliteTable;
 let counters: DynamoDbLimitCounters;
 let next = 0;
 const freshKey = (): LimitCounterKey => ({
@@ -25,15 +18,12 @@ const freshKey = (): LimitCounterKey => ({
 });
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await createDynamoDbClient(endpoint).send(new CreateTableCommand(createTableInput(TABLE)));
-  counters = new DynamoDbLimitCounters(createDocumentClient(endpoint), TABLE);
+  table = await startDynaliteTable(TABLE);
+  counters = new DynamoDbLimitCounters(table.documents, TABLE);
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await table?.close();
 });
 
 describe('limit counters', () => {

@@ -1,11 +1,6 @@
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '#adapters/aws/dynamodb-client';
 import { DynamoDbLifecycleStore } from '#adapters/credit-transfers/credit-transfer-lifecycle-store';
 import { DynamoDbLimitCounters } from '#adapters/payment-controls/limit-counters';
-import { createTableInput } from '#adapters/table/table-definition';
 import type { CreditTransferRecord } from '#domain/credit-transfers/ports';
 import {
   limitReleaseListener,
@@ -13,35 +8,30 @@ import {
   ReleaseInProgressError,
 } from '#domain/payment-controls/count-limits';
 import { type LimitCounterKey, type LimitHold, toCountedUnits } from '#domain/payment-controls/limits';
-import { createDynamoDbClient } from '#local/table';
+import { type DynaliteTable, startDynaliteTable } from '../../support/dynalite-table.ts';
 
 /**
  * Giving back what a Rejected or Cancelled transfer counted, against dynalite: exactly once, even
  * when two publish steps run for the transfer at once, or one runs on a record read before the
  * other finished.
  */
-const require = createRequire(import.meta.url);
-const dynalite = require('dynalite') as (options: object) => import('node:net').Server;
 const TABLE = 'limit-release-unit';
 const NOW = new Date('2026-12-08T10:00:00.000Z');
 
-let server: import('node:net').Server;
+let table: DynaliteTable;
 let store: DynamoDbLifecycleStore;
 let counters: DynamoDbLimitCounters;
 let next = 0;
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await createDynamoDbClient(endpoint).send(new CreateTableCommand(createTableInput(TABLE)));
-  const documents = createDocumentClient(endpoint);
+  table = await startDynaliteTable(TABLE);
+  const { documents } = table;
   store = new DynamoDbLifecycleStore(documents, TABLE);
   counters = new DynamoDbLimitCounters(documents, TABLE);
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await table?.close();
 });
 
 /** A Cancelled transfer of 250.00 EUR counted in its day's counter (reserved and noted). */
