@@ -1,6 +1,6 @@
 import { cp, mkdtemp, readFile, rm, truncate } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { AddressInfo, Server } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,12 +34,29 @@ const require = createRequire(import.meta.url);
 const dynalite = require('dynalite') as (options: object) => Server;
 
 let folders: string[] = [];
-let port = 0;
 let pristine = '';
 
-const open = async (path: string, listenOn: number): Promise<Server> => {
+/**
+ * The one address the service's clients know (DYNAMODB_ENDPOINT, read once per process): a TCP
+ * relay to whichever dynalite is open now. Each dynalite listens on a port of its own, so no
+ * restart waits to take back a port something else on the machine may have taken meanwhile.
+ */
+let current = 0;
+const relay = createServer((client) => {
+  const upstream = connect(current, '127.0.0.1');
+  const end = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  client.pipe(upstream).pipe(client);
+  for (const socket of [client, upstream]) socket.on('error', end).on('close', end);
+});
+let port = 0;
+
+const open = async (path: string): Promise<Server> => {
   const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(listenOn, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  current = (server.address() as AddressInfo).port;
   return server;
 };
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
@@ -57,8 +74,9 @@ const transfersInTable = async () =>
 beforeAll(async () => {
   pristine = await mkdtemp(join(tmpdir(), 'torn-table-log-'));
   folders.push(pristine);
-  const server = await open(pristine, 0);
-  port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  port = (relay.address() as AddressInfo).port;
+  const server = await open(pristine);
   Object.assign(process.env, {
     AWS_REGION: 'local',
     TABLE_NAME: TABLE,
@@ -84,6 +102,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  relay.close();
   for (const folder of folders) await rm(folder, { recursive: true, force: true });
   folders = [];
 });
@@ -94,7 +113,7 @@ const restartCutAt = async (offset: number) => {
   folders.push(folder);
   await cp(pristine, folder, { recursive: true });
   await truncate(newestLog(folder), offset);
-  const server = await open(folder, port);
+  const server = await open(folder);
   try {
     // A cut before the table's creation leaves none: the runtime makes it at start, as here. A cut
     // inside it leaves it never activated, so it can hold nothing: the runtime starts that afresh.
