@@ -153,7 +153,11 @@ describe('batches under approval rules', () => {
       expect(await executionsOf(paymentId)).toEqual([]);
       expect(await historyOf(tenant, paymentId)).toEqual(['Pending']);
     }
-    expect((await executionsOf(paymentIds[0] as string)).length).toBeGreaterThan(0);
+    await eventually(
+      async () => ((await executionsOf(paymentIds[0] as string)).length > 0 ? true : undefined),
+      'the unheld transfer’s execution noted',
+      30_000,
+    );
     const status = await callApi(service.baseUrl, `${TRANSFERS}/${held[0]}/status`, {
       token: initiator.token,
     });
@@ -195,7 +199,16 @@ describe('batches under approval rules', () => {
     );
     // Each held transfer moved on once, by its approval, which started its first execution; the others never waited.
     for (const paymentId of held) {
-      expect((await executionsOf(paymentId))[0]?.trigger).toBe('initiation');
+      // The runner notes an execution once it ends, a moment after its transfer is final.
+      const [first] = await eventually(
+        async () => {
+          const executions = await executionsOf(paymentId);
+          return executions.length > 0 ? executions : undefined;
+        },
+        `${paymentId} execution noted`,
+        30_000,
+      );
+      expect(first?.trigger).toBe('initiation');
       const history = await historyOf(tenant, paymentId);
       expect(history.slice(0, 2)).toEqual(['Pending', 'Received']);
       expect(history.filter((status) => status === 'Received')).toHaveLength(1);
