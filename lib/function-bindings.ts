@@ -274,9 +274,9 @@ export const workflowAccess = (stateMachine: IStateMachine): Binding => ({
     }),
 });
 
-/** Lets a function invoke the batch lifecycle starter (asynchronously), and tells it which function. */
-export const batchLifecyclesInvocation = (fn: IFunction): Binding => ({
-  environment: { BATCH_LIFECYCLES_FUNCTION: fn.functionName },
+/** Lets a function invoke exactly `fn` (asynchronously), and names it in `variable`. */
+const functionInvocation = (fn: IFunction, variable: string): Binding => ({
+  environment: { [variable]: fn.functionName },
   grant: (grantee) =>
     Grant.addToPrincipal({
       grantee,
@@ -286,21 +286,17 @@ export const batchLifecyclesInvocation = (fn: IFunction): Binding => ({
     }),
 });
 
+/** Lets a function invoke the batch lifecycle starter (asynchronously), and tells it which function. */
+export const batchLifecyclesInvocation = (fn: IFunction): Binding =>
+  functionInvocation(fn, 'BATCH_LIFECYCLES_FUNCTION');
+
 /**
  * Lets a function announce a transfer held for approval: invoke the lifecycle's publish step
  * function (asynchronously) outside any execution, and tells it which function. No workflow runs
  * for the transfer while it waits, and the status events still come from that function alone.
  */
-export const pendingAnnouncement = (fn: IFunction): Binding => ({
-  environment: { PUBLISH_STATUS_EVENTS_FUNCTION: fn.functionName },
-  grant: (grantee) =>
-    Grant.addToPrincipal({
-      grantee,
-      actions: ['lambda:InvokeFunction'],
-      // The unqualified ARN the invocation names: no version or alias wildcard.
-      resourceArns: [fn.functionArn],
-    }),
-});
+export const pendingAnnouncement = (fn: IFunction): Binding =>
+  functionInvocation(fn, 'PUBLISH_STATUS_EVENTS_FUNCTION');
 
 /**
  * The batch lifecycle starter reads the batch item (BATCH#, which holds its count: the paymentIds

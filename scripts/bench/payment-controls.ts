@@ -566,7 +566,7 @@ export const paymentControlsSections = (
         ),
         '',
         `Limits add **USD ${usd(lifeOf(limits?.name, 'settled'), baselineOf('settled'))} per million settled transfers** and **USD ${usd(lifeOf(limits?.name, 'cancelled'), baselineOf('cancelled'))} per million cancelled ones** in DynamoDB units (compare the bill section's DynamoDB lines). ` +
-          'Settled, a transfer keeps what it counted: nothing is written at its end, but the final publish step reads the record (one GetItem) to ask whether anything goes back. ' +
+          'Settled, a transfer keeps what it counted: nothing is written or read for its limits at its end. ' +
           'Cancelled, it gives back: the record claimed (`releasing`), each counter written twice more (the release, then its acknowledgement) and the record once more (`released`). ' +
           "The record's writes cost more units than calls: the hold it carries (its limits and counters, about 250 bytes) takes its later writes into another kilobyte sooner. " +
           "A rule that does not match costs what reading the document costs. The workflow's clearing polls and the local runtime's timers make the other calls vary by a fraction of a call between configurations.",

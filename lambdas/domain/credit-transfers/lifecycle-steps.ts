@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import type { Clock } from '../commons/ports.ts';
 import { statusReasonCodeOf } from '../iso20022/status-codes.ts';
+import { owesLimitRelease } from '../payment-controls/count-limits.ts';
 import {
   type CreditTransferStatus,
   creditTransferRequestSchema,
@@ -80,7 +81,7 @@ export const lifecycleStateSchema = z.object({
   unpublished: z.optional(z.array(statusEventSchema)),
   /** The transfer belongs to a batch: its final status is counted toward the batch's outcome. */
   inBatch: z.optional(z.boolean()),
-  /** The transfer counts against limits: ended Rejected or Cancelled, it gives back what it counted. */
+  /** The transfer ended Rejected or Cancelled owing back what it counted against limits. */
   limited: z.optional(z.boolean()),
 });
 export type LifecycleState = z.infer<typeof lifecycleStateSchema>;
@@ -190,7 +191,8 @@ function output(
     next,
     ...extra,
     ...(record.batch !== undefined && { inBatch: true }),
-    ...(record.limits !== undefined && { limited: true }),
+    // Only a transfer that gives back: a settled one keeps what it counted, and needs no read.
+    ...(owesLimitRelease(record) && { limited: true }),
     published,
     unpublished: record.history
       .slice(published)

@@ -70,22 +70,6 @@ export const currentApprovalRules =
     return async (facts, now) => (await under(facts, now)).approval;
   };
 
-/** What the initiation asks of the tenant's payment controls: the approval a new transfer waits for, if any. */
-export type ApprovalPolicy = (
-  tenant: string,
-  facts: Omit<InitiationFacts, 'newCreditor'>,
-  now: Date,
-) => Promise<PendingApproval | undefined>;
-
-/**
- * The controls current when the transfer arrives decide (a later change leaves it as it is); the
- * payment history is read only when a rule asks whether the creditor is new.
- */
-export const approvalPolicy = (controls: CurrentControlsReader, history: PaymentHistory): ApprovalPolicy => {
-  const rulesOf = currentApprovalRules(controls, history);
-  return async (tenant, facts, now) => (await rulesOf(tenant))(facts, now);
-};
-
 export type ControlsPolicy = (
   tenant: string,
   facts: Omit<InitiationFacts, 'newCreditor'>,
